@@ -1,0 +1,87 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings every target of ours shares: Swift 6 language mode (strict concurrency is on by default there).
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "swift-storage-gateway",
+    products: [
+        /// Everything an app needs: the core protocols and models plus every built-in backend.
+        .library(name: "StorageGateway", targets: ["StorageGateway"]),
+        /// Only the backend-neutral core, for apps that bring their own providers.
+        .library(name: "GatewayCore", targets: ["GatewayCore"]),
+        .executable(name: "gateway", targets: ["gateway"]),
+        .plugin(name: "ValidateGatewayConfig", targets: ["ValidateGatewayConfig"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // Core: protocols, models, errors, registry, config, paths. Knows no backend, links no C library.
+        .target(
+            name: "GatewayCore",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // Backends, one target each.
+        .target(
+            name: "GatewayLocal",
+            dependencies: ["GatewayCore"],
+            swiftSettings: strict
+        ),
+        // Moving bytes and trees between any two providers.
+        .target(
+            name: "GatewayTransfer",
+            dependencies: ["GatewayCore"],
+            swiftSettings: strict
+        ),
+        // Umbrella for apps: re-exports the above and registers the built-in backends.
+        .target(
+            name: "StorageGateway",
+            dependencies: ["GatewayCore", "GatewayLocal", "GatewayTransfer"],
+            swiftSettings: strict
+        ),
+        // The `gateway` command-line tool: a thin layer over StorageGateway.
+        .executableTarget(
+            name: "gateway",
+            dependencies: [
+                "StorageGateway",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/GatewayCLI",
+            swiftSettings: strict
+        ),
+        .plugin(
+            name: "ValidateGatewayConfig",
+            capability: .command(
+                intent: .custom(
+                    verb: "validate-config",
+                    description: "Validate gateway config files (default: config.example.json) with the CLI's own validator."
+                )
+            ),
+            dependencies: ["gateway"],
+            path: "Plugins/ValidateGatewayConfig"
+        ),
+        .testTarget(
+            name: "GatewayCoreTests",
+            dependencies: ["GatewayCore", "StorageGateway"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ProviderBehaviourTests",
+            dependencies: ["StorageGateway"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GatewayCLITests",
+            dependencies: ["gateway", "StorageGateway"],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import StorageGateway
+
+struct CatCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cat",
+        abstract: "Write a file (or a byte range of it) to standard output, streamed.",
+        discussion: """
+        Examples:
+          gateway cat docs:notes.txt
+          gateway cat --offset 1048576 --count 4096 docs:big.bin | xxd
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "First byte to write (0-based).") var offset: Int64 = 0
+    @Option(help: "Number of bytes to write (default: to the end).") var count: Int64?
+    @Argument(help: "REMOTE:PATH or a local path.") var location: String
+
+    func validate() throws {
+        if offset < 0 { throw ValidationError("--offset must be 0 or more") }
+        if let count, count < 0 { throw ValidationError("--count must be 0 or more") }
+    }
+
+    func run() async throws {
+        let context = try CommandContext.make(global)
+        let target = try context.location(location)
+        let provider = try await context.provider(for: target, operation: "cat")
+        let reader = try context.capability((any FileProviderReadWrite).self, of: provider, operation: "cat", location: target)
+        try await context.perform("cat", target) {
+            let stream = try await reader.readStream(path: target.path, offset: offset, length: count)
+            for try await chunk in stream { StandardOutput.writeRaw(chunk) }
+        }
+    }
+}
+
+struct RcatCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rcat",
+        abstract: "Write standard input to a file, streamed and atomically.",
+        discussion: """
+        Nothing appears under the name unless all of standard input was stored.
+
+        Example:
+          tar c photos | gateway rcat backup:photos.tar
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "REMOTE:PATH or a local path.") var location: String
+
+    func run() async throws {
+        let context = try CommandContext.make(global)
+        let target = try context.location(location)
+        let provider = try await context.provider(for: target, operation: "rcat")
+        let writer = try context.capability((any FileProviderReadWrite).self, of: provider, operation: "rcat", location: target)
+        let progress = TransferProgress()
+        let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress)
+        defer { renderer.finish() }
+        try await context.perform("rcat", target) {
+            let input = ByteStream(expectedLength: nil) { try StandardInput.read(chunk: 1 << 20) }
+            _ = try await writer.write(path: target.path, from: input, options: WriteOptions(overwrite: true, atomically: true, progress: progress))
+        }
+    }
+}
+
+/// Blocking reads of standard input, one chunk at a time.
+enum StandardInput {
+    static func read(chunk: Int) throws -> Data? {
+        var data = Data(count: chunk)
+        let count = data.withUnsafeMutableBytes { buffer -> Int in
+            var result: Int
+            repeat { result = Glibc.read(STDIN_FILENO, buffer.baseAddress, chunk) } while result < 0 && errno == EINTR
+            return result
+        }
+        if count < 0 { throw CocoaError.posix(errno, path: "<stdin>") }
+        if count == 0 { return nil }
+        data.count = count
+        return data
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import StorageGateway
+
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ls",
+        abstract: "List a folder (or describe a single file).",
+        discussion: """
+        Plain output is one name per line, folders ending in '/'. -l adds size and modification time
+        (UTC). -R lists everything below, as paths relative to the listed folder. --json writes an array
+        of {name, path, type, size, modified} as the listing streams (size null for folders, modified in
+        ISO 8601).
+
+        Examples:
+          gateway ls docs:
+          gateway ls -lR docs:reports
+          gateway ls --json /tmp | jq '.[].name'
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: [.customShort("R"), .long], help: "Recurse into subfolders.") var recursive = false
+    @Flag(name: [.customShort("l"), .customLong("long")], help: "Long format: size, modification time, name.") var long = false
+    @Flag(name: .long, help: "Print JSON, streamed.") var json = false
+    @Argument(help: "REMOTE:PATH or a local path.") var location: String
+
+    func run() async throws {
+        let context = try CommandContext.make(global)
+        let target = try context.location(location)
+        let provider = try await context.provider(for: target, operation: "ls")
+        let out = StandardOutput()
+        var first = true
+        if json { out.write("[") }
+        defer {
+            if json { out.line(first ? "]" : "\n]") }
+            out.flush()
+        }
+        func emit(_ item: FileObject, relative: String) {
+            if json {
+                let entry = ListEntryJSON(name: item.name, path: relative, type: item.type.rawValue,
+                                          size: item.isDirectory ? nil : item.size, modified: Format.iso8601(item.modificationDate))
+                out.write((first ? "\n" : ",\n") + JSON.encode(entry))
+            } else if long {
+                let size = item.isDirectory ? "-" : String(item.size ?? 0)
+                let name = relative + (item.isDirectory ? "/" : "")
+                out.line("\(String(repeating: " ", count: max(0, 12 - size.count)))\(size) \(Format.listingDate(item.modificationDate)) \(name)")
+            } else {
+                out.line(relative + (item.isDirectory ? "/" : ""))
+            }
+            first = false
+        }
+        try await context.perform("ls", target) {
+            let root = try await provider.attributesOfItem(path: target.path)
+            guard root.isDirectory else {
+                emit(root, relative: root.name)
+                return
+            }
+            if recursive {
+                for try await item in provider.walk(path: target.path) {
+                    emit(item, relative: RemotePath.relative(item.path, to: target.path) ?? item.path)
+                }
+            } else {
+                for try await page in provider.contentsOfDirectory(path: target.path) {
+                    for item in page.entries { emit(item, relative: item.name) }
+                    out.flush()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Process entry: parses arguments, runs the command in a cancellable task (Ctrl-C cancels it so
+/// temporary files are cleaned up), and maps every outcome to the documented exit codes:
+/// 0 success, 1 operation failed, 2 usage or configuration error, 130 interrupted.
+@main
+enum Entry {
+    static func main() async {
+        let arguments = GlobalOptions.hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst()))
+        let task = Task { () -> Int32 in
+            do {
+                var command = try GatewayCommand.parseAsRoot(arguments)
+                if var asyncCommand = command as? any AsyncParsableCommand {
+                    try await asyncCommand.run()
+                } else {
+                    try command.run()
+                }
+                return 0
+            } catch {
+                return Task.isCancelled ? 130 : report(error)
+            }
+        }
+        let interrupt = InterruptHandler { task.cancel() }
+        let code = await task.value
+        interrupt.stop()
+        if code == 130 { FileHandle.standardError.write(Data("gateway: interrupted\n".utf8)) }
+        exit(code)
+    }
+
+    /// Prints what ArgumentParser has to say about an error and returns the exit code.
+    static func report(_ error: any Error) -> Int32 {
+        let code = GatewayCommand.exitCode(for: error).rawValue
+        let message = GatewayCommand.fullMessage(for: error)
+        if !message.isEmpty {
+            let handle = code == 0 ? FileHandle.standardOutput : FileHandle.standardError
+            handle.write(Data((message + "\n").utf8))
+        }
+        switch code {
+        case 0, 1, 2, 130: return code
+        case ExitCode.validationFailure.rawValue: return 2
+        default: return 1
+        }
+    }
+}
+
+/// Cancels the running command on the first SIGINT/SIGTERM, and exits at once on a second.
+final class InterruptHandler {
+    private let sources: [any DispatchSourceSignal]
+
+    init(onInterrupt: @escaping @Sendable () -> Void) {
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                signal(signalNumber, SIG_DFL)
+                onInterrupt()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    func stop() {
+        for source in sources { source.cancel() }
+    }
+}

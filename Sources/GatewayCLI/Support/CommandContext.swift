@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StorageGateway
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything a command needs: the registry, the configuration, providers by location, and the
+/// single place where errors become `gateway: <op> <remote:path>: <reason>` lines and exit codes.
+struct CommandContext: Sendable {
+    let global: GlobalOptions
+    let registry: ProviderRegistry
+    let configuration: GatewayConfiguration
+    let resolver: RemoteResolver
+    let logger: Logger
+
+    /// Loads the configuration; a config problem is reported and exits with 2.
+    static func make(_ global: GlobalOptions) throws -> CommandContext {
+        Logging.bootstrapOnce(verbose: global.verbose)
+        var logger = Logger(label: "gateway")
+        logger.logLevel = global.verbose ? .debug : .warning
+        let registry = StorageGateway.makeRegistry()
+        let environment = ProcessInfo.processInfo.environment
+        let configuration: GatewayConfiguration
+        do {
+            configuration = try ConfigLocator.load(flag: global.config, registry: registry, environment: environment)
+        } catch {
+            throw Diagnostics.fail(operation: "config", item: nil, error: error)
+        }
+        logger.debug("configuration loaded", metadata: ["source": .string(configuration.source ?? "built-in default"),
+                                                        "remotes": .string(configuration.remoteNames.joined(separator: ","))])
+        let resolver = StorageGateway.makeResolver(configuration: configuration, registry: registry,
+                                                   context: ProviderContext(logger: logger, environment: environment))
+        return CommandContext(global: global, registry: registry, configuration: configuration, resolver: resolver, logger: logger)
+    }
+
+    /// Parses a `REMOTE:PATH` argument; a bad one is a usage error (exit 2).
+    func location(_ argument: String) throws -> RemoteLocation {
+        do {
+            return try RemoteLocation.parse(argument, currentDirectory: FileManager.default.currentDirectoryPath)
+        } catch {
+            Diagnostics.printLine("\(argument): \(ErrorMessage.reason(for: error))")
+            throw ExitCode(2)
+        }
+    }
+
+    /// The provider for a location (unknown remotes are config errors, exit 2).
+    func provider(for location: RemoteLocation, operation: String) async throws -> any FileProviderBasic {
+        do {
+            return try await resolver.provider(for: location)
+        } catch {
+            throw Diagnostics.fail(operation: operation, item: location.original, error: error)
+        }
+    }
+
+    /// The provider as a capability, or a clear "not supported" failure.
+    func capability<Capability>(_ type: Capability.Type, of provider: any FileProviderBasic, operation: String,
+                                location: RemoteLocation) throws -> Capability {
+        guard let capable = provider as? Capability else {
+            throw Diagnostics.fail(operation: operation, item: location.original,
+                                   error: FileProviderError.unsupported(operation: operation, path: location.path))
+        }
+        return capable
+    }
+
+    /// Runs `body`, turning any error into the one-line report and the right exit code.
+    func perform<T>(_ operation: String, _ location: RemoteLocation, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Diagnostics.fail(operation: operation, item: location.original, error: error)
+        }
+    }
+
+    /// Whether to draw progress: forced by --progress, on by default for a terminal, off with --quiet.
+    var showsProgress: Bool { !global.quiet && (global.progress || isatty(STDERR_FILENO) == 1) }
+}
+
+/// Error lines and exit codes.
+enum Diagnostics {
+    /// Writes `gateway: <text>` to stderr.
+    static func printLine(_ text: String) {
+        FileHandle.standardError.write(Data("gateway: \(text)\n".utf8))
+    }
+
+    /// Reports an error and returns the exit code to throw: 2 for configuration problems, 130 for
+    /// cancellation, 1 for everything else. Already-reported exits pass through.
+    static func fail(operation: String, item: String?, error: any Error) -> ExitCode {
+        if let exit = error as? ExitCode { return exit }
+        if let config = error as? ConfigError {
+            for problem in config.problems { printLine(problem.description) }
+            return ExitCode(2)
+        }
+        if error.failureKind == .cancelled { return ExitCode(130) }
+        let prefix = item.map { "\(operation) \($0)" } ?? operation
+        printLine("\(prefix): \(ErrorMessage.reason(for: error))")
+        return ExitCode(1)
+    }
+}
+
+enum Logging {
+    private static let once: Void = ()
+
+    /// Sends swift-log output to stderr. Runs once per process.
+    static func bootstrapOnce(verbose: Bool) {
+        _ = bootstrapped
+    }
+
+    private static let bootstrapped: Bool = {
+        LoggingSystem.bootstrap { label in StreamLogHandler.standardError(label: label) }
+        return true
+    }()
+}

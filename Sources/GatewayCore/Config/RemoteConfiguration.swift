@@ -1,0 +1,91 @@
+import Foundation
+
+/// One validated remote: its name, type and values (after environment overrides).
+public struct RemoteConfiguration: Sendable, Hashable {
+    /// The remote's name, as used in `NAME:path`.
+    public var name: String
+    /// The provider type, e.g. `"local"`.
+    public var type: String
+    /// The values by key (without `type`).
+    public var values: [String: ConfigValue]
+    /// Where the remote was defined: a file path, or `environment`.
+    public var source: String
+
+    /// Creates a configuration. Normally built by ``GatewayConfiguration/parse(data:source:registry:environment:)``.
+    public init(name: String, type: String, values: [String: ConfigValue], source: String) {
+        self.name = name
+        self.type = type
+        self.values = values
+        self.source = source
+    }
+
+    /// A string value.
+    public func string(_ key: String) -> String? {
+        if case .string(let value)? = values[key] { return value }
+        return nil
+    }
+
+    /// An integer value.
+    public func integer(_ key: String) -> Int? {
+        if case .integer(let value)? = values[key] { return value }
+        return nil
+    }
+
+    /// A number value (integers included).
+    public func number(_ key: String) -> Double? {
+        switch values[key] {
+        case .number(let value)?: return value
+        case .integer(let value)?: return Double(value)
+        default: return nil
+        }
+    }
+
+    /// A boolean value.
+    public func boolean(_ key: String) -> Bool? {
+        if case .boolean(let value)? = values[key] { return value }
+        return nil
+    }
+
+    /// Resolves a secret key: the value itself, else the environment variable named by `<key>_env`,
+    /// else the trimmed output of the shell command in `<key>_command`; `nil` when none is set.
+    ///
+    /// - Throws: ``ConfigError`` when the variable is unset or the command fails. The message never
+    ///   contains the secret.
+    public func secret(_ key: String, environment: [String: String]) throws -> String? {
+        if let value = string(key) { return value }
+        if let variable = string(key + "_env") {
+            guard let value = environment[variable] else {
+                throw ConfigError(source: source, remote: name, key: key + "_env",
+                                  message: "\(key)_env names the environment variable \(variable), which is not set")
+            }
+            return value
+        }
+        if let command = string(key + "_command") {
+            return try Self.runSecretCommand(command, key: key, remote: self)
+        }
+        return nil
+    }
+
+    private static func runSecretCommand(_ command: String, key: String, remote: RemoteConfiguration) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw ConfigError(source: remote.source, remote: remote.name, key: key + "_command",
+                              message: "\(key)_command could not be started")
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ConfigError(source: remote.source, remote: remote.name, key: key + "_command",
+                              message: "\(key)_command exited with status \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+    }
+}

@@ -1,0 +1,51 @@
+public import Foundation
+
+/// Failures that belong to the gateway itself rather than to a transport: a path that would escape
+/// the remote's root, an operation a backend cannot do, a listing that ended early.
+///
+/// Transport and file-system failures use Foundation's `CocoaError` and `URLError`, and HTTP failures
+/// ``FileProviderHTTPError``; see ``ErrorClassification`` for how all of them are classified.
+public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The path climbs above the remote's root (`..`), or resolves outside it through a symbolic link.
+    case pathEscapesRoot(path: String)
+    /// The path is not acceptable (a NUL byte, an empty name where one is needed).
+    case invalidPath(path: String, reason: String)
+    /// The provider does not offer this operation; ``ProviderCapabilities`` says so up front.
+    case unsupported(operation: String, path: String?)
+    /// A listing or stream ended before the backend said it was complete.
+    case truncated(path: String, reason: String)
+    /// The item changed since the version the caller named (a conditional read or write failed).
+    case versionMismatch(path: String, expected: String, actual: String?)
+    /// The backend answered with something that cannot be understood (malformed XML or listing line).
+    case malformedResponse(path: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .pathEscapesRoot(let path):
+            return "path \"\(RemotePath.printable(path))\" escapes the remote's root"
+        case .invalidPath(let path, let reason):
+            return "invalid path \"\(RemotePath.printable(path))\": \(reason)"
+        case .unsupported(let operation, _):
+            return "\(operation) is not supported by this remote"
+        case .truncated(_, let reason):
+            return "listing or transfer ended early: \(reason)"
+        case .versionMismatch(_, let expected, let actual):
+            return "item changed: expected version \(expected), found \(actual ?? "none")"
+        case .malformedResponse(_, let detail):
+            return "malformed response: \(detail)"
+        }
+    }
+
+    public var errorDescription: String? { description }
+
+    /// The path the failure concerns, if any.
+    public var path: String? {
+        switch self {
+        case .pathEscapesRoot(let path), .invalidPath(let path, _), .truncated(let path, _),
+             .versionMismatch(let path, _, _), .malformedResponse(let path, _):
+            return path
+        case .unsupported(_, let path):
+            return path
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// A content hash a backend can report without downloading the file.
+public enum HashAlgorithm: String, Sendable, Hashable, Codable, CaseIterable {
+    case md5, sha1, sha256
+}
+
+/// What a provider can do, declared up front so callers and the copy engine choose a strategy without
+/// trial and error (for example: server-side copy versus streaming, or whether a resume is possible).
+public struct ProviderCapabilities: Sendable, Hashable {
+    /// Individual abilities.
+    public struct Features: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        /// Copies inside the remote without moving bytes through the client.
+        public static let serverSideCopy = Features(rawValue: 1 << 0)
+        /// Moves/renames inside the remote without moving bytes through the client.
+        public static let serverSideMove = Features(rawValue: 1 << 1)
+        /// ``FileProviderBasic/storageProperties()`` returns real figures.
+        public static let quota = Features(rawValue: 1 << 2)
+        /// Modification times can be set (``FileProviderOperations/setModificationDate(_:path:)``).
+        public static let setModificationDate = Features(rawValue: 1 << 3)
+        /// Reads may start at an offset and stop after a length.
+        public static let rangedRead = Features(rawValue: 1 << 4)
+        /// An interrupted download can continue from an offset.
+        public static let resumeDownload = Features(rawValue: 1 << 5)
+        /// An interrupted upload can continue (append) from an offset.
+        public static let resumeUpload = Features(rawValue: 1 << 6)
+        /// Writes can be made atomic (temporary name, then rename).
+        public static let atomicWrite = Features(rawValue: 1 << 7)
+        /// The backend knows symbolic links.
+        public static let symbolicLinks = Features(rawValue: 1 << 8)
+        /// Writes can be made conditional on a version tag (If-Match).
+        public static let conditionalWrite = Features(rawValue: 1 << 9)
+        /// Listing returns modification times.
+        public static let modificationTimes = Features(rawValue: 1 << 10)
+    }
+
+    /// The abilities above.
+    public var features: Features
+    /// Hashes the backend reports for a stored file without a download.
+    public var hashAlgorithms: Set<HashAlgorithm>
+    /// How precisely the backend stores modification times; two times closer than this are equal.
+    public var modificationTimePrecision: Duration
+
+    /// Creates a capability declaration.
+    public init(features: Features, hashAlgorithms: Set<HashAlgorithm> = [], modificationTimePrecision: Duration = .seconds(1)) {
+        self.features = features
+        self.hashAlgorithms = hashAlgorithms
+        self.modificationTimePrecision = modificationTimePrecision
+    }
+
+    /// Shorthand for `features.contains(feature)`.
+    public func supports(_ feature: Features) -> Bool { features.contains(feature) }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// Path handling shared by every provider: remote paths are `/`-separated, rooted at the remote's
+/// root (`/`), and never step above it.
+///
+/// A provider normalizes every incoming path with ``normalize(_:)`` so that `a//b/./c`, `/a/b/c/` and
+/// `a/b/c` all name the same item, and `..` that would climb above the root is refused.
+public enum RemotePath {
+    /// Normalizes a remote path: joins repeated slashes, drops `.`, resolves `..` lexically, and returns
+    /// a path that starts with `/` and has no trailing slash (the root is `/`).
+    ///
+    /// - Throws: ``FileProviderError/pathEscapesRoot(path:)`` when `..` climbs above the root, and
+    ///   ``FileProviderError/invalidPath(path:reason:)`` for a NUL byte.
+    public static func normalize(_ path: String) throws -> String {
+        if path.utf8.contains(0) {
+            throw FileProviderError.invalidPath(path: path, reason: "contains a NUL byte")
+        }
+        var parts: [Substring] = []
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            switch component {
+            case ".":
+                continue
+            case "..":
+                guard !parts.isEmpty else { throw FileProviderError.pathEscapesRoot(path: path) }
+                parts.removeLast()
+            default:
+                parts.append(component)
+            }
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// The components of a normalized path (`/a/b` gives `["a", "b"]`, `/` gives `[]`).
+    public static func components(of normalizedPath: String) -> [String] {
+        normalizedPath.split(separator: "/").map(String.init)
+    }
+
+    /// Joins a folder path and a child name (or relative path), normalizing the result.
+    public static func join(_ base: String, _ child: String) throws -> String {
+        try normalize(base + "/" + child)
+    }
+
+    /// The last component (`/a/b.txt` gives `b.txt`; the root gives an empty string).
+    public static func lastComponent(of path: String) -> String {
+        guard let last = path.split(separator: "/").last else { return "" }
+        return String(last)
+    }
+
+    /// The parent folder (`/a/b` gives `/a`; the root is its own parent).
+    public static func parent(of path: String) -> String {
+        var parts = path.split(separator: "/")
+        guard !parts.isEmpty else { return "/" }
+        parts.removeLast()
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// `path` relative to `base` when it lies under it (`/a/b/c` under `/a` gives `b/c`), else `nil`.
+    public static func relative(_ path: String, to base: String) -> String? {
+        if base == "/" { return String(path.dropFirst()) }
+        if path == base { return "" }
+        guard path.hasPrefix(base + "/") else { return nil }
+        return String(path.dropFirst(base.count + 1))
+    }
+
+    /// A path that is safe to show in messages: control characters are escaped so a hostile name
+    /// cannot forge terminal output.
+    public static func printable(_ path: String) -> String {
+        var out = ""
+        for scalar in path.unicodeScalars {
+            if scalar.properties.generalCategory == .control {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Synchronization
+
+/// Progress of a long operation (a transfer, a tree copy): bytes and files done and expected, rate
+/// and estimated time left, and a cancel switch.
+///
+/// Thread-safe and `Sendable`: the operation updates it from wherever it runs, and a UI polls
+/// ``snapshot`` on its own schedule. Calling ``cancel()`` makes the operation stop at its next chunk
+/// with `CancellationError`, just like cancelling its `Task`.
+public final class TransferProgress: Sendable {
+    /// A consistent reading of the progress at one instant.
+    public struct Snapshot: Sendable, Hashable {
+        /// Bytes transferred so far.
+        public var completedBytes: Int64
+        /// Bytes expected in total, when known.
+        public var totalBytes: Int64?
+        /// Files finished so far.
+        public var completedFiles: Int
+        /// Files expected in total, when known.
+        public var totalFiles: Int?
+        /// Time since the progress was created.
+        public var elapsed: Duration
+        /// Recent transfer rate in bytes per second (smoothed).
+        public var bytesPerSecond: Double
+        /// Estimated time left, when the total and a rate are known.
+        public var estimatedTimeRemaining: Duration?
+        /// The item being worked on, if the operation reports one.
+        public var currentItem: String?
+
+        /// Fraction done between 0 and 1, when the total is known.
+        public var fractionCompleted: Double? {
+            guard let totalBytes, totalBytes > 0 else { return nil }
+            return min(1, Double(completedBytes) / Double(totalBytes))
+        }
+    }
+
+    private struct State {
+        var completedBytes: Int64 = 0
+        var totalBytes: Int64?
+        var completedFiles = 0
+        var totalFiles: Int?
+        var currentItem: String?
+        var rate: Double = 0
+        var lastSampleTime: ContinuousClock.Instant
+        var lastSampleBytes: Int64 = 0
+        var cancelled = false
+    }
+
+    private let clock = ContinuousClock()
+    private let start: ContinuousClock.Instant
+    private let state: Mutex<State>
+
+    /// Creates a progress with an optional expected total.
+    public init(totalBytes: Int64? = nil, totalFiles: Int? = nil) {
+        let now = clock.now
+        start = now
+        var initial = State(lastSampleTime: now)
+        initial.totalBytes = totalBytes
+        initial.totalFiles = totalFiles
+        state = Mutex(initial)
+    }
+
+    /// Records `count` more bytes done and refreshes the smoothed rate (at most every 200 ms).
+    public func addBytes(_ count: Int64) {
+        let now = clock.now
+        state.withLock { state in
+            state.completedBytes += count
+            let interval = now - state.lastSampleTime
+            if interval >= .milliseconds(200) {
+                let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+                let instant = Double(state.completedBytes - state.lastSampleBytes) / seconds
+                state.rate = state.rate == 0 ? instant : 0.7 * state.rate + 0.3 * instant
+                state.lastSampleTime = now
+                state.lastSampleBytes = state.completedBytes
+            }
+        }
+    }
+
+    /// Takes back bytes counted for an attempt that is being retried from an earlier offset.
+    public func removeBytes(_ count: Int64) {
+        state.withLock { $0.completedBytes = max(0, $0.completedBytes - count); $0.lastSampleBytes = min($0.lastSampleBytes, $0.completedBytes) }
+    }
+
+    /// Records one more file done.
+    public func addFile() { state.withLock { $0.completedFiles += 1 } }
+
+    /// Adds to the expected totals (for tree operations that discover work as they go).
+    public func addToTotals(bytes: Int64 = 0, files: Int = 0) {
+        state.withLock { state in
+            state.totalBytes = (state.totalBytes ?? 0) + bytes
+            state.totalFiles = (state.totalFiles ?? 0) + files
+        }
+    }
+
+    /// Sets the expected byte total.
+    public func setTotalBytes(_ total: Int64?) { state.withLock { $0.totalBytes = total } }
+
+    /// Names the item being worked on.
+    public func setCurrentItem(_ item: String?) { state.withLock { $0.currentItem = item } }
+
+    /// Asks the operation to stop; it throws `CancellationError` at its next check.
+    public func cancel() { state.withLock { $0.cancelled = true } }
+
+    /// `true` after ``cancel()``.
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Throws `CancellationError` when this progress or the current `Task` was cancelled.
+    public func checkCancellation() throws {
+        if isCancelled { throw CancellationError() }
+        try Task.checkCancellation()
+    }
+
+    /// The current reading.
+    public var snapshot: Snapshot {
+        let elapsed = clock.now - start
+        return state.withLock { state in
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            var rate = state.rate
+            if rate == 0, seconds > 0 { rate = Double(state.completedBytes) / seconds }
+            var eta: Duration?
+            if let total = state.totalBytes, rate > 0 {
+                let remaining = Double(max(0, total - state.completedBytes)) / rate
+                eta = .milliseconds(Int64((remaining * 1000).rounded()))
+            }
+            return Snapshot(
+                completedBytes: state.completedBytes, totalBytes: state.totalBytes,
+                completedFiles: state.completedFiles, totalFiles: state.totalFiles,
+                elapsed: elapsed, bytesPerSecond: rate, estimatedTimeRemaining: eta,
+                currentItem: state.currentItem
+            )
+        }
+    }
+}
+
+extension Optional where Wrapped == TransferProgress {
+    /// Checks the progress (if any) and the current task for cancellation.
+    public func checkCancellation() throws {
+        if let self { try self.checkCancellation() } else { try Task.checkCancellation() }
+    }
+}

@@ -1,0 +1,129 @@
+public import Foundation
+import Synchronization
+
+/// File contents as an `AsyncSequence` of `Data` chunks: the currency of every read and write, so
+/// that a file of any size moves through bounded memory.
+///
+/// A byte stream is single-pass: it wraps an open resource (a file descriptor, an HTTP response) and
+/// is meant to be iterated once. The resource is released when the stream is finished or dropped.
+public struct ByteStream: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    /// Produces the next chunk, or `nil` at the end of the stream.
+    public typealias Next = @Sendable () async throws -> Data?
+
+    /// The number of bytes the stream will deliver, when known in advance (used for progress,
+    /// `Content-Length`, and to detect truncation).
+    public let expectedLength: Int64?
+    private let nextChunk: Next
+
+    /// Creates a stream from a chunk producer.
+    public init(expectedLength: Int64?, next: @escaping Next) {
+        self.expectedLength = expectedLength
+        self.nextChunk = next
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(next: nextChunk) }
+
+    /// Iterates chunks. Empty chunks are skipped.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var nextChunk: Next?
+
+        init(next: @escaping Next) { nextChunk = next }
+
+        public mutating func next() async throws -> Data? {
+            while let nextChunk {
+                do {
+                    guard let chunk = try await nextChunk() else {
+                        self.nextChunk = nil
+                        return nil
+                    }
+                    if !chunk.isEmpty { return chunk }
+                } catch {
+                    self.nextChunk = nil
+                    throw error
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Collects the whole stream into memory. Only for small contents.
+    public func collect(limit: Int = .max) async throws -> Data {
+        var data = Data()
+        if let expectedLength, expectedLength <= Int64(limit) { data.reserveCapacity(Int(expectedLength)) }
+        for try await chunk in self {
+            guard data.count + chunk.count <= limit else {
+                throw CocoaError(.fileReadTooLarge)
+            }
+            data.append(chunk)
+        }
+        return data
+    }
+}
+
+extension ByteStream {
+    /// A stream over bytes already in memory, delivered in chunks of `chunkSize`.
+    public init(data: Data, chunkSize: Int = 1 << 20) {
+        let offset = Mutex(0)
+        self.init(expectedLength: Int64(data.count)) {
+            offset.withLock { position -> Data? in
+                guard position < data.count else { return nil }
+                let end = Swift.min(position + chunkSize, data.count)
+                defer { position = end }
+                return data.subdata(in: (data.startIndex + position)..<(data.startIndex + end))
+            }
+        }
+    }
+
+    /// A stream over a local file read with Foundation's `FileHandle`, chunk by chunk.
+    ///
+    /// - Throws: a `CocoaError` naming `path` when the file cannot be opened.
+    public static func contentsOfFile(at url: URL, chunkSize: Int = 1 << 20) throws -> ByteStream {
+        let handle = try FileHandle(forReadingFrom: url)
+        let length = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+        let box = HandleBox(handle)
+        return ByteStream(expectedLength: length) {
+            try box.read(chunkSize)
+        }
+    }
+
+    /// Wraps any `AsyncSequence` of `Data` (for example standard input read asynchronously).
+    ///
+    /// The sequence is iterated by a single consumer; do not share the resulting stream.
+    public init<S: AsyncSequence>(_ sequence: S, expectedLength: Int64? = nil) where S.Element == Data, S: Sendable {
+        let box = IteratorBox(sequence.makeAsyncIterator())
+        self.init(expectedLength: expectedLength) { try await box.next() }
+    }
+}
+
+/// Owns a `FileHandle` and closes it when the stream is dropped.
+private final class HandleBox: Sendable {
+    private let handle: Mutex<FileHandle?>
+
+    init(_ handle: FileHandle) { self.handle = Mutex(handle) }
+
+    func read(_ count: Int) throws -> Data? {
+        try handle.withLock { handle -> Data? in
+            guard let current = handle else { return nil }
+            let data = try current.read(upToCount: count) ?? Data()
+            if data.isEmpty {
+                try? current.close()
+                handle = nil
+                return nil
+            }
+            return data
+        }
+    }
+
+    deinit { handle.withLock { try? $0?.close() } }
+}
+
+/// Holds an iterator for a single consumer; the iterator is only ever touched by one task at a time.
+private final class IteratorBox<Iterator: AsyncIteratorProtocol>: @unchecked Sendable where Iterator.Element == Data {
+    private var iterator: Iterator
+
+    init(_ iterator: Iterator) { self.iterator = iterator }
+
+    func next() async throws -> Data? { try await iterator.next() }
+}

@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+public import GatewayCore
+
+extension LocalFileProvider {
+    public func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing {
+        let remote: String
+        do {
+            remote = try RemotePath.normalize(path)
+        } catch {
+            return DirectoryListing(path: path, failure: error)
+        }
+        let pageSize = max(1, pageSize)
+        return DirectoryListing(path: remote) { [self] in
+            var cursor: DirectoryCursor?
+            var opened = false
+            return {
+                if !opened {
+                    opened = true
+                    let host = try self.resolver.hostPath(remote, followFinalSymlink: true)
+                    guard let handle = opendir(host) else { throw self.posixError(errno, remote) }
+                    cursor = DirectoryCursor(handle)
+                }
+                guard let current = cursor else { return nil }
+                let (entries, finished) = try current.nextPage(limit: pageSize, folder: remote, provider: self)
+                if finished { cursor = nil }
+                return ListingPage(entries: entries, isLast: finished)
+            }
+        }
+    }
+}
+
+/// An open `DIR*`, closed when the listing finishes or is dropped.
+final class DirectoryCursor {
+    private var handle: OpaquePointer?
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+
+    deinit { close() }
+
+    func close() {
+        if let handle { closedir(handle) }
+        handle = nil
+    }
+
+    /// Reads up to `limit` entries; `finished` is `true` once the end of the folder was reached.
+    func nextPage(limit: Int, folder: String, provider: LocalFileProvider) throws -> (entries: [FileObject], finished: Bool) {
+        guard let handle else { return ([], true) }
+        let directoryFD = dirfd(handle)
+        var entries: [FileObject] = []
+        entries.reserveCapacity(min(limit, 1024))
+        while entries.count < limit {
+            errno = 0
+            guard let entry = readdir(handle) else {
+                if errno != 0 { throw provider.posixError(errno, folder) }
+                close()
+                return (entries, true)
+            }
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name == "." || name == ".." { continue }
+            var info = stat()
+            guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { continue }  // removed while we were listing
+                throw provider.posixError(errno, folder == "/" ? "/" + name : folder + "/" + name)
+            }
+            let target = POSIX.isSymlink(info) ? POSIX.readLink(at: directoryFD, name) : nil
+            let path = folder == "/" ? "/" + name : folder + "/" + name
+            entries.append(POSIX.fileObject(path: path, info: info, symlinkTarget: target))
+        }
+        return (entries, false)
+    }
+}

@@ -1,0 +1,28 @@
+@_exported public import GatewayCore
+@_exported public import GatewayLocal
+@_exported public import GatewayTransfer
+
+/// Entry points for apps that want every built-in backend.
+public enum StorageGateway {
+    /// The built-in provider types (`local` now; `webdav` and `ftp` as they land).
+    public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor]
+
+    /// A new registry with the built-in provider types registered. Register your own on it with
+    /// ``ProviderRegistry/register(_:replacing:)``.
+    public static func makeRegistry() -> ProviderRegistry {
+        let registry = ProviderRegistry()
+        for descriptor in builtInDescriptors {
+            try? registry.register(descriptor)
+        }
+        return registry
+    }
+
+    /// A resolver for `REMOTE:PATH` locations over a configuration, with bare paths on the local
+    /// file system (a ``LocalFileProvider`` rooted at `/`).
+    public static func makeResolver(configuration: GatewayConfiguration, registry: ProviderRegistry,
+                                    context: ProviderContext = ProviderContext()) -> RemoteResolver {
+        RemoteResolver(configuration: configuration, registry: registry, context: context) {
+            try LocalFileProvider(name: "local", root: "/", logger: context.logger)
+        }
+    }
+}
