@@ -42,6 +42,7 @@ public enum LocalFileSink {
         } else {
             // link() fails with EEXIST atomically if someone created the file meanwhile.
             if link(temporary.path, url.path) != 0 { throw CocoaError.posix(errno, path: url.path, writing: true) }
+            unlink(temporary.path)
         }
         committed = true
     }

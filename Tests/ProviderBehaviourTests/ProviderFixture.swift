@@ -1,0 +1,84 @@
+import Foundation
+import StorageGateway
+import Testing
+
+/// A provider under test with a private, empty folder to work in.
+struct ProviderScratch: Sendable {
+    /// The provider, with the capabilities every full backend has.
+    let provider: any FileProviderOperations & FileProviderReadWrite
+    /// An empty folder on the remote reserved for one test.
+    let base: String
+
+    /// A path below the scratch folder.
+    func path(_ relative: String) -> String { base + "/" + relative }
+}
+
+/// One backend the behaviour suite runs against. Every backend added to the project adds a
+/// fixture here; the suite is the same for all of them.
+struct ProviderFixture: Sendable, CustomTestStringConvertible {
+    let name: String
+    /// Creates a provider and an empty scratch folder, and returns a cleanup.
+    let setUp: @Sendable () async throws -> (ProviderScratch, @Sendable () async -> Void)
+
+    var testDescription: String { name }
+
+    /// Every backend the suite runs against.
+    static let all: [ProviderFixture] = [.local]
+
+    /// The local provider, rooted at a fresh temporary folder.
+    static let local = ProviderFixture(name: "local") {
+        let root = try TemporaryFolder.make()
+        let provider = try LocalFileProvider(name: "behaviour", root: root.path)
+        try await provider.createFolder(path: "/scratch", withIntermediateDirectories: false)
+        return (ProviderScratch(provider: provider, base: "/scratch"), { root.remove() })
+    }
+
+    /// Runs `body` with a fresh scratch folder and cleans up afterwards, whatever happens.
+    func run(_ body: (ProviderScratch) async throws -> Void) async throws {
+        let (scratch, cleanup) = try await setUp()
+        do {
+            try await body(scratch)
+        } catch {
+            await cleanup()
+            throw error
+        }
+        await cleanup()
+    }
+}
+
+/// A temporary folder on the local disk.
+struct TemporaryFolder: Sendable {
+    let path: String
+
+    static func make(prefix: String = "gateway-test") throws -> TemporaryFolder {
+        var template = Array((NSTemporaryDirectory() + "/\(prefix).XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        return TemporaryFolder(path: String(cString: made))
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Test data helpers.
+enum Bytes {
+    /// Deterministic pseudo-random bytes.
+    static func pattern(_ count: Int, seed: UInt64 = 42) -> Data {
+        var state = seed
+        var bytes = [UInt8](repeating: 0, count: count)
+        for index in 0..<count {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            bytes[index] = UInt8(truncatingIfNeeded: state >> 33)
+        }
+        return Data(bytes)
+    }
+}
+
+/// Asserts that `body` throws an error of the given ``FailureKind``.
+func expectFailure(_ kind: FailureKind, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected a \(kind) failure, but the call succeeded", sourceLocation: sourceLocation)
+    } catch {
+        #expect(error.failureKind == kind, "expected \(kind), got \(error.failureKind): \(error)", sourceLocation: sourceLocation)
+    }
+}
