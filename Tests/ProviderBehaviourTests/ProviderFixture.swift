@@ -51,7 +51,8 @@ struct TemporaryFolder: Sendable {
     let path: String
 
     static func make(prefix: String = "gateway-test") throws -> TemporaryFolder {
-        var template = Array((NSTemporaryDirectory() + "/\(prefix).XXXXXX").utf8CString)
+        let folder = NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+        var template = Array((folder + "/\(prefix).XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
         return TemporaryFolder(path: String(cString: made))
     }

@@ -59,15 +59,23 @@ struct RcatCommand: AsyncParsableCommand {
         let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress)
         defer { renderer.finish() }
         try await context.perform("rcat", target) {
-            let input = ByteStream(expectedLength: nil) { try StandardInput.read(chunk: 1 << 20) }
+            let input = ByteStream(expectedLength: nil) { try await StandardInput.read(chunk: 1 << 20) }
             _ = try await writer.write(path: target.path, from: input, options: WriteOptions(overwrite: true, atomically: true, progress: progress))
         }
     }
 }
 
-/// Blocking reads of standard input, one chunk at a time.
+/// Reads of standard input, one chunk at a time, that notice cancellation (Ctrl-C) even while
+/// no input arrives: the descriptor is polled in short slices.
 enum StandardInput {
-    static func read(chunk: Int) throws -> Data? {
+    static func read(chunk: Int) async throws -> Data? {
+        var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        while true {
+            try Task.checkCancellation()
+            let ready = poll(&descriptor, 1, 100)
+            if ready > 0 { break }
+            if ready < 0 && errno != EINTR { throw CocoaError.posix(errno, path: "<stdin>") }
+        }
         var data = Data(count: chunk)
         let count = data.withUnsafeMutableBytes { buffer -> Int in
             var result: Int

@@ -110,6 +110,7 @@ public struct GatewayConfiguration: Sendable {
         }
         let keysByName = descriptor.acceptedKeys
         var clean: [String: ConfigValue] = [:]
+        var mistyped: Set<String> = []
         var ok = true
         for (key, value) in values.sorted(by: { $0.key < $1.key }) where key != "type" {
             guard let spec = keysByName[key] else {
@@ -121,12 +122,13 @@ public struct GatewayConfiguration: Sendable {
             guard spec.accepts(value) else {
                 problems.append(ConfigProblem(source: source, remote: name, key: key,
                                               message: "key \"\(key)\" must be \(spec.type.article), not \(value.kindDescription)"))
+                mistyped.insert(key)
                 ok = false
                 continue
             }
             clean[key] = value
         }
-        for spec in descriptor.keys where spec.isRequired {
+        for spec in descriptor.keys where spec.isRequired && !mistyped.contains(spec.name) {
             let present = clean[spec.name] != nil
                 || (spec.isSecret && (clean[spec.name + "_env"] != nil || clean[spec.name + "_command"] != nil))
             if !present {

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+/// Runs the built `gateway` binary, as a user would.
+struct GatewayRunner: Sendable {
+    struct Result: Sendable {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// The binary: `$GATEWAY_BIN`, else `gateway` beside the test bundle in the build folder.
+    static let binary: String = {
+        if let explicit = ProcessInfo.processInfo.environment["GATEWAY_BIN"] { return explicit }
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = folder.appendingPathComponent("gateway").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            folder.deleteLastPathComponent()
+        }
+        return "/nonexistent/gateway (build it with `swift build`; or set GATEWAY_BIN)"
+    }()
+
+    /// The working folder and environment every run gets: no user config is picked up.
+    let workingDirectory: String
+    var environment: [String: String]
+
+    init(workingDirectory: String, configHome: String) {
+        self.workingDirectory = workingDirectory
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") }
+        environment["XDG_CONFIG_HOME"] = configHome
+        self.environment = environment
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], stdin: Data? = nil, extraEnvironment: [String: String] = [:]) throws -> Result {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.binary), "gateway binary not found at \(Self.binary)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
+        process.environment = environment.merging(extraEnvironment) { $1 }
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        try process.run()
+        if let stdin {
+            try input.fileHandleForWriting.write(contentsOf: stdin)
+            try input.fileHandleForWriting.close()
+        }
+        // Read both pipes concurrently so neither can fill up and block the child.
+        let errorData = LockedData()
+        let reader = Thread { errorData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+        reader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errorData.isSet { usleep(1000) }
+        return Result(status: process.terminationStatus, stdout: outData, stderr: String(decoding: errorData.value, as: UTF8.self))
+    }
+}
+
+final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    private var done = false
+
+    func set(_ value: Data) { lock.withLock { data = value; done = true } }
+    var isSet: Bool { lock.withLock { done } }
+    var value: Data { lock.withLock { data } }
+}
+
+/// A scratch area for one CLI test: a working folder and an empty config home.
+struct CLIScratch: Sendable {
+    let base: String
+    let runner: GatewayRunner
+
+    init() throws {
+        var template = Array("/tmp/gateway-cli.XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        base = String(cString: made)
+        try FileManager.default.createDirectory(atPath: base + "/config-home", withIntermediateDirectories: true)
+        runner = GatewayRunner(workingDirectory: base, configHome: base + "/config-home")
+    }
+
+    func path(_ relative: String) -> String { base + "/" + relative }
+
+    func write(_ relative: String, _ data: Data) throws {
+        let url = URL(fileURLWithPath: path(relative))
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: url)
+    }
+
+    func read(_ relative: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path(relative))) }
+
+    func exists(_ relative: String) -> Bool { FileManager.default.fileExists(atPath: path(relative)) }
+
+    func remove() { try? FileManager.default.removeItem(atPath: base) }
+
+    /// Every file and folder below `relative`, as relative paths (folders end with '/').
+    func tree(_ relative: String) throws -> [String] {
+        let root = path(relative)
+        guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
+        var items: [String] = []
+        while let item = enumerator.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: root + "/" + item, isDirectory: &isDirectory)
+            items.append(item + (isDirectory.boolValue ? "/" : ""))
+        }
+        return items.sorted()
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import GatewayCore
+import StorageGateway
+import Testing
+
+@Suite("Configuration: parsing, validation, overrides, secrets")
+struct ConfigTests {
+    let registry = StorageGateway.makeRegistry()
+
+    func parse(_ json: String, environment: [String: String] = [:], registry: ProviderRegistry? = nil) throws -> GatewayConfiguration {
+        try GatewayConfiguration.parse(data: Data(json.utf8), source: "/etc/test.json", registry: registry ?? self.registry, environment: environment)
+    }
+
+    func problems(_ json: String, environment: [String: String] = [:]) -> [String] {
+        do {
+            _ = try parse(json, environment: environment)
+            return []
+        } catch let error as ConfigError {
+            return error.problems.map(\.description)
+        } catch {
+            return ["unexpected \(error)"]
+        }
+    }
+
+    @Test("a valid config yields its remotes")
+    func valid() throws {
+        let config = try parse(#"{"remotes": {"docs": {"type": "local", "root": "/srv/docs"}, "tmp": {"type": "local", "root": "~/tmp"}}}"#)
+        #expect(config.remoteNames == ["docs", "tmp"])
+        #expect(config.remotes["docs"]?.string("root") == "/srv/docs")
+        #expect(config.remotes["docs"]?.type == "local")
+    }
+
+    @Test("the shipped config.example.json is valid")
+    func exampleIsValid() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config.example.json")
+        let config = try GatewayConfiguration.load(from: url, registry: registry, environment: [:])
+        #expect(!config.remotes.isEmpty)
+        // Every key of every type appears in the example.
+        for descriptor in registry.allDescriptors {
+            let usedKeys = Set(config.remotes.values.filter { $0.type == descriptor.type }.flatMap(\.values.keys))
+            for key in descriptor.keys {
+                #expect(usedKeys.contains(key.name), "config.example.json lacks \(descriptor.type).\(key.name)")
+            }
+        }
+    }
+
+    @Test("unknown key: one line naming file, remote and key, with did-you-mean")
+    func unknownKey() {
+        let lines = problems(#"{"remotes": {"docs": {"type": "local", "root": "/x", "rot": "/y"}}}"#)
+        #expect(lines == [#"config /etc/test.json: remote "docs": unknown key "rot" for type "local" (did you mean "root"?)"#])
+    }
+
+    @Test("unknown type, with suggestion and the known types")
+    func unknownType() {
+        let lines = problems(#"{"remotes": {"docs": {"type": "locl", "root": "/x"}}}"#)
+        #expect(lines.count == 1)
+        #expect(lines[0].contains(#"remote "docs": unknown type "locl" (did you mean "local"?)"#))
+        #expect(lines[0].contains("known types: local"))
+    }
+
+    @Test("wrong value type names the key and never echoes the value")
+    func wrongType() {
+        let lines = problems(#"{"remotes": {"docs": {"type": "local", "root": 123456789}}}"#)
+        #expect(lines == [#"config /etc/test.json: remote "docs": key "root" must be a string, not a number"#])
+        #expect(!lines[0].contains("123456789"))
+        let booleans = problems(#"{"remotes": {"docs": {"type": "local", "root": true}}}"#)
+        #expect(booleans.first?.contains("not a boolean") == true)
+    }
+
+    @Test("missing required keys and missing type")
+    func missingRequired() {
+        #expect(problems(#"{"remotes": {"docs": {"type": "local"}}}"#).first?.contains(#"remote "docs": missing required key "root""#) == true)
+        #expect(problems(#"{"remotes": {"docs": {"root": "/x"}}}"#).first?.contains(#"missing required key "type""#) == true)
+    }
+
+    @Test("malformed documents are reported, not crashed on")
+    func malformed() {
+        #expect(problems("{not json").first?.contains("config /etc/test.json: not a JSON object") == true)
+        #expect(problems("[1,2]").first?.contains("not a JSON object") == true)
+        #expect(problems(#"{"remotes": 5}"#).first?.contains(#""remotes" must be an object"#) == true)
+        #expect(problems(#"{"remotes": {"docs": "local"}}"#).first?.contains(#"remote "docs": must be an object"#) == true)
+        #expect(problems(#"{"remote": {}}"#).first?.contains(#"unknown top-level key "remote" (did you mean "remotes"?)"#) == true)
+        #expect(problems(#"{"remotes": {"bad/name": {"type": "local", "root": "/x"}}}"#).first?.contains("invalid remote name") == true)
+        #expect(problems(#"{"remotes": {"docs": {"type": "local", "root": "relative/path"}}}"#).first?.contains("must be an absolute path") == true)
+    }
+
+    @Test("every problem is reported, one line each")
+    func severalProblems() {
+        let lines = problems(#"{"remotes": {"a": {"type": "local", "rot": "/x"}, "b": {"type": "nope"}}}"#)
+        #expect(lines.count == 3)
+    }
+
+    @Test("GATEWAY_REMOTE_<NAME>_<KEY> overrides a key")
+    func environmentOverride() throws {
+        let config = try parse(#"{"remotes": {"my-docs": {"type": "local", "root": "/x"}}}"#,
+                               environment: ["GATEWAY_REMOTE_MY_DOCS_ROOT": "/override"])
+        #expect(config.remotes["my-docs"]?.string("root") == "/override")
+    }
+
+    @Test("environment variables can define a whole remote, and bad ones are reported")
+    func environmentDefinedRemote() throws {
+        let config = try parse("{}", environment: ["GATEWAY_REMOTE_SCRATCH_TYPE": "local", "GATEWAY_REMOTE_SCRATCH_ROOT": "/tmp"])
+        #expect(config.remotes["scratch"]?.string("root") == "/tmp")
+        #expect(config.remotes["scratch"]?.source == "environment")
+
+        let typo = problems("{}", environment: ["GATEWAY_REMOTE_SCRATCH_TYPE": "local", "GATEWAY_REMOTE_SCRATCH_ROOTT": "/tmp"])
+        #expect(typo.contains { $0.hasPrefix("environment GATEWAY_REMOTE_SCRATCH_ROOTT: remote \"scratch\": unknown key \"roott\"") && $0.contains("did you mean \"root\"") })
+        let stray = problems("{}", environment: ["GATEWAY_REMOTE_NOBODY_ROOT": "/tmp"])
+        #expect(stray.first?.contains("GATEWAY_REMOTE_NOBODY_ROOT: matches no configured remote") == true)
+    }
+
+    @Test("longest remote name wins when names overlap")
+    func overlappingNames() throws {
+        let config = try parse(#"{"remotes": {"a": {"type": "local", "root": "/a"}, "a_b": {"type": "local", "root": "/ab"}}}"#,
+                               environment: ["GATEWAY_REMOTE_A_B_ROOT": "/new"])
+        #expect(config.remotes["a_b"]?.string("root") == "/new")
+        #expect(config.remotes["a"]?.string("root") == "/a")
+    }
+
+    @Test("apps register their own types; secrets come from values, _env or _command")
+    func customTypeAndSecrets() async throws {
+        let registry = ProviderRegistry()
+        let descriptor = ProviderDescriptor(
+            type: "vault", summary: "test type",
+            keys: [ConfigKey("url", .string, required: true, summary: "where"),
+                   ConfigKey("password", .string, required: true, secret: true, summary: "secret"),
+                   ConfigKey("retries", .integer, summary: "count"),
+                   ConfigKey("fast", .boolean, summary: "flag")],
+            make: { remote, context -> any FileProviderBasic in
+                _ = try remote.secret("password", environment: context.environment)
+                throw FileProviderError.unsupported(operation: "test", path: nil)
+            })
+        try registry.register(descriptor)
+        #expect(throws: ProviderRegistry.DuplicateTypeError.self) { try registry.register(descriptor) }
+        #expect(registry.typeNames == ["vault"])
+
+        let env = ["VAULT_PW": "s3cret!", "GATEWAY_REMOTE_V_RETRIES": "7", "GATEWAY_REMOTE_V_FAST": "yes"]
+        let config = try parse(#"{"remotes": {"v": {"type": "vault", "url": "x", "password_env": "VAULT_PW"}}}"#, environment: env, registry: registry)
+        let remote = try #require(config.remotes["v"])
+        #expect(try remote.secret("password", environment: env) == "s3cret!")
+        #expect(remote.integer("retries") == 7)
+        #expect(remote.boolean("fast") == true)
+
+        let commanded = try parse(#"{"remotes": {"v": {"type": "vault", "url": "x", "password_command": "printf 'from-command\n'"}}}"#, registry: registry)
+        #expect(try commanded.remotes["v"]?.secret("password", environment: [:]) == "from-command")
+
+        let failing = try parse(#"{"remotes": {"v": {"type": "vault", "url": "x", "password_command": "exit 3"}}}"#, registry: registry)
+        #expect(throws: ConfigError.self) { try failing.remotes["v"]?.secret("password", environment: [:]) }
+
+        do {
+            _ = try remote.secret("password", environment: [:])
+            Issue.record("an unset password_env variable must fail")
+        } catch let error as ConfigError {
+            #expect(error.description.contains("VAULT_PW, which is not set"))
+        }
+
+        let badInt = (try? parse(#"{"remotes": {"v": {"type": "vault", "url": "x", "password": "p"}}}"#,
+                                 environment: ["GATEWAY_REMOTE_V_RETRIES": "many"], registry: registry)) == nil
+        #expect(badInt)
+        let missingSecret = (try? parse(#"{"remotes": {"v": {"type": "vault", "url": "x"}}}"#, registry: registry)) == nil
+        #expect(missingSecret)
+    }
+
+    @Test("config file lookup order: flag, GATEWAY_CONFIG, XDG_CONFIG_HOME, ~/.config")
+    func lookupOrder() {
+        let exists: (String) -> Bool = { _ in true }
+        let none: (String) -> Bool = { _ in false }
+        #expect(ConfigLocator.locate(flag: "/f.json", environment: ["GATEWAY_CONFIG": "/g.json"], fileExists: exists) == .explicit(URL(fileURLWithPath: "/f.json")))
+        #expect(ConfigLocator.locate(flag: nil, environment: ["GATEWAY_CONFIG": "/g.json"], fileExists: exists) == .explicit(URL(fileURLWithPath: "/g.json")))
+        #expect(ConfigLocator.locate(flag: nil, environment: ["XDG_CONFIG_HOME": "/xdg", "HOME": "/h"], fileExists: exists) == .defaultFile(URL(fileURLWithPath: "/xdg/gateway/config.json")))
+        #expect(ConfigLocator.locate(flag: nil, environment: ["HOME": "/h"], fileExists: exists) == .defaultFile(URL(fileURLWithPath: "/h/.config/gateway/config.json")))
+        #expect(ConfigLocator.locate(flag: nil, environment: ["HOME": "/h"], fileExists: none) == .none)
+    }
+
+    @Test("unknown remotes are config errors with a suggestion")
+    func unknownRemote() async throws {
+        let config = try parse(#"{"remotes": {"docs": {"type": "local", "root": "/"}}}"#)
+        let resolver = StorageGateway.makeResolver(configuration: config, registry: registry)
+        do {
+            _ = try await resolver.provider(named: "dcos")
+            Issue.record("must fail")
+        } catch let error as ConfigError {
+            #expect(error.description.contains(#"remote "dcos": unknown remote (did you mean "docs"?)"#))
+        }
+        let docs = try await resolver.provider(named: "docs")
+        let again = try await resolver.provider(named: "docs")
+        let same = (docs as AnyObject) === (again as AnyObject)
+        #expect(same, "providers are created once and shared")
+    }
+
+    @Test("edit distance and suggestions")
+    func suggestions() {
+        #expect(Suggestion.editDistance("kitten", "sitting") == 3)
+        #expect(Suggestion.closest(to: "pasword", in: ["password", "url"]) == "password")
+        #expect(Suggestion.closest(to: "zzzzzz", in: ["password", "url"]) == nil)
+    }
+}
