@@ -75,13 +75,35 @@ extension LocalFileProvider {
         }
     }
 
+    /// Copies a file inside the root with `sendfile`, so the bytes never pass through user space;
+    /// atomically, preserving the modification time.
     private func copyFile(_ source: String, to target: String, overwrite: Bool, progress: TransferProgress?) async throws {
-        let stream = try await readStream(path: source, options: ReadOptions())
-        let attributes = try await attributesOfItem(path: source)
-        let options = WriteOptions(overwrite: overwrite, atomically: true, expectedSize: stream.expectedLength,
-                                   modificationDate: attributes.modificationDate, progress: progress)
-        _ = try await write(path: target, from: stream, options: options)
-        progress?.addFile()
+        let sourceHost = try resolver.hostPath(source, followFinalSymlink: true)
+        let input = open(sourceHost, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw posixError(errno, source) }
+        defer { close(input) }
+        var info = stat()
+        guard fstat(input, &info) == 0 else { throw posixError(errno, source) }
+        guard !POSIX.isDirectory(info) else { throw posixError(EISDIR, source) }
+        let size = Int64(info.st_size)
+        let options = WriteOptions(overwrite: overwrite, atomically: true, expectedSize: size,
+                                   modificationDate: POSIX.date(info.st_mtim), progress: progress)
+        _ = try await writeFile(path: target, options: options, announcedSize: size) { output, remote in
+            var copied: Int64 = 0
+            while copied < size {
+                try progress.checkCancellation()
+                let count = sendfile(output, input, nil, Int(min(size - copied, 16 << 20)))
+                if count < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    throw posixError(code, code == ENOSPC || code == EDQUOT ? remote : source, writing: true)
+                }
+                if count == 0 { break }
+                copied += Int64(count)
+                progress?.addBytes(Int64(count))
+            }
+            return copied
+        }
     }
 
     private func copyFolder(_ source: String, to target: String, overwrite: Bool, progress: TransferProgress?) async throws {
@@ -101,6 +123,7 @@ extension LocalFileProvider {
                 try await createFolder(path: destination, withIntermediateDirectories: true)
             case .file, .symbolicLink:
                 try await copyFile(item.path, to: destination, overwrite: overwrite, progress: progress)
+                progress?.addFile()
             case .other:
                 logger.warning("skipping special file", metadata: ["path": .string(item.path)])
             }

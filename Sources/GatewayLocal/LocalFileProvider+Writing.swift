@@ -8,6 +8,25 @@ public import GatewayCore
 
 extension LocalFileProvider {
     public func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        try await writeFile(path: path, options: options, announcedSize: stream.expectedLength) { fd, remote in
+            var written: Int64 = 0
+            for try await chunk in stream {
+                try options.progress.checkCancellation()
+                let failure = POSIX.writeAll(fd, chunk)
+                if failure != 0 { throw self.posixError(failure, remote, writing: true) }
+                written += Int64(chunk.count)
+                options.progress?.addBytes(Int64(chunk.count))
+            }
+            return written
+        }
+    }
+
+    /// The shared part of every write: checks, a temporary file beside the target (or the target
+    /// itself when not atomic), the size check, the modification time, and the final rename.
+    /// `fill` writes the contents into the open descriptor and returns how many bytes it wrote.
+    /// On any failure or cancellation the partial file is removed.
+    func writeFile(path: String, options: WriteOptions, announcedSize: Int64?,
+                   fill: (Int32, String) async throws -> Int64) async throws -> FileObject {
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
         let host = try resolver.hostPath(remote, followFinalSymlink: true)
@@ -41,17 +60,9 @@ extension LocalFileProvider {
         }
         if options.atomically, let existing { fchmod(fd, existing.st_mode & 0o7777) }
 
-        var written: Int64 = 0
-        for try await chunk in stream {
-            try options.progress.checkCancellation()
-            let failure = POSIX.writeAll(fd, chunk)
-            if failure != 0 { throw posixError(failure, remote, writing: true) }
-            written += Int64(chunk.count)
-            options.progress?.addBytes(Int64(chunk.count))
-        }
+        let written = try await fill(fd, remote)
         try options.progress.checkCancellation()
-        let expected = options.expectedSize ?? stream.expectedLength
-        if let expected, expected != written {
+        if let expected = options.expectedSize ?? announcedSize, expected != written {
             throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
         }
         if let date = options.modificationDate {

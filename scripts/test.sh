@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every test of the project: installs what the tests need, builds (failing on any warning in
+# our own code), checks the example config through the SwiftPM plugin, then runs the Swift test
+# suites. Idempotent; needs Debian with Swift 6 installed. `.ci/run` calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "system packages"
+bash scripts/setup-deps.sh
+
+step "build (warnings in our sources are errors)"
+build_log=$(mktemp)
+trap 'rm -f "$build_log"' EXIT
+set +e
+swift build --build-tests >"$build_log" 2>&1
+status=$?
+set -e
+if [ "$status" -ne 0 ]; then
+    grep -E "error" "$build_log" | sort -u | head -50 >&2
+    echo "build failed (exit $status)" >&2
+    exit 1
+fi
+tail -n 1 "$build_log"
+if grep -E "^$(pwd)/(Sources|Tests|Plugins)/.*: warning:" "$build_log" | sort -u | grep .; then
+    echo "the build has warnings in our code (listed above)" >&2
+    exit 1
+fi
+
+step "config validation plugin"
+swift package validate-config config.example.json
+bad=$(mktemp --suffix=.json)
+printf '{"remotes": {"x": {"type": "local", "rot": "/tmp"}}}' > "$bad"
+if swift package validate-config "$bad" >/dev/null 2>&1; then
+    echo "the plugin accepted an invalid config" >&2
+    rm -f "$bad"
+    exit 1
+fi
+rm -f "$bad"
+echo "plugin accepts config.example.json and rejects a broken config"
+
+step "tests"
+# Swift Testing's per-test "started" lines are dropped; results, failures and the summary stay.
+set +e
+swift test --disable-xctest 2>&1 | grep --line-buffered -vE '^(◇|↳)'
+status=${PIPESTATUS[0]}
+set -e
+exit "$status"
