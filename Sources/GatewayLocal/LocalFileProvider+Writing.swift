@@ -45,7 +45,7 @@ extension LocalFileProvider {
         let target: String
         let fd: Int32
         if options.atomically {
-            target = folder + "/" + Self.temporaryName(for: RemotePath.lastComponent(of: host))
+            target = folder + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: host))
             fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         } else {
             target = host
@@ -77,14 +77,6 @@ extension LocalFileProvider {
         committed = true
         guard let info = POSIX.status(host, followSymlinks: true) else { throw posixError(errno, remote) }
         return POSIX.fileObject(path: remote, info: info)
-    }
-
-    /// A hidden temporary name beside the target: `.NAME.gateway-RANDOM.partial`, shortened for
-    /// names so long that the suffix would exceed the file system's limit.
-    static func temporaryName(for name: String) -> String {
-        let suffix = ".gateway-\(String(UInt32.random(in: 0...UInt32.max), radix: 36)).partial"
-        let base = name.utf8.count + suffix.utf8.count + 1 > 255 ? "" : name
-        return "." + base + suffix
     }
 
     /// Renames a finished temporary file into place. Without `overwrite`, `link` + `unlink` makes

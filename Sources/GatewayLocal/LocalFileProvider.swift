@@ -69,15 +69,17 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
         return POSIX.fileObject(path: remote, info: info, symlinkTarget: target)
     }
 
-    public func storageProperties() async throws -> VolumeObject {
+    public func storageProperties(path: String) async throws -> VolumeObject {
+        let remote = try RemotePath.normalize(path)
+        let host = try resolver.hostPath(remote, followFinalSymlink: true)
         var info = statvfs()
-        guard statvfs(resolver.root, &info) == 0 else { throw posixError(errno, "/") }
+        guard statvfs(host, &info) == 0 else { throw posixError(errno, remote) }
         let unit = Int64(info.f_frsize)
         return VolumeObject(
             totalCapacity: Int64(info.f_blocks) * unit,
             availableCapacity: Int64(info.f_bavail) * unit,
             usedCapacity: Int64(info.f_blocks - info.f_bfree) * unit,
-            name: resolver.root
+            name: remote
         )
     }
 

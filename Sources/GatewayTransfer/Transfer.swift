@@ -74,6 +74,8 @@ public struct TransferReport: Sendable {
     public var bytesCopied: Int64 = 0
     /// Items that failed.
     public var failures: [TransferFailure] = []
+    /// Items deliberately left out (for example symbolic links to folders), with the reason.
+    public var skipped: [(item: String, reason: String)] = []
 
     /// Creates an empty report.
     public init() {}
@@ -114,7 +116,9 @@ public enum Transfer {
     /// and passed to `onFailure`; the walk goes on.
     public static func copyTree(from source: TransferEndpoint, to destination: TransferEndpoint,
                                 options: TransferOptions = TransferOptions(), progress: TransferProgress? = nil,
-                                onFailure: @Sendable (TransferFailure) -> Void = { _ in }) async throws -> TransferReport {
+                                onFailure: @Sendable (TransferFailure) -> Void = { _ in },
+                                onSkip: @Sendable (_ item: String, _ reason: String) -> Void = { _, _ in }) async throws -> TransferReport {
+        try refuseNesting(source: source, destination: destination)
         guard let target = destination.provider as? any FileProviderOperations else {
             throw FileProviderError.unsupported(operation: "creating folders", path: destination.path)
         }
@@ -135,7 +139,14 @@ public enum Transfer {
                 case .file, .symbolicLink:
                     progress?.addToTotals(bytes: item.size ?? 0, files: 1)
                     progress?.setCurrentItem(relative)
-                    try await copyFile(from: from, to: to, options: options, progress: progress)
+                    do {
+                        try await copyFile(from: from, to: to, options: options, progress: progress)
+                    } catch where item.type == .symbolicLink && error.failureKind == .isADirectory {
+                        let reason = "symbolic link to a folder is not followed"
+                        report.skipped.append((from.displayName, reason))
+                        onSkip(from.displayName, reason)
+                        continue
+                    }
                     progress?.addFile()
                     report.filesCopied += 1
                     report.bytesCopied += item.size ?? 0
@@ -151,6 +162,18 @@ public enum Transfer {
             }
         }
         return report
+    }
+
+    /// Refuses to copy a folder into itself, which would never end. Compares the endpoints' URLs, so
+    /// two remotes that reach the same place (a named remote and a bare path) are caught too.
+    static func refuseNesting(source: TransferEndpoint, destination: TransferEndpoint) throws {
+        guard let from = try? source.provider.url(of: source.path).standardizedFileURL,
+              let to = try? destination.provider.url(of: destination.path).standardizedFileURL,
+              from.scheme == to.scheme, from.host == to.host, from.port == to.port else { return }
+        let fromPath = from.path.hasSuffix("/") ? String(from.path.dropLast()) : from.path
+        if to.path == fromPath || to.path.hasPrefix(fromPath + "/") || fromPath.isEmpty {
+            throw FileProviderError.invalidPath(path: destination.path, reason: "the destination is inside the source folder")
+        }
     }
 
     /// Moves a file: renamed server-side when both ends are the same remote, else copied and the
@@ -174,7 +197,9 @@ public enum Transfer {
     /// only if every item was copied.
     public static func moveTree(from source: TransferEndpoint, to destination: TransferEndpoint,
                                 options: TransferOptions = TransferOptions(), progress: TransferProgress? = nil,
-                                onFailure: @Sendable (TransferFailure) -> Void = { _ in }) async throws -> TransferReport {
+                                onFailure: @Sendable (TransferFailure) -> Void = { _ in },
+                                onSkip: @Sendable (_ item: String, _ reason: String) -> Void = { _, _ in }) async throws -> TransferReport {
+        try refuseNesting(source: source, destination: destination)
         if source.isSameProvider(as: destination),
            source.provider.capabilities.supports(.serverSideMove),
            let operations = source.provider as? any FileProviderOperations,
@@ -185,7 +210,8 @@ public enum Transfer {
         guard let remover = source.provider as? any FileProviderOperations else {
             throw FileProviderError.unsupported(operation: "removing files", path: source.path)
         }
-        let report = try await copyTree(from: source, to: destination, options: options, progress: progress, onFailure: onFailure)
+        let report = try await copyTree(from: source, to: destination, options: options, progress: progress,
+                                        onFailure: onFailure, onSkip: onSkip)
         if report.failures.isEmpty {
             try await remover.removeItem(path: source.path, recursive: true)
         }

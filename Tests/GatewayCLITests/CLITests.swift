@@ -249,4 +249,38 @@ struct CLITests {
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: s.base).filter { $0 != "config-home" }
         #expect(leftovers.isEmpty, "left behind: \(leftovers)")
     }
+
+    @Test("edge cases: linked folders, copying into itself, failed JSON listings, remote without config")
+    func edgeCases() throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("real/inner.txt", Data("inner".utf8))
+        try FileManager.default.createSymbolicLink(atPath: s.path("link"), withDestinationPath: "real")
+        #expect(try s.runner.run(["ls", "link"]).text == "inner.txt\n", "a link to a folder lists the folder")
+
+        // A tree holding a link to a folder: the link is skipped with a notice, the rest copied.
+        try FileManager.default.createSymbolicLink(atPath: s.path("real/loop"), withDestinationPath: ".")
+        let copied = try s.runner.run(["copy", "real", "copy"])
+        #expect(copied.status == 0, "stderr: \(copied.stderr)")
+        #expect(copied.stderr.contains("real/loop: skipped: symbolic link to a folder is not followed"))
+        #expect(try s.read("copy/inner.txt") == Data("inner".utf8))
+        try FileManager.default.removeItem(atPath: s.path("real/loop"))
+
+        // Copying a folder into itself is refused, also when a named remote reaches the same place.
+        try s.write("config.json", Data(#"{"remotes": {"here": {"type": "local", "root": "\#(s.base)"}}}"#.utf8))
+        let nested = try s.runner.run(["--config", "config.json", "copy", "real", "here:real/deeper"])
+        #expect(nested.status == 1)
+        #expect(nested.stderr.contains("the destination is inside the source folder"))
+        #expect(!s.exists("real/deeper"))
+        #expect(try s.runner.run(["copy", "real", "real/sub"]).status == 1)
+
+        // A listing that fails writes no JSON that could pass for an empty folder.
+        let missing = try s.runner.run(["ls", "--json", "missing"])
+        #expect(missing.status == 1)
+        #expect(missing.stdout.isEmpty)
+
+        let unknown = try s.runner.run(["ls", "nosuch:"])
+        #expect(unknown.stderr.contains(#"remote "nosuch": unknown remote (no remotes are configured"#))
+        #expect(try s.runner.run(["config", "validate"]).text.contains("no config file (built-in default)"))
+    }
 }

@@ -29,6 +29,11 @@ struct FullDiskTests {
         let keep = try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/keep")
         #expect(root == ["keep"], "left behind: \(root)")
         #expect(keep == ["big.bin"], "left behind: \(keep)")
+
+        // `about` reports the volume holding the path it is given.
+        let about = try s.runner.run(["about", "--json", mountPoint])
+        let figures = try #require(try JSONSerialization.jsonObject(with: about.stdout) as? [String: Any])
+        #expect(figures["total"] as? Int == 1024 * 1024)
     }
 
     static func shell(_ arguments: [String]) throws -> Int32 {

@@ -30,7 +30,7 @@ struct ValidateConfigCommand: AsyncParsableCommand {
         do {
             let configuration = try ConfigLocator.load(flag: file ?? global.config, registry: registry, environment: environment)
             let count = configuration.remotes.count
-            let source = configuration.source == "environment" ? "no config file (built-in default)" : configuration.source ?? "?"
+            let source = configuration.source ?? "no config file (built-in default)"
             if !global.quiet { print("\(source): ok, \(count) remote\(count == 1 ? "" : "s")") }
         } catch {
             throw Diagnostics.fail(operation: "config", item: nil, error: error)

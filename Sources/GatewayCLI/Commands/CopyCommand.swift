@@ -63,19 +63,20 @@ enum TransferCommand {
 
         if item.isDirectory {
             let target = TransferEndpoint(provider: destinationProvider, path: to.path, displayName: to.original)
-            if from.remote == to.remote, to.path == from.path || to.path.hasPrefix(from.path == "/" ? "/" : from.path + "/") {
-                renderer.finish()
-                throw Diagnostics.fail(operation: kind.rawValue, item: to.original,
-                                       error: FileProviderError.invalidPath(path: to.path, reason: "destination is inside the source folder"))
-            }
             let report: TransferReport
             do {
                 let onFailure: @Sendable (TransferFailure) -> Void = { Diagnostics.printLine($0.description) }
+                let quiet = global.quiet
+                let onSkip: @Sendable (String, String) -> Void = { item, reason in
+                    if !quiet { Diagnostics.printLine("\(kind.rawValue) \(item): skipped: \(reason)") }
+                }
                 switch kind {
                 case .copy:
-                    report = try await Transfer.copyTree(from: sourceEndpoint, to: target, progress: progress, onFailure: onFailure)
+                    report = try await Transfer.copyTree(from: sourceEndpoint, to: target, progress: progress,
+                                                         onFailure: onFailure, onSkip: onSkip)
                 case .move:
-                    report = try await Transfer.moveTree(from: sourceEndpoint, to: target, progress: progress, onFailure: onFailure)
+                    report = try await Transfer.moveTree(from: sourceEndpoint, to: target, progress: progress,
+                                                         onFailure: onFailure, onSkip: onSkip)
                 }
             } catch {
                 renderer.finish()
@@ -84,7 +85,8 @@ enum TransferCommand {
             renderer.finish()
             if context.showsProgress {
                 let verb = kind == .copy ? "copied" : "moved"
-                Diagnostics.printLine("\(verb) \(report.filesCopied) files (\(Format.bytes(report.bytesCopied))), \(report.failures.count) failed")
+                Diagnostics.printLine("\(verb) \(report.filesCopied) files (\(Format.bytes(report.bytesCopied))), "
+                                      + "\(report.skipped.count) skipped, \(report.failures.count) failed")
             }
             if !report.failures.isEmpty {
                 if kind == .move { Diagnostics.printLine("move \(from.original): source kept because some items failed") }

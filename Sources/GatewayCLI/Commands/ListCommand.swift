@@ -30,16 +30,11 @@ struct ListCommand: AsyncParsableCommand {
         let provider = try await context.provider(for: target, operation: "ls")
         let out = StandardOutput()
         var first = true
-        if json { out.write("[") }
-        defer {
-            if json { out.line(first ? "]" : "\n]") }
-            out.flush()
-        }
         func emit(_ item: FileObject, relative: String) {
             if json {
                 let entry = ListEntryJSON(name: item.name, path: relative, type: item.type.rawValue,
                                           size: item.isDirectory ? nil : item.size, modified: Format.iso8601(item.modificationDate))
-                out.write((first ? "\n" : ",\n") + JSON.encode(entry))
+                out.write((first ? "[\n" : ",\n") + JSON.encode(entry))
             } else if long {
                 let size = item.isDirectory ? "-" : String(item.size ?? 0)
                 let name = relative + (item.isDirectory ? "/" : "")
@@ -49,10 +44,20 @@ struct ListCommand: AsyncParsableCommand {
             }
             first = false
         }
+        // On failure the JSON array is left unclosed (and the exit code is 1), so a cut-off listing
+        // can never be read as a complete one.
+        defer { out.flush() }
         try await context.perform("ls", target) {
             let root = try await provider.attributesOfItem(path: target.path)
-            guard root.isDirectory else {
+            var isFolder = root.isDirectory
+            if root.isSymbolicLink {
+                // A link to a folder is listed like the folder (the provider checks where it points).
+                var probe = provider.contentsOfDirectory(path: target.path, pageSize: 1).makeAsyncIterator()
+                isFolder = (try? await probe.next()) != nil
+            }
+            guard isFolder else {
                 emit(root, relative: root.name)
+                if json { out.line("\n]") }
                 return
             }
             if recursive {
@@ -65,6 +70,7 @@ struct ListCommand: AsyncParsableCommand {
                     out.flush()
                 }
             }
+            if json { out.line(first ? "[]" : "\n]") }
         }
     }
 }

@@ -66,7 +66,7 @@ struct AboutCommand: AsyncParsableCommand {
         let target = try context.location(location)
         let provider = try await context.provider(for: target, operation: "about")
         let volume = try await context.perform("about", target) {
-            let volume = try await provider.storageProperties()
+            let volume = try await provider.storageProperties(path: target.path)
             if volume.isEmpty { throw FileProviderError.unsupported(operation: "reporting quota", path: target.path) }
             return volume
         }

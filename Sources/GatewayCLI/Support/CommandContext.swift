@@ -17,7 +17,7 @@ struct CommandContext: Sendable {
 
     /// Loads the configuration; a config problem is reported and exits with 2.
     static func make(_ global: GlobalOptions) throws -> CommandContext {
-        Logging.bootstrapOnce(verbose: global.verbose)
+        Logging.bootstrapOnce()
         var logger = Logger(label: "gateway")
         logger.logLevel = global.verbose ? .debug : .warning
         let registry = StorageGateway.makeRegistry()
@@ -100,10 +100,9 @@ enum Diagnostics {
 }
 
 enum Logging {
-    private static let once: Void = ()
-
-    /// Sends swift-log output to stderr. Runs once per process.
-    static func bootstrapOnce(verbose: Bool) {
+    /// Sends swift-log output to stderr; the level is set per logger (`--verbose` gives debug).
+    /// Runs once per process.
+    static func bootstrapOnce() {
         _ = bootstrapped
     }
 

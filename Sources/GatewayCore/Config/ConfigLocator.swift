@@ -42,7 +42,10 @@ public enum ConfigLocator {
         case .defaultFile(let url):
             return try GatewayConfiguration.load(from: url, registry: registry, environment: environment)
         case .none:
-            return try GatewayConfiguration.parse(data: Data("{}".utf8), source: "environment", registry: registry, environment: environment)
+            var configuration = try GatewayConfiguration.parse(data: Data("{}".utf8), source: "environment",
+                                                               registry: registry, environment: environment)
+            configuration.source = nil
+            return configuration
         }
     }
 }

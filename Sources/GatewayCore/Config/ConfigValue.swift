@@ -76,7 +76,7 @@ public struct ConfigKey: Sendable, Hashable {
     /// A secret (such as `password`): never printed, and also accepted as `<name>_env` (the name of
     /// an environment variable holding it) and `<name>_command` (a shell command printing it).
     public var isSecret: Bool
-    /// One line of documentation, shown by `gateway config keys` and in the README table.
+    /// One line of documentation, shown by `gateway config types` and in the README table.
     public var summary: String
     /// The default when the key is absent, as shown in documentation.
     public var defaultValue: String?

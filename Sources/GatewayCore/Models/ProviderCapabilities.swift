@@ -15,7 +15,7 @@ public struct ProviderCapabilities: Sendable, Hashable {
         public static let serverSideCopy = Features(rawValue: 1 << 0)
         /// Moves/renames inside the remote without moving bytes through the client.
         public static let serverSideMove = Features(rawValue: 1 << 1)
-        /// ``FileProviderBasic/storageProperties()`` returns real figures.
+        /// ``FileProviderBasic/storageProperties(path:)`` returns real figures.
         public static let quota = Features(rawValue: 1 << 2)
         /// Modification times can be set (``FileProviderOperations/setModificationDate(_:path:)``).
         public static let setModificationDate = Features(rawValue: 1 << 3)

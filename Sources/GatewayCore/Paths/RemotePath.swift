@@ -62,6 +62,15 @@ public enum RemotePath {
         return String(path.dropFirst(base.count + 1))
     }
 
+    /// The hidden name an atomic write uses beside its target until the data is complete:
+    /// `.NAME.gateway-RANDOM.partial`, without the original name when that would exceed 255 bytes.
+    /// Every provider uses it, so leftovers from a killed process are recognisable.
+    public static func temporaryName(for name: String) -> String {
+        let suffix = ".gateway-\(String(UInt32.random(in: 0...UInt32.max), radix: 36)).partial"
+        let base = name.utf8.count + suffix.utf8.count + 1 > 255 ? "" : name
+        return "." + base + suffix
+    }
+
     /// A path that is safe to show in messages: control characters are escaped so a hostile name
     /// cannot forge terminal output.
     public static func printable(_ path: String) -> String {

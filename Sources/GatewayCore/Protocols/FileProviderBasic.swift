@@ -36,9 +36,10 @@ public protocol FileProviderBasic: Sendable {
     /// - Throws: a not-found error (`CocoaError.fileReadNoSuchFile` or HTTP 404) when it does not exist.
     func attributesOfItem(path: String) async throws -> FileObject
 
-    /// Storage usage. Figures the backend cannot tell are `nil`; a backend that can tell nothing
-    /// throws ``FileProviderError/unsupported(operation:path:)``.
-    func storageProperties() async throws -> VolumeObject
+    /// Storage usage of the volume holding `path` (quota can differ per folder: mount points,
+    /// RFC 4331 quota on WebDAV collections). Figures the backend cannot tell are `nil`; a backend
+    /// that can tell nothing throws ``FileProviderError/unsupported(operation:path:)``.
+    func storageProperties(path: String) async throws -> VolumeObject
 
     /// Streams the items under `path` (recursively when asked) for which `matching` returns `true`.
     ///
@@ -59,6 +60,11 @@ extension FileProviderBasic {
     /// Lists a folder with the default page size (1,000 entries).
     public func contentsOfDirectory(path: String) -> DirectoryListing {
         contentsOfDirectory(path: path, pageSize: 1000)
+    }
+
+    /// Storage usage of the remote's root.
+    public func storageProperties() async throws -> VolumeObject {
+        try await storageProperties(path: "/")
     }
 
     /// The type name of this provider's class (``type``).

@@ -38,7 +38,7 @@ public actor RemoteResolver {
         guard let remote = configuration.remotes[name] else {
             let known = configuration.remoteNames
             let list = known.isEmpty ? "no remotes are configured" : "configured: \(known.joined(separator: ", "))"
-            throw ConfigError(source: configuration.source ?? "(none)", remote: name,
+            throw ConfigError(source: configuration.source ?? "(no config file found)", remote: name,
                               message: "unknown remote\(Suggestion.didYouMean(name, in: known)) (\(list); write ./\(name):... for a local path with a colon)")
         }
         guard let descriptor = registry.descriptor(forType: remote.type) else {

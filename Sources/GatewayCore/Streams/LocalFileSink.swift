@@ -14,7 +14,7 @@ public enum LocalFileSink {
             throw CocoaError.posix(EEXIST, path: url.path, writing: true)
         }
         let folder = url.deletingLastPathComponent()
-        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).gateway-\(UInt32.random(in: 0...UInt32.max)).partial")
+        let temporary = folder.appendingPathComponent(RemotePath.temporaryName(for: url.lastPathComponent))
         guard manager.createFile(atPath: temporary.path, contents: nil) else {
             throw CocoaError.posix(errno == 0 ? EACCES : errno, path: url.path, writing: true)
         }
