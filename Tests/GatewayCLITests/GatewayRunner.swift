@@ -105,7 +105,7 @@ struct CLIScratch: Sendable {
         var items: [String] = []
         while let item = enumerator.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: root + "/" + item, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: root + "/" + item, isDirectory: &isDirectory)
             items.append(item + (isDirectory.boolValue ? "/" : ""))
         }
         return items.sorted()

