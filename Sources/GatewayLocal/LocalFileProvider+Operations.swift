@@ -52,7 +52,10 @@ extension LocalFileProvider {
             }
             if errno == EEXIST { throw posixError(EEXIST, target, writing: true) }
         }
-        if rename(sourceHost, targetHost) == 0 { return }
+        if rename(sourceHost, targetHost) == 0 {
+            logger.debug("renamed", metadata: ["from": .string(source), "to": .string(target)])
+            return
+        }
         let code = errno
         guard code == EXDEV else { throw posixError(code, code == ENOENT ? source : target, writing: true) }
         // Different file systems under one root: copy, then remove the source.
@@ -143,6 +146,7 @@ extension LocalFileProvider {
         }
         if recursive { try removeContents(ofFolder: host, remote: remote) }
         guard rmdir(host) == 0 else { throw posixError(errno, remote, writing: true) }
+        logger.debug("removed folder", metadata: ["path": .string(remote), "recursive": .stringConvertible(recursive)])
     }
 
     /// Removes everything inside a folder without following symbolic links.

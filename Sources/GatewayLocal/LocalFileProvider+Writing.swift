@@ -12,7 +12,7 @@ extension LocalFileProvider {
             var written: Int64 = 0
             for try await chunk in stream {
                 try options.progress.checkCancellation()
-                let failure = POSIX.writeAll(fd, chunk)
+                let failure = FileDescriptorIO.writeAll(fd, chunk)
                 if failure != 0 { throw self.posixError(failure, remote, writing: true) }
                 written += Int64(chunk.count)
                 options.progress?.addBytes(Int64(chunk.count))
@@ -75,6 +75,8 @@ extension LocalFileProvider {
             try commit(temporary: target, to: host, overwrite: options.overwrite, remote: remote)
         }
         committed = true
+        logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written),
+                                              "atomic": .stringConvertible(options.atomically)])
         guard let info = POSIX.status(host, followSymlinks: true) else { throw posixError(errno, remote) }
         return POSIX.fileObject(path: remote, info: info)
     }

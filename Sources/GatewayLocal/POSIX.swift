@@ -82,25 +82,6 @@ enum POSIX {
         return String(cString: resolved)
     }
 
-    /// Writes all of `data` to `fd`, retrying short writes and `EINTR`.
-    /// Returns 0 on success, else the `errno` value.
-    static func writeAll(_ fd: Int32, _ data: Data) -> Int32 {
-        var failure: Int32 = 0
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += written
-            }
-        }
-        return failure
-    }
-
     /// A `timespec` pair for `futimens`/`utimensat` that sets the modification time only.
     static func times(modification date: Date) -> [timespec] {
         let seconds = date.timeIntervalSince1970.rounded(.down)

@@ -24,9 +24,7 @@ struct CatCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let context = try CommandContext.make(global)
-        let target = try context.location(location)
-        let provider = try await context.provider(for: target, operation: "cat")
+        let (context, target, provider) = try await CommandContext.open(global, location, for: "cat")
         let reader = try context.capability((any FileProviderReadWrite).self, of: provider, operation: "cat", location: target)
         try await context.perform("cat", target) {
             let stream = try await reader.readStream(path: target.path, offset: offset, length: count)
@@ -51,9 +49,7 @@ struct RcatCommand: AsyncParsableCommand {
     @Argument(help: "REMOTE:PATH or a local path.") var location: String
 
     func run() async throws {
-        let context = try CommandContext.make(global)
-        let target = try context.location(location)
-        let provider = try await context.provider(for: target, operation: "rcat")
+        let (context, target, provider) = try await CommandContext.open(global, location, for: "rcat")
         let writer = try context.capability((any FileProviderReadWrite).self, of: provider, operation: "rcat", location: target)
         let progress = TransferProgress()
         let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress)

@@ -58,6 +58,13 @@ enum TransferCommand {
         let destinationProvider = try await context.provider(for: to, operation: kind.rawValue)
         let item = try await context.perform(kind.rawValue, from) { try await sourceProvider.attributesOfItem(path: from.path) }
         let sourceEndpoint = TransferEndpoint(provider: sourceProvider, path: from.path, displayName: from.original)
+        let sameRemote = (sourceProvider as AnyObject) === (destinationProvider as AnyObject)
+        context.logger.debug("\(kind.rawValue) plan", metadata: [
+            "source": .string("\(sourceProvider.typeName) \(from.original)"),
+            "destination": .string("\(destinationProvider.typeName) \(to.original)"),
+            "mode": .string(sameRemote && sourceProvider.capabilities.supports(kind == .copy ? .serverSideCopy : .serverSideMove)
+                ? "server-side" : "streamed"),
+        ])
         let progress = TransferProgress()
         let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress)
 

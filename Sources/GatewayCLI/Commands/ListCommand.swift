@@ -25,16 +25,12 @@ struct ListCommand: AsyncParsableCommand {
     @Argument(help: "REMOTE:PATH or a local path.") var location: String
 
     func run() async throws {
-        let context = try CommandContext.make(global)
-        let target = try context.location(location)
-        let provider = try await context.provider(for: target, operation: "ls")
+        let (context, target, provider) = try await CommandContext.open(global, location, for: "ls")
         let out = StandardOutput()
         var first = true
         func emit(_ item: FileObject, relative: String) {
             if json {
-                let entry = ListEntryJSON(name: item.name, path: relative, type: item.type.rawValue,
-                                          size: item.isDirectory ? nil : item.size, modified: Format.iso8601(item.modificationDate))
-                out.write((first ? "[\n" : ",\n") + JSON.encode(entry))
+                out.write((first ? "[\n" : ",\n") + JSON.encode(item.listingJSON(path: relative)))
             } else if long {
                 let size = item.isDirectory ? "-" : String(item.size ?? 0)
                 let name = relative + (item.isDirectory ? "/" : "")

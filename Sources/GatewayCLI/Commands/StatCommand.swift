@@ -15,63 +15,32 @@ struct StatCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON.") var json = false
     @Argument(help: "REMOTE:PATH or a local path.") var location: String
 
-    struct Output: Encodable {
-        var name: String
-        var path: String
-        var type: String
-        var size: Int64?
-        var modified: String?
-        var created: String?
-        var content_type: String?
-        var version: String?
-        var hidden: Bool
-        var read_only: Bool
-        var extra: [String: String]
-
-        enum CodingKeys: String, CodingKey {
-            case name, path, type, size, modified, created, content_type, version, hidden, read_only, extra
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(name, forKey: .name)
-            try container.encode(path, forKey: .path)
-            try container.encode(type, forKey: .type)
-            try container.encode(size, forKey: .size)
-            try container.encode(modified, forKey: .modified)
-            try container.encode(created, forKey: .created)
-            try container.encode(content_type, forKey: .content_type)
-            try container.encode(version, forKey: .version)
-            try container.encode(hidden, forKey: .hidden)
-            try container.encode(read_only, forKey: .read_only)
-            try container.encode(extra, forKey: .extra)
-        }
-    }
-
     func run() async throws {
-        let context = try CommandContext.make(global)
-        let target = try context.location(location)
-        let provider = try await context.provider(for: target, operation: "stat")
+        let (context, target, provider) = try await CommandContext.open(global, location, for: "stat")
         let item = try await context.perform("stat", target) { try await provider.attributesOfItem(path: target.path) }
-        let output = Output(name: item.name, path: item.path, type: item.type.rawValue, size: item.isDirectory ? nil : item.size,
-                            modified: Format.iso8601(item.modificationDate), created: Format.iso8601(item.creationDate),
-                            content_type: item.contentType, version: item.versionTag, hidden: item.isHidden,
-                            read_only: item.isReadOnly, extra: item.extraProperties)
+        var fields = item.listingJSON(path: item.path)
+        fields["created"] = JSONField(Format.iso8601(item.creationDate))
+        fields["content_type"] = JSONField(item.contentType)
+        fields["version"] = JSONField(item.versionTag)
+        fields["hidden"] = .boolean(item.isHidden)
+        fields["read_only"] = .boolean(item.isReadOnly)
+        fields["extra"] = .object(item.extraProperties.mapValues(JSONField.string))
         let out = StandardOutput()
         if json {
-            out.line(JSON.encode(output))
+            out.line(JSON.encode(fields))
         } else {
-            out.line("name:         \(output.name)")
-            out.line("path:         \(output.path)")
-            out.line("type:         \(output.type)")
-            out.line("size:         \(output.size.map { "\($0) (\(Format.bytes($0)))" } ?? "-")")
-            out.line("modified:     \(output.modified ?? "-")")
-            out.line("created:      \(output.created ?? "-")")
-            out.line("content type: \(output.content_type ?? "-")")
-            out.line("version:      \(output.version ?? "-")")
-            out.line("hidden:       \(output.hidden)")
-            out.line("read only:    \(output.read_only)")
-            for (key, value) in output.extra.sorted(by: { $0.key < $1.key }) { out.line("\(key): \(value)") }
+            let size = item.isDirectory ? nil : item.size
+            out.line("name:         \(item.name)")
+            out.line("path:         \(item.path)")
+            out.line("type:         \(item.type.rawValue)")
+            out.line("size:         \(size.map { "\($0) (\(Format.bytes($0)))" } ?? "-")")
+            out.line("modified:     \(Format.iso8601(item.modificationDate) ?? "-")")
+            out.line("created:      \(Format.iso8601(item.creationDate) ?? "-")")
+            out.line("content type: \(item.contentType ?? "-")")
+            out.line("version:      \(item.versionTag ?? "-")")
+            out.line("hidden:       \(item.isHidden)")
+            out.line("read only:    \(item.isReadOnly)")
+            for (key, value) in item.extraProperties.sorted(by: { $0.key < $1.key }) { out.line("\(key): \(value)") }
         }
         out.flush()
     }

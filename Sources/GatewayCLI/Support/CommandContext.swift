@@ -35,6 +35,15 @@ struct CommandContext: Sendable {
         return CommandContext(global: global, registry: registry, configuration: configuration, resolver: resolver, logger: logger)
     }
 
+    /// Loads the configuration and opens the provider for one `REMOTE:PATH` argument: the start of
+    /// every single-location command.
+    static func open(_ global: GlobalOptions, _ argument: String, for operation: String) async throws
+        -> (context: CommandContext, location: RemoteLocation, provider: any FileProviderBasic) {
+        let context = try make(global)
+        let location = try context.location(argument)
+        return (context, location, try await context.provider(for: location, operation: operation))
+    }
+
     /// Parses a `REMOTE:PATH` argument; a bad one is a usage error (exit 2).
     func location(_ argument: String) throws -> RemoteLocation {
         do {

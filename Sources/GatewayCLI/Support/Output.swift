@@ -29,17 +29,7 @@ final class StandardOutput {
 
     /// Writes bytes straight to file descriptor 1.
     static func writeRaw(_ data: Data) {
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        _ = FileDescriptorIO.writeAll(STDOUT_FILENO, data)
     }
 
     deinit { flush() }
@@ -92,23 +82,34 @@ enum JSON {
     }
 }
 
-/// One entry of `ls --json`: `{name, path, type, size, modified}`.
-struct ListEntryJSON: Encodable {
-    var name: String
-    var path: String
-    var type: String
-    var size: Int64?
-    var modified: String?
+/// A JSON value with an explicit `null`, so every documented key is present in the output even
+/// when its value is unknown.
+enum JSONField: Encodable {
+    case string(String)
+    case integer(Int64)
+    case boolean(Bool)
+    case object([String: JSONField])
+    case null
 
-    enum CodingKeys: String, CodingKey { case name, path, type, size, modified }
+    init(_ value: String?) { self = value.map(JSONField.string) ?? .null }
+    init(_ value: Int64?) { self = value.map(JSONField.integer) ?? .null }
 
     func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(path, forKey: .path)
-        try container.encode(type, forKey: .type)
-        try container.encode(size, forKey: .size)
-        try container.encode(modified, forKey: .modified)
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .boolean(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
     }
 }
 
+extension FileObject {
+    /// The entry of `ls --json`: `{name, path, type, size, modified}`, `path` as given.
+    func listingJSON(path: String) -> [String: JSONField] {
+        ["name": .string(name), "path": .string(path), "type": .string(type.rawValue),
+         "size": JSONField(isDirectory ? nil : size), "modified": JSONField(Format.iso8601(modificationDate))]
+    }
+}

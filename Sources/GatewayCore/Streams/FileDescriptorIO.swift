@@ -1,0 +1,27 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+public import Foundation
+
+/// Plain writes to a file descriptor, for the places that hold one (local files, standard output).
+public enum FileDescriptorIO {
+    /// Writes all of `data` to `fd`, retrying short writes and `EINTR`.
+    ///
+    /// - Returns: 0 on success, else the `errno` value of the failed write.
+    public static func writeAll(_ fd: Int32, _ data: Data) -> Int32 {
+        data.withUnsafeBytes { buffer -> Int32 in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                offset += written
+            }
+            return 0
+        }
+    }
+}
