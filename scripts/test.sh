@@ -40,6 +40,13 @@ fi
 rm -f "$bad"
 echo "plugin accepts config.example.json and rejects a broken config"
 
+step "test servers (127.0.0.1)"
+bash scripts/test-servers.sh start
+export GATEWAY_TEST_STATE=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
+trap 'rm -f "$build_log"; bash scripts/test-servers.sh stop >/dev/null 2>&1 || true' EXIT
+# shellcheck disable=SC1091
+source "$GATEWAY_TEST_STATE/env"
+
 step "tests"
 # Swift Testing's per-test "started" lines are dropped; results, failures and the summary stay.
 set +e

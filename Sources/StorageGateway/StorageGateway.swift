@@ -1,11 +1,13 @@
 @_exported public import GatewayCore
 @_exported public import GatewayLocal
 @_exported public import GatewayTransfer
+@_exported public import GatewayTransport
+@_exported public import GatewayWebDAV
 
 /// Entry points for apps that want every built-in backend.
 public enum StorageGateway {
     /// The built-in provider types (`local` now; `webdav` and `ftp` as they land).
-    public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor]
+    public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor, WebDAVProvider.descriptor]
 
     /// A new registry with the built-in provider types registered. Register your own on it with
     /// ``ProviderRegistry/register(_:replacing:)``.

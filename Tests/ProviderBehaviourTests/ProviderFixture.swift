@@ -23,7 +23,24 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Every backend the suite runs against.
-    static let all: [ProviderFixture] = [.local]
+    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavRclone]
+
+    /// WebDAV on Apache httpd + mod_dav, started by `scripts/test-servers.sh`.
+    static let webdavApache = webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+    /// WebDAV on `rclone serve webdav` (Go's x/net/webdav), started by `scripts/test-servers.sh`.
+    static let webdavRclone = webdav("webdav-rclone", urlVariable: "GATEWAY_TEST_WEBDAV_RCLONE_URL")
+
+    /// A WebDAV fixture: each test works in a fresh folder on the server, removed afterwards.
+    /// A missing server is a failure, never a skip.
+    static func webdav(_ name: String, urlVariable: String) -> ProviderFixture {
+        ProviderFixture(name: name) {
+            let server = try TestServers.webdav(urlVariable: urlVariable)
+            let provider = WebDAVProvider(configuration: server.configuration(remoteName: name))
+            let base = "/t-\(UUID().uuidString.prefix(8))"
+            try await provider.createFolder(path: base, withIntermediateDirectories: false)
+            return (ProviderScratch(provider: provider, base: base), { try? await provider.removeItem(path: base, recursive: true) })
+        }
+    }
 
     /// The local provider, rooted at a fresh temporary folder.
     static let local = ProviderFixture(name: "local") {

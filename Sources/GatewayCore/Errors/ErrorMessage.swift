@@ -67,7 +67,10 @@ public enum ErrorMessage {
             return "server certificate not trusted (set ca_file, or insecure_tls for testing)"
         case .userAuthenticationRequired: return "not authenticated (check user and password)"
         case .badServerResponse: return "bad server response"
-        default: return kindText(error.failureKind) ?? "network error (code \(error.code.rawValue))"
+        default:
+            if let text = kindText(error.failureKind) { return text }
+            if let detail = error.userInfo[NSLocalizedDescriptionKey] as? String { return "network error: \(detail)" }
+            return "network error (code \(error.code.rawValue))"
         }
     }
 

@@ -1,0 +1,127 @@
+import Foundation
+import GatewayCore
+
+/// Feeds a request body from an async ``ByteStream`` to libcurl's read callback, with
+/// back-pressure in both directions: the pump task waits while the buffer is full, the curl thread
+/// waits while it is empty.
+final class UploadChannel: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var chunks: [Data] = []
+    private var current = Data()
+    private var offset = 0
+    private var buffered = 0
+    private var finished = false
+    private var failure: (any Error)?
+    private var closed = false
+    private var waitingSender: CheckedContinuation<Void, Never>?
+    private let capacity: Int
+    private(set) var bytesSent: Int64 = 0
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Pumps `stream` into the channel until it ends, fails, or the transfer closes the channel.
+    func pump(_ stream: ByteStream) async {
+        do {
+            for try await chunk in stream {
+                if await !send(chunk) { return }
+            }
+            finish(nil)
+        } catch {
+            finish(error)
+        }
+    }
+
+    /// The error the body stream failed with, if any.
+    var streamError: (any Error)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure
+    }
+
+    private func send(_ data: Data) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            condition.lock()
+            if closed {
+                condition.unlock()
+                continuation.resume()
+                return
+            }
+            chunks.append(data)
+            buffered += data.count
+            condition.signal()
+            if buffered >= capacity {
+                waitingSender = continuation
+                condition.unlock()
+            } else {
+                condition.unlock()
+                continuation.resume()
+            }
+        }
+        return !isClosed
+    }
+
+    private var isClosed: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return closed
+    }
+
+    private func finish(_ error: (any Error)?) {
+        condition.lock()
+        finished = true
+        failure = error
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Called by curl's read callback: copies up to `capacity` bytes into `buffer`. Returns the
+    /// byte count, 0 at the end, or `nil` when the stream failed (abort the transfer).
+    func read(into buffer: UnsafeMutableRawPointer, capacity maximum: Int) -> Int? {
+        condition.lock()
+        while offset >= current.count && chunks.isEmpty && !finished { condition.wait() }
+        if offset >= current.count, !chunks.isEmpty {
+            current = chunks.removeFirst()
+            offset = 0
+        }
+        if offset >= current.count {
+            // Finished and drained.
+            let failed = failure != nil
+            condition.unlock()
+            return failed ? nil : 0
+        }
+        let count = min(maximum, current.count - offset)
+        current.withUnsafeBytes { source in
+            buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+        }
+        offset += count
+        buffered -= count
+        bytesSent += Int64(count)
+        var sender: CheckedContinuation<Void, Never>?
+        if buffered < capacity, let waiting = waitingSender {
+            waitingSender = nil
+            sender = waiting
+        }
+        condition.unlock()
+        sender?.resume()
+        return count
+    }
+
+    /// Rewinds to the start for a retried send (libcurl asks this when it must resend the body,
+    /// e.g. after an authentication challenge). Only possible while nothing was consumed yet.
+    func rewind() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return bytesSent == 0
+    }
+
+    /// The transfer ended: release a waiting sender and make further sends no-ops.
+    func close() {
+        condition.lock()
+        closed = true
+        let sender = waitingSender
+        waitingSender = nil
+        condition.broadcast()
+        condition.unlock()
+        sender?.resume()
+    }
+}

@@ -1,0 +1,85 @@
+import CCurl
+import Foundation
+
+/// One libcurl easy handle. Reused across requests (after ``reset()``) so that its live
+/// connections, TLS sessions and DNS cache carry over: that is how connections are kept alive.
+///
+/// Not thread-safe: a handle is used by one transfer at a time, which ``HandlePool`` guarantees.
+final class CurlEasy: @unchecked Sendable {
+    let handle: UnsafeMutableRawPointer
+
+    /// libcurl's one-time global set-up, done before the first handle exists.
+    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+
+    init() {
+        _ = Self.globalInit
+        guard let handle = curl_easy_init() else { fatalError("curl_easy_init failed: out of memory") }
+        self.handle = handle
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    /// Clears every option set for the previous request, keeping connections and caches.
+    func reset() { curl_easy_reset(handle) }
+
+    func set(_ option: CURLoption, _ value: Int) throws {
+        try check(gw_curl_setopt_long(handle, option, value), option)
+    }
+
+    func set(_ option: CURLoption, _ value: Bool) throws {
+        try check(gw_curl_setopt_long(handle, option, value ? 1 : 0), option)
+    }
+
+    func set(_ option: CURLoption, offset value: Int64) throws {
+        try check(gw_curl_setopt_off(handle, option, curl_off_t(value)), option)
+    }
+
+    /// Sets a string option; libcurl copies strings, so the Swift string need not outlive the call.
+    func set(_ option: CURLoption, _ value: String) throws {
+        try check(value.withCString { gw_curl_setopt_string(handle, option, $0) }, option)
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) throws {
+        try check(gw_curl_setopt_pointer(handle, option, value), option)
+    }
+
+    /// Sets a list option. The list must stay alive until the transfer ends (libcurl keeps the pointer).
+    func set(_ option: CURLoption, list value: UnsafeMutablePointer<curl_slist>?) throws {
+        try check(gw_curl_setopt_slist(handle, option, value), option)
+    }
+
+    func set(_ option: CURLoption, callback: gw_curl_data_callback) throws {
+        try check(gw_curl_setopt_data_callback(handle, option, callback), option)
+    }
+
+    func setProgress(callback: gw_curl_xferinfo_callback) throws {
+        try check(gw_curl_setopt_xferinfo_callback(handle, callback), CURLOPT_XFERINFOFUNCTION)
+    }
+
+    func info(_ info: CURLINFO) -> Int {
+        var value = 0
+        _ = gw_curl_getinfo_long(handle, info, &value)
+        return value
+    }
+
+    /// Runs the transfer; blocks the calling thread until it ends.
+    func perform() -> CURLcode { curl_easy_perform(handle) }
+
+    private func check(_ code: CURLcode, _ option: CURLoption) throws {
+        guard code == CURLE_OK else {
+            throw CurlError(code: code, detail: "setting option \(option.rawValue)")
+        }
+    }
+}
+
+/// A libcurl failure before any response could be classified. Converted to `URLError` by
+/// ``CurlError/urlError``.
+struct CurlError: Error, CustomStringConvertible {
+    let code: CURLcode
+    let detail: String?
+
+    var description: String {
+        let text = String(cString: curl_easy_strerror(code))
+        return detail.map { "\(text) (\($0))" } ?? text
+    }
+}

@@ -1,0 +1,202 @@
+import CCurl
+public import Foundation
+public import GatewayCore
+public import Logging
+import Synchronization
+
+/// An HTTP client on libcurl for one remote: pooled keep-alive connections (HTTP/2 where the server
+/// offers it over TLS), streamed request and response bodies with back-pressure, credentials kept
+/// out of URLs, logs and errors, and a stalled server turned into a time-out.
+///
+/// Every transfer runs on a thread of its own, never on the Swift concurrency pool, so blocking
+/// network I/O cannot starve async work.
+public final class HTTPClient: Sendable {
+    /// The configuration in use.
+    public let configuration: HTTPClientConfiguration
+    private let pool: HandlePool
+    private let logger: Logger
+    /// The authentication scheme learned from the server's first challenge (`CURLAUTH_*` bits).
+    private let learnedAuth = Mutex<Int?>(nil)
+
+    /// Bytes buffered between libcurl and the consumer, per transfer.
+    static let bufferCapacity = 4 << 20
+
+    /// Creates a client.
+    public init(configuration: HTTPClientConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.pool = HandlePool(limit: configuration.maxConnections)
+        self.logger = logger
+        if configuration.insecureTLS {
+            logger.warning("TLS certificate verification is disabled for this remote (insecure_tls)")
+        }
+    }
+
+    /// Sends a request and returns as soon as the response's status and headers are in; the body
+    /// streams as the caller iterates. Dropping the stream early aborts the transfer.
+    public func stream(_ request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
+        if case .stream = request.body, configuration.user != nil, learnedAuth.withLock({ $0 }) == nil {
+            // Learn the auth scheme first so a streamed body is never sent twice.
+            _ = try await send(HTTPRequest(method: "OPTIONS", url: configuration.baseURL, path: "/"))
+        }
+        let easy = try await pool.acquire()
+        let download = DownloadChannel(capacity: Self.bufferCapacity)
+        var upload: UploadChannel?
+        switch request.body {
+        case .none:
+            break
+        case .data:
+            break  // handed to libcurl as a copied buffer, which it can resend after an auth challenge
+        case .stream(let stream):
+            let channel = UploadChannel(capacity: Self.bufferCapacity)
+            upload = channel
+            Task { await channel.pump(stream) }
+        }
+        let transfer = CurlTransfer(easy: easy, path: request.path, remote: configuration.remoteName, download: download, upload: upload)
+        do {
+            try configure(easy, for: request, transfer: transfer)
+        } catch {
+            upload?.close()
+            pool.release(easy, reusable: false)
+            throw error
+        }
+        logger.debug("http request", metadata: ["method": .string(request.method), "path": .string(request.path)])
+        let thread = Thread { [self] in
+            let code = easy.perform()
+            if code == CURLE_OK { learnAuth(from: easy.info(CURLINFO_HTTPAUTH_AVAIL)) }
+            transfer.complete(code)
+            pool.release(easy, reusable: code == CURLE_OK)
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        let head: HTTPResponseHead
+        do {
+            head = try await transfer.waitForHead()
+        } catch {
+            transfer.abort()
+            download.abandon()
+            throw error
+        }
+        logger.debug("http response", metadata: ["method": .string(request.method), "path": .string(request.path),
+                                                 "status": .stringConvertible(head.status)])
+        let reader = BodyReader(transfer: transfer)
+        let length = head.header("content-length").flatMap { Int64($0) }
+        return (head, ByteStream(expectedLength: head.isSuccess ? length : nil) { try await reader.next() })
+    }
+
+    /// Sends a request and collects the response body (up to `maxBodySize` bytes; the rest is
+    /// dropped). For small answers: errors, MKCOL, DELETE, MOVE.
+    public func send(_ request: HTTPRequest, maxBodySize: Int = 1 << 20) async throws -> (HTTPResponseHead, Data) {
+        let (head, body) = try await stream(request)
+        var data = Data()
+        for try await chunk in body {
+            if data.count < maxBodySize { data.append(chunk.prefix(maxBodySize - data.count)) }
+        }
+        return (head, data)
+    }
+
+    /// Remembers the scheme the server challenged with, so later requests authenticate at once.
+    private func learnAuth(from available: Int) {
+        if available & CurlAuth.digest != 0 {
+            learnedAuth.withLock { $0 = CurlAuth.digest }
+        } else if available & CurlAuth.basic != 0 {
+            learnedAuth.withLock { $0 = CurlAuth.basic }
+        }
+    }
+
+    private func configure(_ easy: CurlEasy, for request: HTTPRequest, transfer: CurlTransfer) throws {
+        easy.reset()
+        try easy.set(CURLOPT_URL, request.url.absoluteString)
+        try easy.set(CURLOPT_NOSIGNAL, true)
+        try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
+        try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        try easy.set(CURLOPT_TCP_KEEPALIVE, true)
+        try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
+        try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.components.seconds * 1000))
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(configuration.idleTimeout.components.seconds)))
+        // Protocols: only the base URL's scheme, for requests and redirects (never https -> http).
+        let scheme = configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https"
+        try easy.set(CURLOPT_PROTOCOLS_STR, scheme)
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https")
+        if request.followRedirects {
+            try easy.set(CURLOPT_FOLLOWLOCATION, true)
+            try easy.set(CURLOPT_MAXREDIRS, 5)
+        }
+        if let caFile = configuration.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
+        if configuration.insecureTLS {
+            try easy.set(CURLOPT_SSL_VERIFYPEER, false)
+            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+
+        var headers = request.headers.map { "\($0.name): \($0.value)" }
+        headers.append("Expect:")
+        if let user = configuration.user {
+            try easy.set(CURLOPT_USERNAME, user)
+            try easy.set(CURLOPT_PASSWORD, configuration.password ?? "")
+            let auth = learnedAuth.withLock { $0 } ?? CurlAuth.basic | CurlAuth.digest
+            try easy.set(CURLOPT_HTTPAUTH, auth)
+        } else if let token = configuration.bearerToken {
+            headers.append("Authorization: Bearer \(token)")
+        }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for header in headers { list = curl_slist_append(list, header) }
+        transfer.headerList = list
+        try easy.set(CURLOPT_HTTPHEADER, list: list)
+
+        switch request.method {
+        case "GET":
+            try easy.set(CURLOPT_HTTPGET, true)
+        case "HEAD":
+            try easy.set(CURLOPT_NOBODY, true)
+        default:
+            try easy.set(CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        switch request.body {
+        case .none:
+            break
+        case .data(let data):
+            try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(data.count))
+            try data.withUnsafeBytes { buffer in
+                try easy.set(CURLOPT_COPYPOSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
+            try easy.set(CURLOPT_CUSTOMREQUEST, request.method)
+        case .stream(let stream):
+            try easy.set(CURLOPT_UPLOAD, true)
+            if request.method != "PUT" { try easy.set(CURLOPT_CUSTOMREQUEST, request.method) }
+            if let length = stream.expectedLength { try easy.set(CURLOPT_INFILESIZE_LARGE, offset: length) }
+            try easy.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
+            try easy.set(CURLOPT_READDATA, pointer: transfer.context)
+        }
+        try easy.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
+        try easy.set(CURLOPT_WRITEDATA, pointer: transfer.context)
+        try easy.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
+        try easy.set(CURLOPT_HEADERDATA, pointer: transfer.context)
+        try easy.set(CURLOPT_NOPROGRESS, false)
+        try easy.setProgress(callback: curlProgressCallback)
+        try easy.set(CURLOPT_XFERINFODATA, pointer: transfer.context)
+    }
+}
+
+/// The consumer end of a response body. Dropping it (the stream is released) aborts an
+/// unfinished transfer, so the connection is not left waiting; cancelling the reading task does too.
+private final class BodyReader: Sendable {
+    let transfer: CurlTransfer
+
+    init(transfer: CurlTransfer) { self.transfer = transfer }
+
+    func next() async throws -> Data? {
+        let transfer = self.transfer
+        return try await withTaskCancellationHandler {
+            try await transfer.download.next()
+        } onCancel: {
+            transfer.abort()
+            transfer.download.finish(CancellationError())
+        }
+    }
+
+    deinit {
+        transfer.abort()
+        transfer.download.abandon()
+    }
+}

@@ -1,0 +1,62 @@
+public import Foundation
+public import GatewayCore
+
+/// One HTTP request.
+public struct HTTPRequest: Sendable {
+    /// The body to send.
+    public enum Body: Sendable {
+        case none
+        case data(Data)
+        /// Streamed; `Content-Length` is sent when the stream knows its length.
+        case stream(ByteStream)
+    }
+
+    /// `GET`, `PUT`, `PROPFIND`, ...
+    public var method: String
+    /// The full URL (no credentials in it).
+    public var url: URL
+    /// The remote path the request concerns, for errors.
+    public var path: String
+    /// Extra headers.
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+    /// Follow redirects (GET only; never from https to http, never to another host with credentials).
+    public var followRedirects: Bool
+
+    /// Creates a request.
+    public init(method: String, url: URL, path: String, headers: [(name: String, value: String)] = [], body: Body = .none,
+                followRedirects: Bool = false) {
+        self.method = method
+        self.url = url
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.followRedirects = followRedirects
+    }
+}
+
+/// Status and headers of a response.
+public struct HTTPResponseHead: Sendable {
+    /// The status code of the final response.
+    public var status: Int
+    /// Headers by lower-case name (the last value wins).
+    public var headers: [String: String]
+
+    /// Creates a head.
+    public init(status: Int, headers: [String: String]) {
+        self.status = status
+        self.headers = headers
+    }
+
+    /// A header's value, by case-insensitive name.
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+
+    /// `true` for 2xx.
+    public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// `Retry-After` in seconds (the HTTP-date form is not used by the servers we meet).
+    public var retryAfter: Duration? {
+        header("retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { .seconds($0) }
+    }
+}

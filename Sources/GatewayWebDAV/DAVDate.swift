@@ -1,0 +1,76 @@
+import Foundation
+
+/// Dates in WebDAV properties: `getlastmodified` is an HTTP date (RFC 1123, e.g.
+/// `Sat, 21 Nov 2026 13:23:43 GMT`), `creationdate` is RFC 3339 (`2026-11-21T13:23:43Z`).
+/// Parsed by hand: listings of 100,000 entries parse 100,000 dates.
+enum DAVDate {
+    private static let months: [Substring: Int] = [
+        "Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "May": 5, "Jun": 6,
+        "Jul": 7, "Aug": 8, "Sep": 9, "Oct": 10, "Nov": 11, "Dec": 12,
+    ]
+
+    /// Parses an RFC 1123 date (also RFC 850's `Saturday, 21-Nov-26 13:23:43 GMT`).
+    static func http(_ text: String) -> Date? {
+        let parts = text.split(whereSeparator: { $0 == " " || $0 == "-" })
+        // ["Sat,", "21", "Nov", "2026", "13:23:43", "GMT"]
+        guard parts.count >= 5, let day = Int(parts[1]), let month = months[parts[2]], var year = Int(parts[3]) else {
+            return nil
+        }
+        if year < 100 { year += year < 70 ? 2000 : 1900 }
+        let clock = parts[4].split(separator: ":")
+        guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]) else { return nil }
+        return utc(year: year, month: month, day: day, hour: hour, minute: minute, second: second, fraction: 0, offset: 0)
+    }
+
+    /// Parses an RFC 3339 date-time, with optional fraction and offset.
+    static func rfc3339(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 19 else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                let byte = bytes[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19) else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if index < bytes.count, bytes[index] == 0x2E {
+            var scale = 0.1
+            index += 1
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                fraction += Double(bytes[index] - 0x30) * scale
+                scale /= 10
+                index += 1
+            }
+        }
+        var offset = 0
+        if index < bytes.count, bytes[index] == 0x2B || bytes[index] == 0x2D, index + 6 <= bytes.count,
+           let hours = number((index + 1)..<(index + 3)), let minutes = number((index + 4)..<(index + 6)) {
+            offset = (hours * 3600 + minutes * 60) * (bytes[index] == 0x2D ? -1 : 1)
+        }
+        return utc(year: year, month: month, day: day, hour: hour, minute: minute, second: second, fraction: fraction, offset: offset)
+    }
+
+    /// Days-from-civil (Howard Hinnant), so no calendar object is needed.
+    private static func utc(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, fraction: Double, offset: Int) -> Date? {
+        guard (1...12).contains(month), (1...31).contains(day), hour < 25, minute < 60, second < 61 else { return nil }
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+    }
+
+    /// Formats an HTTP date, for headers.
+    static func httpString(_ date: Date) -> String {
+        date.formatted(Date.VerbatimFormatStyle(format: "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT", locale: Locale(identifier: "en_US_POSIX"), timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
+    }
+}

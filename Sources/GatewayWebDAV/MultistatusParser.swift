@@ -1,0 +1,210 @@
+import CLibXML2
+import Foundation
+import GatewayCore
+
+/// One `DAV:response` of a 207 Multi-Status body: an href and the properties its successful
+/// `propstat` blocks carried (a 404 `propstat` for a property the server lacks is normal and ignored).
+struct DAVResource: Sendable, Equatable {
+    var href = ""
+    /// The response-level status, when the server gave one instead of `propstat`s (an error per item).
+    var status: Int?
+    var isCollection = false
+    var contentLength: Int64?
+    var lastModified: String?
+    var etag: String?
+    var contentType: String?
+    var creationDate: String?
+    var quotaAvailable: Int64?
+    var quotaUsed: Int64?
+    /// A server's error text for this item (`DAV:responsedescription`).
+    var description: String?
+}
+
+/// A streaming (SAX) parser for WebDAV 207 Multi-Status bodies, fed chunk by chunk as the response
+/// arrives, so memory stays flat for folders of any size.
+///
+/// Elements are matched by namespace URI (`DAV:`) and local name, never by prefix. Parsed responses
+/// collect in ``completed``; the caller drains them between chunks.
+final class MultistatusParser {
+    /// Responses parsed so far and not yet taken.
+    private(set) var completed: [DAVResource] = []
+
+    private var context: xmlParserCtxtPtr?
+    private var handler = xmlSAXHandler()
+    private var failure: String?
+    private var path: [String] = []          // DAV: local names of open elements ("" for other namespaces)
+    private var current: DAVResource?
+    private var propstat: DAVResource?        // properties of the propstat being read
+    private var propstatStatus: Int?
+    private var text = ""
+    private var capturing = false
+    private static let textLimit = 64 * 1024
+
+    init() {
+        handler.initialized = UInt32(XML_SAX2_MAGIC)
+        handler.startElementNs = { context, localName, _, uri, _, _, _, _, _ in
+            MultistatusParser.from(context).start(localName: localName, uri: uri)
+        }
+        handler.endElementNs = { context, localName, _, uri in
+            MultistatusParser.from(context).end(localName: localName, uri: uri)
+        }
+        handler.characters = { context, characters, length in
+            MultistatusParser.from(context).characters(characters, Int(length))
+        }
+        handler.serror = { context, error in
+            guard let context, let error else { return }
+            let parser = MultistatusParser.from(context)
+            if parser.failure == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue {
+                let message = error.pointee.message.map { String(cString: $0) } ?? "XML error"
+                parser.failure = "\(message.trimmingCharacters(in: .whitespacesAndNewlines)) (line \(error.pointee.line))"
+            }
+        }
+        let context = xmlCreatePushParserCtxt(&handler, Unmanaged.passUnretained(self).toOpaque(), nil, 0, nil)
+        // No network access and no entity expansion from a server's body.
+        xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue))
+        self.context = context
+    }
+
+    deinit { if let context { xmlFreeParserCtxt(context) } }
+
+    private static func from(_ pointer: UnsafeMutableRawPointer?) -> MultistatusParser {
+        Unmanaged<MultistatusParser>.fromOpaque(pointer!).takeUnretainedValue()
+    }
+
+    /// Parses the next chunk of the body.
+    ///
+    /// - Throws: ``FileProviderError/malformedResponse(path:detail:)`` for broken XML.
+    func feed(_ data: Data, path: String) throws {
+        guard let context else { return }
+        let result = data.withUnsafeBytes { buffer in
+            xmlParseChunk(context, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count), 0)
+        }
+        try check(result, path: path)
+    }
+
+    /// Tells the parser the body ended; throws if the document is incomplete or broken.
+    func finish(path: String) throws {
+        guard let context else { return }
+        let result = xmlParseChunk(context, nil, 0, 1)
+        try check(result, path: path)
+    }
+
+    /// Takes the responses parsed so far.
+    func drain() -> [DAVResource] {
+        defer { completed.removeAll(keepingCapacity: true) }
+        return completed
+    }
+
+    private func check(_ result: Int32, path: String) throws {
+        if let failure {
+            throw FileProviderError.malformedResponse(path: path, detail: "invalid XML in the server's answer: \(failure)")
+        }
+        if result != 0 {
+            throw FileProviderError.malformedResponse(path: path, detail: "invalid XML in the server's answer (libxml2 error \(result))")
+        }
+    }
+
+    // MARK: SAX events
+
+    private func start(localName: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?) {
+        let name = Self.davName(localName, uri)
+        let parent = path.last
+        path.append(name)
+        switch (parent, name) {
+        case (_, "response"):
+            current = DAVResource()
+        case ("response", "propstat"):
+            propstat = DAVResource()
+            propstatStatus = nil
+        case ("response", "href"), ("response", "status"), ("propstat", "status"), ("response", "responsedescription"):
+            beginText()
+        case ("resourcetype", "collection"):
+            propstat?.isCollection = true
+        case ("prop", _) where !name.isEmpty:
+            beginText()
+        default:
+            break
+        }
+    }
+
+    private func end(localName: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?) {
+        let name = path.popLast() ?? ""
+        let parent = path.last
+        switch (parent, name) {
+        case ("response", "href"):
+            current?.href = endText()
+        case ("response", "status"):
+            current?.status = Self.statusCode(endText())
+        case ("response", "responsedescription"):
+            current?.description = endText()
+        case ("propstat", "status"):
+            propstatStatus = Self.statusCode(endText())
+        case ("prop", "getcontentlength"):
+            propstat?.contentLength = Int64(endText().trimmingCharacters(in: .whitespacesAndNewlines))
+        case ("prop", "getlastmodified"):
+            propstat?.lastModified = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+        case ("prop", "getetag"):
+            propstat?.etag = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+        case ("prop", "getcontenttype"):
+            propstat?.contentType = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+        case ("prop", "creationdate"):
+            propstat?.creationDate = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+        case ("prop", "quota-available-bytes"):
+            propstat?.quotaAvailable = Int64(endText().trimmingCharacters(in: .whitespacesAndNewlines))
+        case ("prop", "quota-used-bytes"):
+            propstat?.quotaUsed = Int64(endText().trimmingCharacters(in: .whitespacesAndNewlines))
+        case ("prop", _):
+            _ = endText()
+        case ("response", "propstat"):
+            if let found = propstat, (200..<300).contains(propstatStatus ?? 200) { merge(found) }
+            propstat = nil
+        case (_, "response"):
+            if let current { completed.append(current) }
+            current = nil
+        default:
+            break
+        }
+    }
+
+    private func merge(_ found: DAVResource) {
+        guard current != nil else { return }
+        current!.isCollection = current!.isCollection || found.isCollection
+        current!.contentLength = found.contentLength ?? current!.contentLength
+        current!.lastModified = found.lastModified ?? current!.lastModified
+        current!.etag = found.etag ?? current!.etag
+        current!.contentType = found.contentType ?? current!.contentType
+        current!.creationDate = found.creationDate ?? current!.creationDate
+        current!.quotaAvailable = found.quotaAvailable ?? current!.quotaAvailable
+        current!.quotaUsed = found.quotaUsed ?? current!.quotaUsed
+    }
+
+    private func characters(_ characters: UnsafePointer<xmlChar>?, _ length: Int) {
+        guard capturing, let characters, text.utf8.count + length <= Self.textLimit else { return }
+        text += String(decoding: UnsafeBufferPointer(start: characters, count: length), as: UTF8.self)
+    }
+
+    private func beginText() {
+        text = ""
+        capturing = true
+    }
+
+    private func endText() -> String {
+        capturing = false
+        return text
+    }
+
+    /// The local name when the element is in the `DAV:` namespace, else an empty string.
+    private static func davName(_ localName: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> String {
+        guard let localName, let uri else { return "" }
+        // Compare the namespace without allocating: "DAV:" is 4 bytes plus the terminator.
+        let isDAV = uri[0] == 0x44 && uri[1] == 0x41 && uri[2] == 0x56 && uri[3] == 0x3A && uri[4] == 0
+        return isDAV ? String(cString: localName) : ""
+    }
+
+    /// `HTTP/1.1 404 Not Found` gives 404.
+    static func statusCode(_ line: String) -> Int? {
+        let parts = line.split(separator: " ")
+        guard parts.count >= 2 else { return nil }
+        return Int(parts[1])
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+public import GatewayCore
+import GatewayTransport
+
+extension WebDAVProvider {
+    /// The `webdav` type for config files.
+    public static let descriptor = ProviderDescriptor(
+        type: WebDAVProvider.type,
+        summary: "A WebDAV server (RFC 4918): Apache mod_dav, nginx, Nextcloud, ownCloud, and others.",
+        keys: [
+            ConfigKey("url", .string, required: true, summary: "server URL the remote is rooted at, http:// or https:// (no credentials in it)"),
+            ConfigKey("user", .string, summary: "user name for Basic or Digest authentication"),
+            ConfigKey("password", .string, secret: true, summary: "password for Basic or Digest authentication"),
+            ConfigKey("bearer_token", .string, secret: true, summary: "token sent as Authorization: Bearer (instead of user/password)"),
+            ConfigKey("vendor", .string, default: "other", summary: "server flavour: other, nextcloud or owncloud (enables modification times)"),
+            ConfigKey("max_connections", .integer, default: "4", summary: "most requests at once (and idle connections kept)"),
+            ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect"),
+            ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a transfer may move no data before it fails"),
+            ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust"),
+            ConfigKey("insecure_tls", .boolean, default: "false", summary: "skip TLS certificate checks (testing only; logged as a warning)"),
+        ],
+        validate: validate,
+        make: { remote, context in
+            let url = URL(string: remote.string("url") ?? "")!
+            let configuration = HTTPClientConfiguration(
+                baseURL: url,
+                remoteName: remote.name,
+                user: remote.string("user"),
+                password: try remote.secret("password", environment: context.environment),
+                bearerToken: try remote.secret("bearer_token", environment: context.environment),
+                maxConnections: remote.integer("max_connections") ?? 4,
+                connectTimeout: .milliseconds(Int64((remote.number("connect_timeout") ?? 15) * 1000)),
+                idleTimeout: .milliseconds(Int64((remote.number("idle_timeout") ?? 60) * 1000)),
+                caFile: remote.string("ca_file"),
+                insecureTLS: remote.boolean("insecure_tls") ?? false
+            )
+            return WebDAVProvider(configuration: configuration, vendor: Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other,
+                                  logger: context.logger)
+        }
+    )
+
+    private static func validate(_ remote: RemoteConfiguration) -> [ProviderDescriptor.Problem] {
+        var problems: [ProviderDescriptor.Problem] = []
+        if let text = remote.string("url") {
+            if let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil {
+                if url.user != nil || url.password != nil {
+                    problems.append(.init(key: "url", message: "key \"url\" must not contain credentials; use \"user\" and \"password\""))
+                }
+            } else {
+                problems.append(.init(key: "url", message: "key \"url\" must be an http:// or https:// URL with a host"))
+            }
+        }
+        if let vendor = remote.string("vendor"), Vendor(rawValue: vendor) == nil {
+            let names = Vendor.allCases.map(\.rawValue)
+            problems.append(.init(key: "vendor", message: "key \"vendor\" must be one of \(names.joined(separator: ", "))\(Suggestion.didYouMean(vendor, in: names))"))
+        }
+        if let connections = remote.integer("max_connections"), !(1...64).contains(connections) {
+            problems.append(.init(key: "max_connections", message: "key \"max_connections\" must be between 1 and 64"))
+        }
+        for key in ["connect_timeout", "idle_timeout"] {
+            if let seconds = remote.number(key), seconds <= 0 {
+                problems.append(.init(key: key, message: "key \"\(key)\" must be a number of seconds above 0"))
+            }
+        }
+        let hasPassword = remote.values.keys.contains { $0.hasPrefix("password") }
+        let hasToken = remote.values.keys.contains { $0.hasPrefix("bearer_token") }
+        if hasPassword && hasToken {
+            problems.append(.init(key: "bearer_token", message: "use either user/password or bearer_token, not both"))
+        }
+        if hasPassword && remote.string("user") == nil {
+            problems.append(.init(key: "user", message: "a password needs a \"user\""))
+        }
+        return problems
+    }
+}

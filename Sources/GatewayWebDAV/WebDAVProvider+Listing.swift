@@ -1,0 +1,141 @@
+import Foundation
+public import GatewayCore
+import GatewayTransport
+
+extension WebDAVProvider {
+    /// The properties every PROPFIND asks for: an explicit, minimal list.
+    static let propfindBody = Data("""
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/><D:getcontentlength/><D:getlastmodified/>\
+        <D:getetag/><D:getcontenttype/><D:creationdate/></D:prop></D:propfind>
+        """.utf8)
+
+    static let quotaBody = Data("""
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:propfind xmlns:D="DAV:"><D:prop><D:quota-available-bytes/><D:quota-used-bytes/></D:prop></D:propfind>
+        """.utf8)
+
+    static let xmlContentType = (name: "Content-Type", value: "application/xml; charset=utf-8")
+
+    /// Sends a PROPFIND and returns the streamed 207 body; maps other answers to errors.
+    func propfind(_ path: String, depth: String, body: Data, folder: Bool) async throws -> ByteStream {
+        var url = paths.url(path, folder: folder)
+        for _ in 0..<3 {
+            let request = HTTPRequest(method: "PROPFIND", url: url, path: path,
+                                      headers: [Self.xmlContentType, (name: "Depth", value: depth)], body: .data(body))
+            let (head, stream) = try await client.stream(request)
+            switch head.status {
+            case 207:
+                return stream
+            case 301, 302, 307, 308:
+                // A collection asked for without its trailing slash: follow within this server only.
+                guard let location = head.header("location"), let target = URL(string: location, relativeTo: url)?.absoluteURL,
+                      target.host == url.host, target.scheme == url.scheme else {
+                    throw failure(head, body: try await stream.collect(limit: 1 << 16), path: path)
+                }
+                url = target
+            default:
+                throw failure(head, body: (try? await stream.collect(limit: 1 << 16)) ?? Data(), path: path)
+            }
+        }
+        throw FileProviderHTTPError(statusCode: 310, path: path, serverText: "too many redirects")
+    }
+
+    /// Turns a parsed response into a ``FileObject`` (nil when the href lies outside the remote).
+    func fileObject(_ resource: DAVResource, requestPath: String) -> FileObject? {
+        guard let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
+        let modified = resource.lastModified.flatMap(DAVDate.http)
+        let version = resource.etag ?? resource.lastModified.map { "lm:\($0)" }
+        var extra: [String: String] = [:]
+        if let etag = resource.etag { extra["etag"] = etag }
+        return FileObject(
+            path: path,
+            type: resource.isCollection ? .directory : .file,
+            size: resource.isCollection ? nil : resource.contentLength,
+            creationDate: resource.creationDate.flatMap(DAVDate.rfc3339),
+            modificationDate: modified,
+            contentType: resource.isCollection ? nil : resource.contentType,
+            versionTag: version,
+            extraProperties: extra
+        )
+    }
+
+    public func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing {
+        let folder: String
+        do {
+            folder = try RemotePath.normalize(path)
+        } catch {
+            return DirectoryListing(path: path, failure: error)
+        }
+        let pageSize = max(1, pageSize)
+        return DirectoryListing(path: folder) { [self] in
+            var body: ByteStream.AsyncIterator?
+            var parser: MultistatusParser?
+            var finished = false
+            return {
+                if parser == nil {
+                    let stream = try await self.propfind(folder, depth: "1", body: Self.propfindBody, folder: true)
+                    body = stream.makeAsyncIterator()
+                    parser = MultistatusParser()
+                }
+                guard let activeParser = parser, !finished else { return nil }
+                var entries: [FileObject] = []
+                var sawSelf = false
+                while true {
+                    for resource in activeParser.drain() {
+                        guard resource.status.map({ (200..<300).contains($0) }) ?? true,
+                              let item = self.fileObject(resource, requestPath: folder) else { continue }
+                        if item.path == folder {
+                            sawSelf = true
+                            if !item.isDirectory { throw CocoaError.posix(ENOTDIR, path: folder, remote: self.name) }
+                            continue
+                        }
+                        entries.append(item)
+                    }
+                    if entries.count >= pageSize { return ListingPage(entries: entries, isLast: false) }
+                    guard let chunk = try await body!.next() else {
+                        try activeParser.finish(path: folder)
+                        entries += activeParser.drain().compactMap { resource in
+                            guard resource.status.map({ (200..<300).contains($0) }) ?? true,
+                                  let item = self.fileObject(resource, requestPath: folder), item.path != folder else { return nil }
+                            return item
+                        }
+                        finished = true
+                        _ = sawSelf
+                        return ListingPage(entries: entries, isLast: true)
+                    }
+                    try activeParser.feed(chunk, path: folder)
+                }
+            }
+        }
+    }
+
+    public func attributesOfItem(path: String) async throws -> FileObject {
+        let remote = try RemotePath.normalize(path)
+        let parser = MultistatusParser()
+        for try await chunk in try await propfind(remote, depth: "0", body: Self.propfindBody, folder: remote == "/") {
+            try parser.feed(chunk, path: remote)
+        }
+        try parser.finish(path: remote)
+        let items = parser.drain().compactMap { fileObject($0, requestPath: remote) }
+        guard let item = items.first(where: { $0.path == remote }) ?? items.first else {
+            throw FileProviderError.malformedResponse(path: remote, detail: "the server's answer did not describe the item")
+        }
+        return item
+    }
+
+    public func storageProperties(path: String) async throws -> VolumeObject {
+        let remote = try RemotePath.normalize(path)
+        let parser = MultistatusParser()
+        for try await chunk in try await propfind(remote, depth: "0", body: Self.quotaBody, folder: true) {
+            try parser.feed(chunk, path: remote)
+        }
+        try parser.finish(path: remote)
+        guard let resource = parser.drain().first, resource.quotaAvailable != nil || resource.quotaUsed != nil else {
+            throw FileProviderError.unsupported(operation: "reporting quota (the server sends no RFC 4331 quota properties)", path: remote)
+        }
+        var total: Int64?
+        if let available = resource.quotaAvailable, let used = resource.quotaUsed { total = available + used }
+        return VolumeObject(totalCapacity: total, availableCapacity: resource.quotaAvailable, usedCapacity: resource.quotaUsed)
+    }
+}

@@ -1,0 +1,121 @@
+public import Foundation
+public import GatewayCore
+import GatewayTransport
+
+extension WebDAVProvider {
+    public func createFolder(path: String, withIntermediateDirectories: Bool) async throws {
+        let remote = try RemotePath.normalize(path)
+        guard remote != "/" else {
+            if withIntermediateDirectories { return }
+            throw existsError(remote)
+        }
+        if !withIntermediateDirectories, try await existingItem(remote) != nil {
+            // Checked first: some servers answer MKCOL on an existing folder with success.
+            throw existsError(remote)
+        }
+        for attempt in 0..<2 {
+            let (head, body) = try await send("MKCOL", remote, folder: true)
+            switch head.status {
+            case 200..<300:
+                return
+            case 405:
+                // Something exists there already.
+                guard withIntermediateDirectories, let existing = try await existingItem(remote), existing.isDirectory else {
+                    throw existsError(remote)
+                }
+                return
+            case 409 where withIntermediateDirectories && attempt == 0:
+                try await createFolder(path: RemotePath.parent(of: remote), withIntermediateDirectories: true)
+            default:
+                throw failure(head, body: body, path: remote)
+            }
+        }
+    }
+
+    public func moveItem(path: String, to destination: String, overwrite: Bool) async throws {
+        try await transfer("MOVE", path, to: destination, overwrite: overwrite)
+    }
+
+    public func copyItem(path: String, to destination: String, overwrite: Bool, progress: TransferProgress?) async throws {
+        try progress.checkCancellation()
+        try await transfer("COPY", path, to: destination, overwrite: overwrite)
+        progress?.addFile()
+    }
+
+    /// COPY or MOVE on the server, with an absolute, encoded `Destination`.
+    private func transfer(_ method: String, _ path: String, to destination: String, overwrite: Bool) async throws {
+        let source = try RemotePath.normalize(path)
+        let target = try RemotePath.normalize(destination)
+        guard source != "/" else { throw FileProviderError.invalidPath(path: source, reason: "cannot \(method.lowercased()) the remote's root") }
+        if source == target {
+            if method == "MOVE" { return }
+            throw FileProviderError.invalidPath(path: target, reason: "cannot copy an item onto itself")
+        }
+        if target.hasPrefix(source + "/") {
+            throw FileProviderError.invalidPath(path: target, reason: "cannot \(method.lowercased()) a folder into itself")
+        }
+        var headers: [(name: String, value: String)] = [
+            (name: "Destination", value: paths.url(target).absoluteString),
+            (name: "Overwrite", value: overwrite ? "T" : "F"),
+        ]
+        if method == "COPY" { headers.append((name: "Depth", value: "infinity")) }
+        let (head, body) = try await send(method, source, headers: headers)
+        switch head.status {
+        case 207:
+            if let itemFailure = try firstFailure(inMultistatus: body, path: source) { throw itemFailure }
+        case 200..<300:
+            return
+        case 412:
+            throw existsError(target)
+        default:
+            // Servers differ in how they report a missing source (404, 403, 409): look.
+            if head.status != 404, try await existingItem(source) == nil {
+                throw FileProviderHTTPError(statusCode: 404, path: source, serverText: "no such item")
+            }
+            throw failure(head, body: body, path: head.status == 409 ? target : source)
+        }
+    }
+
+    public func removeItem(path: String, recursive: Bool) async throws {
+        let remote = try RemotePath.normalize(path)
+        guard remote != "/" else {
+            throw FileProviderError.invalidPath(path: remote, reason: "refusing to remove the remote's root")
+        }
+        var folder = false
+        if !recursive {
+            // DELETE on a collection is always recursive in WebDAV: check emptiness first.
+            let item = try await attributesOfItem(path: remote)
+            folder = item.isDirectory
+            if folder {
+                var pages = contentsOfDirectory(path: remote, pageSize: 1).makeAsyncIterator()
+                if let page = try await pages.next(), !page.entries.isEmpty {
+                    throw CocoaError.posix(ENOTEMPTY, path: remote, remote: name, writing: true)
+                }
+            }
+        }
+        let (head, body) = try await send("DELETE", remote, folder: folder)
+        switch head.status {
+        case 207:
+            if let itemFailure = try firstFailure(inMultistatus: body, path: remote) { throw itemFailure }
+        case 200..<300:
+            logger.debug("deleted", metadata: ["path": .string(remote)])
+        default:
+            throw failure(head, body: body, path: remote)
+        }
+    }
+
+    public func setModificationDate(_ date: Date, path: String) async throws {
+        let remote = try RemotePath.normalize(path)
+        guard vendor != .other else {
+            throw FileProviderError.unsupported(operation: "setting modification times (plain WebDAV has no way to)", path: remote)
+        }
+        // Nextcloud and ownCloud accept DAV:lastmodified as a Unix time in PROPPATCH.
+        let body = Data("""
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:lastmodified>\(Int64(date.timeIntervalSince1970))</d:lastmodified></d:prop></d:set></d:propertyupdate>
+            """.utf8)
+        let (head, response) = try await send("PROPPATCH", remote, headers: [Self.xmlContentType], body: .data(body))
+        guard head.isSuccess else { throw failure(head, body: response, path: remote) }
+        if head.status == 207, let itemFailure = try firstFailure(inMultistatus: response, path: remote) { throw itemFailure }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+public import GatewayCore
+import GatewayTransport
+
+extension WebDAVProvider {
+    public func readStream(path: String, options: ReadOptions) async throws -> ByteStream {
+        let remote = try RemotePath.normalize(path)
+        guard options.offset >= 0, (options.length ?? 0) >= 0 else {
+            throw FileProviderError.invalidPath(path: remote, reason: "negative offset or length")
+        }
+        if let expected = options.ifVersion {
+            // Compared here (weak ETags never pass a strong If-Match, yet they name a version).
+            let current = try await attributesOfItem(path: remote)
+            guard current.versionTag == expected else {
+                throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: current.versionTag)
+            }
+        }
+        if options.length == 0 { return ByteStream(data: Data()) }
+        var headers: [(name: String, value: String)] = []
+        if options.offset > 0 || options.length != nil {
+            let end = options.length.map { String(options.offset + $0 - 1) } ?? ""
+            headers.append((name: "Range", value: "bytes=\(options.offset)-\(end)"))
+        }
+        if let expected = options.ifVersion, !expected.hasPrefix("W/"), !expected.hasPrefix("lm:") {
+            headers.append((name: "If-Match", value: expected))
+        }
+        var url = paths.url(remote)
+        for _ in 0..<5 {
+            let (head, body) = try await client.stream(HTTPRequest(method: "GET", url: url, path: remote, headers: headers))
+            switch head.status {
+            case 200:
+                // The server ignored the range: skip and cut here.
+                let length = head.header("content-length").flatMap { Int64($0) }
+                return RangeCutter.cut(body, skip: options.offset, limit: options.length, totalLength: length, path: remote)
+            case 206:
+                return body
+            case 416:
+                return ByteStream(data: Data())
+            case 301, 302, 303, 307, 308:
+                guard let location = head.header("location"), let target = URL(string: location, relativeTo: url)?.absoluteURL else {
+                    throw failure(head, body: Data(), path: remote)
+                }
+                if target.absoluteString == url.absoluteString + "/" {
+                    throw CocoaError.posix(EISDIR, path: remote, remote: name)
+                }
+                // Same scheme (never https to http) and same host only.
+                guard target.scheme == url.scheme, target.host == url.host else {
+                    throw failure(head, body: Data(), path: remote)
+                }
+                url = target
+            case 412:
+                throw FileProviderError.versionMismatch(path: remote, expected: options.ifVersion ?? "", actual: nil)
+            default:
+                throw failure(head, body: (try? await body.collect(limit: 1 << 16)) ?? Data(), path: remote)
+            }
+        }
+        throw FileProviderHTTPError(statusCode: 310, path: remote, serverText: "too many redirects")
+    }
+}
+
+/// Applies a byte range on the client when a server sends the whole file.
+enum RangeCutter {
+    static func cut(_ body: ByteStream, skip: Int64, limit: Int64?, totalLength: Int64?, path: String) -> ByteStream {
+        if skip == 0 && limit == nil { return body }
+        let cutter = Cutter(body: body, skip: skip, limit: limit)
+        var expected: Int64?
+        if let totalLength {
+            let available = max(0, totalLength - skip)
+            expected = limit.map { min($0, available) } ?? available
+        }
+        return ByteStream(expectedLength: expected) { try await cutter.next() }
+    }
+
+    /// Skips `skip` bytes, then delivers at most `limit`. Used by one consumer at a time.
+    private final class Cutter: @unchecked Sendable {
+        private var iterator: ByteStream.AsyncIterator
+        private var toSkip: Int64
+        private var remaining: Int64
+
+        init(body: ByteStream, skip: Int64, limit: Int64?) {
+            iterator = body.makeAsyncIterator()
+            toSkip = skip
+            remaining = limit ?? .max
+        }
+
+        func next() async throws -> Data? {
+            while remaining > 0 {
+                guard var chunk = try await iterator.next() else { return nil }
+                if toSkip > 0 {
+                    let dropped = min(Int64(chunk.count), toSkip)
+                    toSkip -= dropped
+                    chunk = Data(chunk.dropFirst(Int(dropped)))
+                    if chunk.isEmpty { continue }
+                }
+                if Int64(chunk.count) > remaining { chunk = Data(chunk.prefix(Int(remaining))) }
+                remaining -= Int64(chunk.count)
+                return chunk
+            }
+            return nil
+        }
+    }
+}

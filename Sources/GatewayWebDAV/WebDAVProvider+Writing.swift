@@ -1,0 +1,118 @@
+import Foundation
+public import GatewayCore
+import GatewayTransport
+import Synchronization
+
+extension WebDAVProvider {
+    public func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        let remote = try RemotePath.normalize(path)
+        guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
+        if !options.overwrite || options.ifVersion != nil {
+            let existing = try await existingItem(remote)
+            if let existing, existing.isDirectory { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
+            if existing != nil, !options.overwrite { throw existsError(remote) }
+            if let expected = options.ifVersion, existing?.versionTag != expected {
+                throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: existing?.versionTag)
+            }
+        }
+        let target = options.atomically
+            ? RemotePath.parent(of: remote).appendingPathComponentRemote(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
+            : remote
+        let counter = ByteCounter()
+        let progress = options.progress
+        let iterator = IteratorBox(stream)
+        let counted = ByteStream(expectedLength: stream.expectedLength) {
+            try progress.checkCancellation()
+            guard let chunk = try await iterator.next() else { return nil }
+            counter.add(chunk.count)
+            progress?.addBytes(Int64(chunk.count))
+            return chunk
+        }
+        var headers: [(name: String, value: String)] = []
+        if let date = options.modificationDate, vendor != .other {
+            headers.append((name: "X-OC-Mtime", value: String(Int64(date.timeIntervalSince1970))))
+        }
+        if let expected = options.ifVersion, !options.atomically, !expected.hasPrefix("W/"), !expected.hasPrefix("lm:") {
+            headers.append((name: "If-Match", value: expected))
+        }
+        do {
+            let (head, body) = try await send("PUT", target, headers: headers, body: .stream(counted))
+            guard head.isSuccess else {
+                if head.status == 412 { throw FileProviderError.versionMismatch(path: remote, expected: options.ifVersion ?? "", actual: nil) }
+                throw failure(head, body: body, path: remote)
+            }
+            let written = counter.value
+            if let expected = options.expectedSize ?? stream.expectedLength, expected != written {
+                throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
+            }
+            if options.atomically { try await commit(target, to: remote, overwrite: options.overwrite) }
+            logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written)])
+            // The server's own description (version tag, dates) of what now stands there.
+            if let stored = try? await attributesOfItem(path: remote) { return stored }
+            return FileObject(path: remote, type: .file, size: written, modificationDate: options.modificationDate)
+        } catch {
+            if options.atomically || error is FileProviderError { await discard(target) }
+            throw error
+        }
+    }
+
+    /// The item at `path`, or `nil` when there is none.
+    func existingItem(_ path: String) async throws -> FileObject? {
+        do {
+            return try await attributesOfItem(path: path)
+        } catch where error.failureKind == .notFound {
+            return nil
+        }
+    }
+
+    /// Renames a finished temporary upload to its final name.
+    private func commit(_ temporary: String, to remote: String, overwrite: Bool) async throws {
+        let (head, body) = try await send("MOVE", temporary, headers: [
+            (name: "Destination", value: paths.url(remote).absoluteString),
+            (name: "Overwrite", value: overwrite ? "T" : "F"),
+        ])
+        switch head.status {
+        case 200..<300 where head.status != 207:
+            return
+        case 412:
+            throw existsError(remote)
+        default:
+            throw failure(head, body: body, path: remote)
+        }
+    }
+
+    /// Removes a temporary or partial upload, even when the calling task was cancelled. Some servers
+    /// finish writing an aborted upload only after they notice the dropped connection, so the removal
+    /// is checked and repeated for a few seconds.
+    func discard(_ path: String) async {
+        await Task { [self] in
+            for attempt in 1...10 {
+                _ = try? await send("DELETE", path)
+                try? await Task.sleep(for: .milliseconds(50 * attempt))
+                if (try? await existingItem(path)) == .some(nil) { return }
+            }
+            logger.warning("could not remove a temporary upload", metadata: ["path": .string(path)])
+        }.value
+    }
+}
+
+extension String {
+    /// `"/a"` + `"b"` gives `"/a/b"`; the root gives `"/b"`.
+    func appendingPathComponentRemote(_ component: String) -> String {
+        self == "/" ? "/" + component : self + "/" + component
+    }
+}
+
+/// Counts bytes handed to the network.
+private final class ByteCounter: Sendable {
+    private let count = Mutex<Int64>(0)
+    func add(_ bytes: Int) { count.withLock { $0 += Int64(bytes) } }
+    var value: Int64 { count.withLock { $0 } }
+}
+
+/// Holds a stream's iterator for the single consumer of the wrapping stream.
+private final class IteratorBox: @unchecked Sendable {
+    private var iterator: ByteStream.AsyncIterator
+    init(_ stream: ByteStream) { iterator = stream.makeAsyncIterator() }
+    func next() async throws -> Data? { try await iterator.next() }
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Starts (or stops) Apache httpd with mod_dav on 127.0.0.1 for the tests, the demo and the benchmark.
+#   apache-webdav.sh start STATE_DIR PORT   -> prints the WebDAV URL
+#   apache-webdav.sh stop STATE_DIR
+# Basic auth: user "gateway", password "gateway-test" (test-only credentials).
+set -euo pipefail
+action=$1
+state=$2
+conf="$state/apache/httpd.conf"
+
+case "$action" in
+start)
+    port=$3
+    mkdir -p "$state/apache/logs" "$state/apache/run" "$state/apache/lock" "$state/webdav-apache"
+    chown -R www-data:www-data "$state/webdav-apache" "$state/apache/lock"
+    htpasswd -cb "$state/apache/users" gateway gateway-test >/dev/null 2>&1
+    modules=/usr/lib/apache2/modules
+    cat > "$conf" <<CONF
+ServerRoot "$state/apache"
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile "$state/apache/run/httpd.pid"
+ErrorLog "$state/apache/logs/error.log"
+LogLevel warn
+User www-data
+Group www-data
+LoadModule mpm_event_module $modules/mod_mpm_event.so
+LoadModule authz_core_module $modules/mod_authz_core.so
+LoadModule authn_core_module $modules/mod_authn_core.so
+LoadModule authn_file_module $modules/mod_authn_file.so
+LoadModule authz_user_module $modules/mod_authz_user.so
+LoadModule auth_basic_module $modules/mod_auth_basic.so
+LoadModule alias_module $modules/mod_alias.so
+LoadModule dav_module $modules/mod_dav.so
+LoadModule dav_fs_module $modules/mod_dav_fs.so
+LoadModule mime_module $modules/mod_mime.so
+TypesConfig /etc/mime.types
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 30
+StartServers 2
+ThreadsPerChild 25
+MaxRequestWorkers 100
+DavLockDB "$state/apache/lock/DavLock"
+Alias /dav "$state/webdav-apache"
+<Directory "$state/webdav-apache">
+    Dav On
+    AuthType Basic
+    AuthName "gateway tests"
+    AuthUserFile "$state/apache/users"
+    Require valid-user
+    Options None
+    AllowOverride None
+</Directory>
+CONF
+    /usr/sbin/apache2 -f "$conf" -k start
+    for _ in $(seq 1 50); do
+        if curl -s -o /dev/null -u gateway:gateway-test -X PROPFIND -H "Depth: 0" "http://127.0.0.1:$port/dav/"; then
+            echo "http://127.0.0.1:$port/dav/"
+            exit 0
+        fi
+        sleep 0.1
+    done
+    echo "apache did not start; see $state/apache/logs/error.log" >&2
+    cat "$state/apache/logs/error.log" >&2 || true
+    exit 1
+    ;;
+stop)
+    if [ -f "$conf" ]; then /usr/sbin/apache2 -f "$conf" -k stop 2>/dev/null || true; fi
+    ;;
+*)
+    echo "usage: $0 start STATE_DIR PORT | stop STATE_DIR" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Starts or stops every server the tests, the demo and the benchmark use, all on 127.0.0.1:
+#   test-servers.sh start   -> writes $GATEWAY_TEST_STATE/env (source it) and prints it
+#   test-servers.sh stop
+# Servers: Apache httpd + mod_dav (Basic auth) and `rclone serve webdav`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+case "${1:-}" in
+start)
+    bash scripts/test-servers.sh stop >/dev/null 2>&1 || true
+    rm -rf "$state"
+    mkdir -p "$state"
+    apache_url=$(bash scripts/servers/apache-webdav.sh start "$state" "$(free_port)")
+    rclone_url=$(bash scripts/servers/rclone-webdav.sh start "$state" "$(free_port)")
+    cat > "$state/env" <<ENV
+export GATEWAY_TEST_WEBDAV_APACHE_URL=$apache_url
+export GATEWAY_TEST_WEBDAV_RCLONE_URL=$rclone_url
+export GATEWAY_TEST_WEBDAV_USER=gateway
+export GATEWAY_TEST_WEBDAV_PASSWORD=gateway-test
+ENV
+    cat "$state/env"
+    ;;
+stop)
+    bash scripts/servers/apache-webdav.sh stop "$state" || true
+    bash scripts/servers/rclone-webdav.sh stop "$state" || true
+    ;;
+*)
+    echo "usage: $0 start|stop" >&2
+    exit 2
+    ;;
+esac
