@@ -93,6 +93,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "GatewayWebDAVTests",
+            dependencies: ["GatewayWebDAV", "StorageGateway"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "GatewayCLITests",
             dependencies: ["gateway", "StorageGateway"],
             swiftSettings: strict

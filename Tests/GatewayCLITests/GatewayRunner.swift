@@ -28,7 +28,7 @@ struct GatewayRunner: Sendable {
 
     init(workingDirectory: String, configHome: String) {
         self.workingDirectory = workingDirectory
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") }
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") || $0.key.hasPrefix("GATEWAY_TEST_") }
         environment["XDG_CONFIG_HOME"] = configHome
         self.environment = environment
     }

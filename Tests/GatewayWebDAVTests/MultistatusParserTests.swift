@@ -1,0 +1,179 @@
+import Foundation
+import GatewayCore
+@testable import GatewayWebDAV
+import Testing
+
+/// The 207 parser on captured bodies: different prefixes, default namespaces, several propstats,
+/// missing properties, odd hrefs, broken XML.
+@Suite("WebDAV multistatus parser")
+struct MultistatusParserTests {
+    func parse(_ xml: String, chunkSize: Int = 7) throws -> [DAVResource] {
+        let parser = MultistatusParser()
+        let data = Data(xml.utf8)
+        var index = 0
+        var all: [DAVResource] = []
+        while index < data.count {
+            let end = min(index + chunkSize, data.count)
+            try parser.feed(data.subdata(in: index..<end), path: "/")
+            all += parser.drain()
+            index = end
+        }
+        try parser.finish(path: "/")
+        return all + parser.drain()
+    }
+
+    @Test("Apache mod_dav: D: prefix plus lp1: for live properties, 404 propstat ignored")
+    func apache() throws {
+        let body = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:multistatus xmlns:D="DAV:">
+        <D:response xmlns:lp1="DAV:" xmlns:lp2="http://apache.org/dav/props/">
+        <D:href>/dav/a%20b/</D:href>
+        <D:propstat><D:prop><lp1:resourcetype><D:collection/></lp1:resourcetype>
+        <lp1:getlastmodified>Sat, 21 Nov 2026 13:23:43 GMT</lp1:getlastmodified>
+        <lp1:getetag>W/"1000-660c94508c40a"</lp1:getetag></D:prop>
+        <D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+        <D:propstat><D:prop><D:getcontenttype/><D:getcontentlength/></D:prop>
+        <D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>
+        </D:response>
+        <D:response xmlns:lp1="DAV:">
+        <D:href>/dav/a%20b/file%231.txt</D:href>
+        <D:propstat><D:prop><lp1:resourcetype/><lp1:getcontentlength>6</lp1:getcontentlength>
+        <D:getcontenttype>text/plain</D:getcontenttype><lp1:getetag>"6-660c9526b552d"</lp1:getetag>
+        <lp1:creationdate>2026-11-21T13:27:27Z</lp1:creationdate></D:prop>
+        <D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+        </D:response>
+        </D:multistatus>
+        """
+        for chunk in [1, 7, 4096] {
+            let resources = try parse(body, chunkSize: chunk)
+            #expect(resources.count == 2)
+            #expect(resources[0].isCollection)
+            #expect(resources[0].etag == #"W/"1000-660c94508c40a""#)
+            #expect(resources[0].contentLength == nil, "a 404 propstat contributes nothing")
+            #expect(resources[0].lastModified == "Sat, 21 Nov 2026 13:23:43 GMT")
+            #expect(resources[1].href == "/dav/a%20b/file%231.txt")
+            #expect(!resources[1].isCollection)
+            #expect(resources[1].contentLength == 6)
+            #expect(resources[1].contentType == "text/plain")
+            #expect(resources[1].creationDate == "2026-11-21T13:27:27Z")
+        }
+    }
+
+    @Test("default namespace, no prefixes; other prefixes for DAV:; foreign elements ignored")
+    func namespaces() throws {
+        let body = """
+        <multistatus xmlns="DAV:" xmlns:x="http://example.com/ns"><response><href>http://h:8080/r/x.bin</href>
+        <propstat><prop><getcontentlength>42</getcontentlength><x:getcontentlength>999</x:getcontentlength>
+        <resourcetype/></prop><status>HTTP/1.1 200 OK</status></propstat></response>
+        <zz:response xmlns:zz="DAV:"><zz:href>/r/sub/</zz:href><zz:propstat><zz:prop><zz:resourcetype><zz:collection/></zz:resourcetype>
+        </zz:prop><zz:status>HTTP/1.1 200 OK</zz:status></zz:propstat></zz:response>
+        <D:response xmlns:D="urn:not-dav"><D:href>/ignored</D:href></D:response>
+        </multistatus>
+        """
+        let resources = try parse(body)
+        #expect(resources.count == 2)
+        #expect(resources[0].href == "http://h:8080/r/x.bin")
+        #expect(resources[0].contentLength == 42, "the x: element in another namespace must not override")
+        #expect(resources[1].isCollection)
+    }
+
+    @Test("properties split across several propstats, response-level error status, quota")
+    func propstatsAndErrors() throws {
+        let body = """
+        <d:multistatus xmlns:d="DAV:">
+        <d:response><d:href>/a</d:href>
+        <d:propstat><d:prop><d:getetag>"e1"</d:getetag></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>
+        <d:propstat><d:prop><d:getlastmodified>Mon, 02 Jan 2006 15:04:05 GMT</d:getlastmodified></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>
+        <d:propstat><d:prop><d:getcontentlength>5</d:getcontentlength></d:prop><d:status>HTTP/1.1 403 Forbidden</d:status></d:propstat>
+        </d:response>
+        <d:response><d:href>/locked</d:href><d:status>HTTP/1.1 423 Locked</d:status>
+        <d:responsedescription>The resource is locked</d:responsedescription></d:response>
+        <d:response><d:href>/</d:href><d:propstat><d:prop><d:quota-available-bytes>1000</d:quota-available-bytes>
+        <d:quota-used-bytes>24</d:quota-used-bytes></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>
+        </d:multistatus>
+        """
+        let resources = try parse(body)
+        #expect(resources.count == 3)
+        #expect(resources[0].etag == "\"e1\"")
+        #expect(resources[0].lastModified == "Mon, 02 Jan 2006 15:04:05 GMT")
+        #expect(resources[0].contentLength == nil)
+        #expect(resources[1].status == 423)
+        #expect(resources[1].description == "The resource is locked")
+        #expect(resources[2].quotaAvailable == 1000)
+        #expect(resources[2].quotaUsed == 24)
+    }
+
+    @Test("broken XML is a clear error, never a crash", arguments: [
+        "<D:multistatus xmlns:D=\"DAV:\"><D:response><D:href>/a</D:href>",
+        "<D:multistatus xmlns:D=\"DAV:\"><D:response></D:multistatus>",
+        "not xml at all",
+        "<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><x>&e;</x>",
+        "",
+    ])
+    func brokenXML(body: String) {
+        do {
+            let resources = try parse(body)
+            // Only the entity case may parse; it must not have read the file.
+            #expect(!resources.contains { $0.href.contains("root:") })
+            #expect(body.contains("ENTITY"), "broken XML must be rejected: \(body)")
+        } catch let error as FileProviderError {
+            #expect(error.failureKind == .malformedResponse)
+            #expect(error.description.contains("invalid XML"))
+        } catch {
+            Issue.record("unexpected error type: \(error)")
+        }
+    }
+
+    @Test("a large listing parses with flat memory, one chunk at a time")
+    func largeListing() throws {
+        let parser = MultistatusParser()
+        try parser.feed(Data(#"<?xml version="1.0"?><D:multistatus xmlns:D="DAV:">"#.utf8), path: "/")
+        var count = 0
+        for index in 0..<20_000 {
+            let item = "<D:response><D:href>/f\(index)</D:href><D:propstat><D:prop><D:getcontentlength>\(index)</D:getcontentlength></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>"
+            try parser.feed(Data(item.utf8), path: "/")
+            count += parser.drain().count
+        }
+        try parser.feed(Data("</D:multistatus>".utf8), path: "/")
+        try parser.finish(path: "/")
+        count += parser.drain().count
+        #expect(count == 20_000)
+    }
+}
+
+@Suite("WebDAV paths and dates")
+struct WebDAVPathTests {
+    let paths = WebDAVPath(baseURL: URL(string: "http://host:8080/dav/my%20files")!)
+
+    @Test("remote paths encode every reserved character per segment")
+    func encode() {
+        #expect(WebDAVPath.encode("/a b/c#d/x?.txt") == "a%20b/c%23d/x%3F.txt")
+        #expect(WebDAVPath.encode("/100%/naïve") == "100%25/na%C3%AFve")
+        #expect(paths.url("/a b").absoluteString == "http://host:8080/dav/my%20files/a%20b")
+        #expect(paths.url("/sub", folder: true).absoluteString == "http://host:8080/dav/my%20files/sub/")
+        #expect(paths.url("/").absoluteString == "http://host:8080/dav/my%20files/")
+    }
+
+    @Test("hrefs: absolute URLs, absolute paths, relative, encoded differently, outside the base")
+    func hrefs() {
+        #expect(paths.remotePath(fromHref: "/dav/my%20files/", requestPath: "/") == "/")
+        #expect(paths.remotePath(fromHref: "/dav/my%20files", requestPath: "/") == "/")
+        #expect(paths.remotePath(fromHref: "/dav/my files/a%23b/", requestPath: "/") == "/a#b")
+        #expect(paths.remotePath(fromHref: "http://host:8080/dav/my%20files/x%3F.txt", requestPath: "/") == "/x?.txt")
+        #expect(paths.remotePath(fromHref: "/dav/my%20files/na%c3%afve", requestPath: "/") == "/naïve")
+        #expect(paths.remotePath(fromHref: "child.txt", requestPath: "/sub") == "/sub/child.txt")
+        #expect(paths.remotePath(fromHref: "/other/place", requestPath: "/") == nil)
+        #expect(paths.remotePath(fromHref: "/dav/my%20files/../../etc", requestPath: "/") == nil)
+    }
+
+    @Test("HTTP and RFC 3339 dates")
+    func dates() {
+        #expect(DAVDate.http("Sat, 21 Nov 2026 13:23:43 GMT") == Date(timeIntervalSince1970: 1_795_267_423))
+        #expect(DAVDate.http("Saturday, 21-Nov-26 13:23:43 GMT") == Date(timeIntervalSince1970: 1_795_267_423))
+        #expect(DAVDate.http("garbage") == nil)
+        #expect(DAVDate.rfc3339("2026-11-21T13:23:43Z") == Date(timeIntervalSince1970: 1_795_267_423))
+        #expect(DAVDate.rfc3339("2026-11-21T14:23:43.5+01:00") == Date(timeIntervalSince1970: 1_795_267_423.5))
+        #expect(DAVDate.rfc3339("2026-13-01T00:00:00Z") == nil)
+    }
+}

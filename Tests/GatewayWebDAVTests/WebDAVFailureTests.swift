@@ -1,0 +1,169 @@
+import Foundation
+import StorageGateway
+import Testing
+
+/// Bad input against real servers: wrong password, nothing listening, a server that stalls.
+@Suite("WebDAV failures")
+struct WebDAVFailureTests {
+    static func server() throws -> (url: URL, user: String, password: String) {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: text) else {
+            throw TestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL is not set: run ./scripts/test.sh (it starts the servers)")
+        }
+        return (url, environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway", environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test")
+    }
+
+    @Test("a wrong password is 'not authenticated', and the password appears nowhere")
+    func wrongPassword() async throws {
+        let server = try Self.server()
+        let secret = "Wr0ng-Secret-\(UUID().uuidString.prefix(6))"
+        let provider = WebDAVProvider(configuration: HTTPClientConfiguration(baseURL: server.url, remoteName: "dav", user: server.user, password: secret))
+        do {
+            _ = try await provider.contentsOfDirectory(path: "/").collectAll()
+            Issue.record("listing with a wrong password must fail")
+        } catch {
+            #expect(error.failureKind == .notAuthenticated, "got \(error)")
+            #expect(!error.isTransient)
+            let text = ErrorMessage.reason(for: error) + String(describing: error)
+            #expect(!text.contains(secret))
+            #expect(text.contains("401"))
+        }
+        #expect(await provider.isReachable() == false)
+    }
+
+    @Test("nothing listening: a prompt connection error")
+    func unreachable() async throws {
+        let port = try FreePort.make()
+        let provider = WebDAVProvider(configuration: HTTPClientConfiguration(
+            baseURL: URL(string: "http://127.0.0.1:\(port)/dav/")!, remoteName: "gone", user: "u", password: "p", connectTimeout: .seconds(3)))
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            _ = try await provider.attributesOfItem(path: "/x")
+            Issue.record("must fail")
+        } catch let error as URLError {
+            #expect(error.code == .cannotConnectToHost)
+            #expect(error.isTransient)
+            #expect(ErrorMessage.reason(for: error).contains("cannot connect"))
+        }
+        #expect(clock.now - start < .seconds(5))
+    }
+
+    @Test("a server that accepts and then says nothing times out instead of hanging")
+    func stalledServer() async throws {
+        let silent = try SilentServer()
+        defer { silent.stop() }
+        let provider = WebDAVProvider(configuration: HTTPClientConfiguration(
+            baseURL: URL(string: "http://127.0.0.1:\(silent.port)/")!, remoteName: "stall", connectTimeout: .seconds(2), idleTimeout: .seconds(2)))
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            _ = try await provider.contents(path: "/file")
+            Issue.record("must fail")
+        } catch {
+            #expect(error.failureKind == .timedOut, "got \(error)")
+            #expect(error.isTransient)
+        }
+        #expect(clock.now - start < .seconds(10))
+    }
+
+    @Test("missing items are 404 with the remote path; the message names it")
+    func missing() async throws {
+        let server = try Self.server()
+        let provider = WebDAVProvider(configuration: HTTPClientConfiguration(baseURL: server.url, remoteName: "dav", user: server.user, password: server.password))
+        do {
+            _ = try await provider.contents(path: "/no such/file.txt")
+            Issue.record("must fail")
+        } catch let error as FileProviderHTTPError {
+            #expect(error.statusCode == 404)
+            #expect(error.path == "/no such/file.txt")
+            #expect(error.failureKind == .notFound)
+        }
+    }
+
+    @Test("config validation: credentials in the URL, bad vendor, bad numbers, password without user")
+    func configValidation() throws {
+        let registry = StorageGateway.makeRegistry()
+        func problems(_ remote: String) -> [String] {
+            do {
+                _ = try GatewayConfiguration.parse(data: Data(#"{"remotes": {"d": \#(remote)}}"#.utf8), source: "c.json", registry: registry)
+                return []
+            } catch let error as ConfigError {
+                return error.problems.map(\.description)
+            } catch {
+                return ["\(error)"]
+            }
+        }
+        #expect(problems(#"{"type": "webdav", "url": "https://u:secret@h/"}"#).first?.contains("must not contain credentials") == true)
+        #expect(!problems(#"{"type": "webdav", "url": "https://u:secret@h/"}"#).joined().contains("secret"))
+        #expect(problems(#"{"type": "webdav", "url": "ftp://h/"}"#).first?.contains("http:// or https://") == true)
+        #expect(problems(#"{"type": "webdav", "url": "https://h/", "vendor": "nextclod"}"#).first?.contains(#"did you mean "nextcloud""#) == true)
+        #expect(problems(#"{"type": "webdav", "url": "https://h/", "max_connections": 0}"#).first?.contains("between 1 and 64") == true)
+        #expect(problems(#"{"type": "webdav", "url": "https://h/", "idle_timeout": -1}"#).first?.contains("above 0") == true)
+        #expect(problems(#"{"type": "webdav", "url": "https://h/", "password": "p"}"#).first?.contains("needs a \"user\"") == true)
+        #expect(problems(#"{"type": "webdav", "url": "https://h/", "user": "u", "password": "p", "bearer_token": "t"}"#).first?.contains("not both") == true)
+        #expect(problems(#"{"type": "webdav", "url": "https://h/", "user": "u", "password_env": "X", "connect_timeout": 2.5}"#).isEmpty)
+    }
+}
+
+struct TestSetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A free TCP port on 127.0.0.1 (nothing listens on it once returned).
+enum FreePort {
+    static func make() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestSetupError("cannot find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Accepts connections on 127.0.0.1 and never answers: a stalled server.
+final class SilentServer: @unchecked Sendable {
+    let port: Int
+    private let fd: Int32
+    private var accepted: [Int32] = []
+    private let lock = NSLock()
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        guard ok else { throw TestSetupError("cannot listen") }
+        let listener = fd
+        Thread.detachNewThread { [self] in
+            while true {
+                let client = accept(listener, nil, nil)
+                if client < 0 { return }
+                lock.withLock { accepted.append(client) }
+            }
+        }
+    }
+
+    func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        lock.withLock { accepted.forEach { close($0) } }
+    }
+}
