@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): runs `gateway` beside `cp`/`cat`/`ls` and `rclone` on the same data, in
 # one run and interleaved (each round runs every tool once), and prints the median wall time, the
-# peak RSS (from /usr/bin/time) and the ratios. Local backend today; WebDAV and FTP rows are added
-# with their providers.
+# peak RSS (from /usr/bin/time) and the ratios. Sections: local (beside cp/cat/ls) and webdav
+# (beside curl on the same Apache mod_dav server the tests use); FTP rows come with its provider.
 #
 #   ./scripts/bench.sh            # 1 GiB file, 2,000 x 4 KiB files, 10,000-entry folder, 3 rounds
-#   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 ./scripts/bench.sh
+#   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 BENCH_SECTIONS=webdav ./scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +13,7 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
+sections=${BENCH_SECTIONS:-local webdav}
 
 bash scripts/setup-deps.sh >/dev/null
 [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
@@ -23,16 +24,36 @@ swift build -c release --product gateway >/dev/null
 gateway="$(pwd)/.build/release/gateway"
 
 work=$(mktemp -d "${BENCH_DIR:-/tmp}/gateway-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"   # the WebDAV server's workers (www-data) serve a folder inside it
+export GATEWAY_TEST_STATE="$work/servers"
+trap 'bash scripts/test-servers.sh stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 mkdir -p "$work/remote" "$work/small" "$work/listing"
-printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}}}\n' "$work" > "$work/config.json"
-export GATEWAY_CONFIG="$work/config.json"
 export RCLONE_CONFIG=/dev/null
+dav_url=""
+if [[ " $sections " == *" webdav "* ]]; then
+    bash scripts/test-servers.sh start >/dev/null
+    # shellcheck disable=SC1091
+    source "$GATEWAY_TEST_STATE/env"
+    dav_url=$GATEWAY_TEST_WEBDAV_APACHE_URL
+    dav_user=$GATEWAY_TEST_WEBDAV_USER
+    export DAV_PASSWORD=$GATEWAY_TEST_WEBDAV_PASSWORD
+    dav_root="$GATEWAY_TEST_STATE/webdav-apache"
+    # rclone's on-the-fly remote "dav" for the same server.
+    export RCLONE_CONFIG_DAV_TYPE=webdav RCLONE_CONFIG_DAV_URL=$dav_url RCLONE_CONFIG_DAV_USER=$dav_user
+    RCLONE_CONFIG_DAV_PASS=$(rclone obscure "$DAV_PASSWORD")
+    export RCLONE_CONFIG_DAV_PASS RCLONE_CONFIG_DAV_VENDOR=other
+fi
+printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}}}\n' \
+    "$work" "${dav_url:-http://127.0.0.1:1/}" > "$work/config.json"
+export GATEWAY_CONFIG="$work/config.json"
 
 echo "preparing data: ${size_mib} MiB file, ${small_files} x 4 KiB files, ${listing_entries}-entry folder"
 head -c "$((size_mib * 1024 * 1024))" /dev/urandom > "$work/big.bin"
 for ((i = 0; i < small_files; i++)); do head -c 4096 /dev/urandom > "$work/small/f$i"; done
 for ((i = 0; i < listing_entries; i++)); do : > "$work/listing/entry-$i"; done
+if [ -n "$dav_url" ]; then
+    cp -r "$work/listing" "$dav_root/listing" && chown -R www-data:www-data "$dav_root/listing"
+fi
 sync
 
 results="$work/results.tsv"
@@ -49,9 +70,33 @@ measure() {
 }
 
 clean() { rm -rf "$work/out" "$work/remote/"*; mkdir -p "$work/out"; }
+# Empties the WebDAV server's folder (on its disk, so cleaning is not measured) except the listing.
+dav_clean() { find "$dav_root" -mindepth 1 -maxdepth 1 ! -name listing -exec rm -rf {} +; mkdir -p "$dav_root/up"; chown www-data:www-data "$dav_root/up"; }
+auth="${GATEWAY_TEST_WEBDAV_USER:-}:${DAV_PASSWORD:-}"
 
 for ((round = 1; round <= rounds; round++)); do
     echo "round $round/$rounds"
+    if [[ " $sections " == *" webdav "* ]]; then
+    # WebDAV: 1 GiB upload and download.
+    dav_clean; measure "dav upload: curl -T" curl -sS -f -u "$auth" -T "$work/big.bin" "${dav_url}big.bin"
+    dav_clean; measure "dav upload: rclone copyto" rclone copyto "$work/big.bin" dav:big.bin
+    dav_clean; measure "dav upload: gateway copy" "$gateway" copy --quiet "$work/big.bin" dav:big.bin
+    cmp -s "$work/big.bin" "$dav_root/big.bin" || { echo "WebDAV upload differs" >&2; exit 1; }
+    clean; measure "dav download: curl" curl -sS -f -u "$auth" -o "$work/out/big.bin" "${dav_url}big.bin"
+    clean; measure "dav download: rclone copyto" rclone copyto dav:big.bin "$work/out/big.bin"
+    clean; measure "dav download: gateway copy" "$gateway" copy --quiet dav:big.bin "$work/out/big.bin"
+    cmp -s "$work/big.bin" "$work/out/big.bin" || { echo "WebDAV download differs" >&2; exit 1; }
+    # 2,000 x 4 KiB uploaded (curl: one process, keep-alive, files in sequence).
+    dav_clean; measure "dav small files: curl -T glob" curl -sS -f -u "$auth" -T "$work/small/f[0-$((small_files - 1))]" "${dav_url}up/"
+    dav_clean; measure "dav small files: rclone copy" rclone copy "$work/small" dav:up
+    dav_clean; measure "dav small files: gateway copy" "$gateway" copy --quiet "$work/small" dav:up
+    [ "$(ls "$dav_root/up" | wc -l)" -eq "$small_files" ] || { echo "WebDAV small-file upload incomplete" >&2; exit 1; }
+    # A 10,000-entry folder: curl's raw PROPFIND transfer is the baseline.
+    measure "dav listing: curl PROPFIND" curl -sS -f -u "$auth" -X PROPFIND -H "Depth: 1" -o /dev/null "${dav_url}listing/"
+    measure "dav listing: rclone lsl" rclone lsl --max-depth 1 dav:listing
+    measure "dav listing: gateway ls -l" "$gateway" ls -l dav:listing
+    fi
+    [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.
     clean; measure "big copy: cp" cp "$work/big.bin" "$work/out/big.bin"
     clean; measure "big copy: rclone" rclone copyto "$work/big.bin" "$work/out/big.bin"
@@ -88,19 +133,19 @@ for name, samples in rows.items():
     group, tool = name.split(": ", 1)
     groups.setdefault(group, []).append((tool, statistics.median(s for s, _ in samples), max(r for _, r in samples)))
 print()
-print(f"{'benchmark':<12} {'tool':<38} {'median s':>9} {'peak RSS':>10} {'rate':>14} {'vs baseline':>12} {'vs rclone':>10}")
+print(f"{'benchmark':<18} {'tool':<38} {'median s':>9} {'peak RSS':>10} {'rate':>14} {'vs baseline':>12} {'vs rclone':>10}")
 for group, tools in groups.items():
     baseline = tools[0][1]
     rclone = next((t for name, t, _ in tools if name.startswith("rclone")), None)
     for tool, seconds, rss in tools:
-        if group.startswith("big"):
+        if group.startswith("big") or group.endswith("upload") or group.endswith("download"):
             rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
-        elif group.startswith("small"):
+        elif "small" in group:
             rate = f"{small / max(seconds, 1e-3):.0f} files/s"
         else:
             rate = ""
         ratio = f"{baseline / max(seconds, 1e-3):.2f}x" if tool != tools[0][0] else "baseline"
         vs_rclone = f"{rclone / max(seconds, 1e-3):.2f}x" if rclone and not tool.startswith("rclone") else ""
-        print(f"{group:<12} {tool:<38} {seconds:>9.2f} {rss / 1024:>8.1f}MB {rate:>14} {ratio:>12} {vs_rclone:>10}")
+        print(f"{group:<18} {tool:<38} {seconds:>9.2f} {rss / 1024:>8.1f}MB {rate:>14} {ratio:>12} {vs_rclone:>10}")
 print("\nratios: >1x means gateway (or the tool) is faster than the baseline / rclone.")
 PY

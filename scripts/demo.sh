@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The README's demo: builds the `gateway` CLI in release mode and shows what it does, on the built-in
-# default configuration (no config file: bare paths are the local file system), in a fresh temporary
-# folder that is removed afterwards. Idempotent; needs Debian with Swift 6 installed.
+# The README's demo: builds the `gateway` CLI in release mode and shows what it does, first on the
+# built-in default configuration (no config file: bare paths are the local file system), then through
+# a WebDAV server on 127.0.0.1 (Apache httpd + mod_dav, started by scripts/test-servers.sh like the
+# tests' servers), in a fresh temporary folder that is removed afterwards, servers stopped.
+# Idempotent; needs Debian with Swift 6 installed.
 #
 # Set GATEWAY_DEMO_SKIP_BUILD=1 to skip the build and use the existing .build/release/gateway.
 set -euo pipefail
@@ -23,8 +25,22 @@ fi
 [ -x "$gateway_bin" ] || { echo "gateway binary not found at $gateway_bin" >&2; exit 1; }
 
 # A fresh work area, removed on exit. Its config-home stays empty, so no user config is picked up.
+# The demo's WebDAV servers keep their state in $work/servers and are stopped on exit too.
 work=$(mktemp -d "${TMPDIR:-/tmp}/gateway-demo.XXXXXX")
-trap 'rm -rf -- "$work"' EXIT
+server_state="$work/servers"
+servers_started=0
+cleanup() {
+    if [ "$servers_started" = "1" ]; then
+        GATEWAY_TEST_STATE="$server_state" bash scripts/test-servers.sh stop >/dev/null 2>&1 || true
+        # Apache exits shortly after `-k stop`: wait for this demo's servers to be gone.
+        for _ in $(seq 1 50); do
+            pgrep -f -- "$server_state/" >/dev/null || break
+            sleep 0.1
+        done
+    fi
+    rm -rf -- "$work"
+}
+trap cleanup EXIT
 config_home="$work/config-home"
 demo="$work/demo"
 mkdir -p "$config_home" "$demo"
@@ -97,13 +113,62 @@ if [ "$status" -ne 1 ]; then
     exit 1
 fi
 
-# --- WebDAV and FTP demos go here -----------------------------------------------------------
-# When the WebDAV and FTP/FTPS providers land, start their test servers (via setup-deps.sh),
-# write a config naming them as remotes, and copy SOURCE to and from them here.
-# ---------------------------------------------------------------------------------------------
-
 step "byte-equality check: diff -r SOURCE COPY"
 diff -r "$src" "$demo/copy"
 echo "source and copy are identical"
+
+# --- WebDAV: the same tree through Apache httpd + mod_dav on 127.0.0.1 ----------------------
+step "WebDAV test servers on 127.0.0.1 (scripts/test-servers.sh start)"
+# Apache's workers run as www-data and keep their files below $work: let them through (not read).
+chmod 711 "$work"
+servers_started=1
+GATEWAY_TEST_STATE="$server_state" bash scripts/test-servers.sh start >/dev/null
+# shellcheck disable=SC1091
+source "$server_state/env"
+echo "Apache mod_dav: $GATEWAY_TEST_WEBDAV_APACHE_URL"
+
+# The password stays out of the config file: the file names an environment variable holding it.
+export GATEWAY_DEMO_DAV_PASSWORD="$GATEWAY_TEST_WEBDAV_PASSWORD"
+dav_config="$work/dav-config.json"
+cat > "$dav_config" <<JSON
+{
+  "remotes": {
+    "dav": {
+      "type": "webdav",
+      "url": "$GATEWAY_TEST_WEBDAV_APACHE_URL",
+      "user": "$GATEWAY_TEST_WEBDAV_USER",
+      "password_env": "GATEWAY_DEMO_DAV_PASSWORD"
+    }
+  }
+}
+JSON
+
+step "the config file (no password in it), gateway --config CFG config validate"
+cat "$dav_config"
+gateway --config "$dav_config" config validate
+
+step "gateway --config CFG copy SOURCE dav:demo (upload: PUT to a temporary name, then MOVE)"
+gateway --config "$dav_config" copy "$src" dav:demo
+
+step "gateway --config CFG ls -lR dav:demo"
+gateway --config "$dav_config" ls -lR dav:demo
+
+step "gateway --config CFG about dav: (Apache reports no quota: one line on stderr, exit code 1)"
+status=0
+gateway --config "$dav_config" about dav: 2>&1 || status=$?
+echo "exit code: $status"
+if [ "$status" -ne 1 ]; then
+    echo "expected exit code 1, got $status" >&2
+    exit 1
+fi
+
+step "gateway --config CFG copy dav:demo BACK (download)"
+gateway --config "$dav_config" copy dav:demo "$demo/back"
+
+step "byte-equality check: diff -r SOURCE BACK"
+diff -r "$src" "$demo/back"
+echo "source and the copy back from WebDAV are identical"
+
+# The FTP/FTPS demo will be added here with the FTP provider.
 
 printf '\ndemo finished OK\n'

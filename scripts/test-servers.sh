@@ -2,7 +2,8 @@
 # Starts or stops every server the tests, the demo and the benchmark use, all on 127.0.0.1:
 #   test-servers.sh start   -> writes $GATEWAY_TEST_STATE/env (source it) and prints it
 #   test-servers.sh stop
-# Servers: Apache httpd + mod_dav (Basic auth) and `rclone serve webdav`.
+# Servers: Apache httpd + mod_dav (Basic auth at /dav/, Digest at /dav-digest/) and
+# `rclone serve webdav`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -16,10 +17,11 @@ start)
     bash scripts/test-servers.sh stop >/dev/null 2>&1 || true
     rm -rf "$state"
     mkdir -p "$state"
-    apache_url=$(bash scripts/servers/apache-webdav.sh start "$state" "$(free_port)")
+    apache_base=$(bash scripts/servers/apache-webdav.sh start "$state" "$(free_port)")
     rclone_url=$(bash scripts/servers/rclone-webdav.sh start "$state" "$(free_port)")
     cat > "$state/env" <<ENV
-export GATEWAY_TEST_WEBDAV_APACHE_URL=$apache_url
+export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
+export GATEWAY_TEST_WEBDAV_DIGEST_URL=${apache_base}dav-digest/
 export GATEWAY_TEST_WEBDAV_RCLONE_URL=$rclone_url
 export GATEWAY_TEST_WEBDAV_USER=gateway
 export GATEWAY_TEST_WEBDAV_PASSWORD=gateway-test

@@ -80,13 +80,11 @@ extension WebDAVProvider {
                 }
                 guard let activeParser = parser, !finished else { return nil }
                 var entries: [FileObject] = []
-                var sawSelf = false
                 while true {
                     for resource in activeParser.drain() {
                         guard resource.status.map({ (200..<300).contains($0) }) ?? true,
                               let item = self.fileObject(resource, requestPath: folder) else { continue }
                         if item.path == folder {
-                            sawSelf = true
                             if !item.isDirectory { throw CocoaError.posix(ENOTDIR, path: folder, remote: self.name) }
                             continue
                         }
@@ -101,7 +99,6 @@ extension WebDAVProvider {
                             return item
                         }
                         finished = true
-                        _ = sawSelf
                         return ListingPage(entries: entries, isLast: true)
                     }
                     try activeParser.feed(chunk, path: folder)
@@ -137,5 +134,58 @@ extension WebDAVProvider {
         var total: Int64?
         if let available = resource.quotaAvailable, let used = resource.quotaUsed { total = available + used }
         return VolumeObject(totalCapacity: total, availableCapacity: resource.quotaAvailable, usedCapacity: resource.quotaUsed)
+    }
+}
+
+extension WebDAVProvider {
+    /// The whole tree in one `PROPFIND Depth: infinity`, parsed while it streams; servers that refuse
+    /// infinite depth (403, as Apache does by default) are walked folder by folder instead.
+    public func walk(path: String, pageSize: Int) -> PullSequence<FileObject> {
+        let root: String
+        do {
+            root = try RemotePath.normalize(path)
+        } catch {
+            return PullSequence { { throw error } }
+        }
+        return PullSequence { [self] in
+            var body: ByteStream.AsyncIterator?
+            var parser: MultistatusParser?
+            var fallback: PullSequence<FileObject>.AsyncIterator?
+            var pending: [FileObject] = []
+            var finished = false
+            return {
+                if var walker = fallback {
+                    defer { fallback = walker }
+                    return try await walker.next()
+                }
+                if parser == nil {
+                    do {
+                        body = try await self.propfind(root, depth: "infinity", body: Self.propfindBody, folder: true).makeAsyncIterator()
+                        parser = MultistatusParser()
+                    } catch let error as FileProviderHTTPError where [403, 400, 501].contains(error.statusCode) {
+                        self.logger.debug("Depth: infinity refused; walking folder by folder", metadata: ["path": .string(root)])
+                        var walker = self.walkFolderByFolder(path: root, pageSize: pageSize).makeAsyncIterator()
+                        let first = try await walker.next()
+                        fallback = walker
+                        return first
+                    }
+                }
+                while pending.isEmpty {
+                    if finished { return nil }
+                    if let chunk = try await body!.next() {
+                        try parser!.feed(chunk, path: root)
+                    } else {
+                        try parser!.finish(path: root)
+                        finished = true
+                    }
+                    pending = parser!.drain().compactMap { resource in
+                        guard resource.status.map({ (200..<300).contains($0) }) ?? true,
+                              let item = self.fileObject(resource, requestPath: root), item.path != root else { return nil }
+                        return item
+                    }.reversed()
+                }
+                return pending.popLast()
+            }
+        }
     }
 }

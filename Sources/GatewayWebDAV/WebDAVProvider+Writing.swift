@@ -51,7 +51,10 @@ extension WebDAVProvider {
             if let stored = try? await attributesOfItem(path: remote) { return stored }
             return FileObject(path: remote, type: .file, size: written, modificationDate: options.modificationDate)
         } catch {
-            if options.atomically || error is FileProviderError { await discard(target) }
+            // Remove what this write left: the temporary, or (not atomic) a partial upload. Never the
+            // target of a refused conditional write, which holds someone else's newer file.
+            let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }
+            if options.atomically || partial { await discard(target) }
             throw error
         }
     }

@@ -82,9 +82,16 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     /// A readable excerpt of an error body: tags stripped, whitespace folded.
     static func serverText(_ body: Data) -> String? {
         guard !body.isEmpty else { return nil }
-        var text = String(decoding: body.prefix(4096), as: UTF8.self)
-        if text.contains("<") {
-            text = text.replacingOccurrences(of: "<[^>]*>", with: " ", options: .regularExpression)
+        // Tags are dropped by hand: Foundation's regular expressions are not safe to use from many
+        // threads at once on Linux.
+        var text = ""
+        var inTag = false
+        for character in String(decoding: body.prefix(4096), as: UTF8.self) {
+            switch character {
+            case "<": inTag = true; text.append(" ")
+            case ">": inTag = false
+            default: if !inTag { text.append(character) }
+            }
         }
         let folded = text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
         return folded.isEmpty ? nil : String(folded.prefix(300))

@@ -6,7 +6,7 @@
 
 /// Entry points for apps that want every built-in backend.
 public enum StorageGateway {
-    /// The built-in provider types (`local` now; `webdav` and `ftp` as they land).
+    /// The built-in provider types: `local` and `webdav` (`ftp` comes with its provider).
     public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor, WebDAVProvider.descriptor]
 
     /// A new registry with the built-in provider types registered. Register your own on it with

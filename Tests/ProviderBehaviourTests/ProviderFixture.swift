@@ -23,10 +23,12 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Every backend the suite runs against.
-    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavRclone]
+    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavRclone]
 
     /// WebDAV on Apache httpd + mod_dav, started by `scripts/test-servers.sh`.
     static let webdavApache = webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+    /// The same Apache server behind Digest authentication.
+    static let webdavApacheDigest = webdav("webdav-apache-digest", urlVariable: "GATEWAY_TEST_WEBDAV_DIGEST_URL")
     /// WebDAV on `rclone serve webdav` (Go's x/net/webdav), started by `scripts/test-servers.sh`.
     static let webdavRclone = webdav("webdav-rclone", urlVariable: "GATEWAY_TEST_WEBDAV_RCLONE_URL")
 

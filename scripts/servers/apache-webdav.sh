@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts (or stops) Apache httpd with mod_dav on 127.0.0.1 for the tests, the demo and the benchmark.
-#   apache-webdav.sh start STATE_DIR PORT   -> prints the WebDAV URL
+#   apache-webdav.sh start STATE_DIR PORT   -> prints the base URL; WebDAV is at /dav/ with Basic
+#                                              auth and at /dav-digest/ with Digest auth (same files)
 #   apache-webdav.sh stop STATE_DIR
-# Basic auth: user "gateway", password "gateway-test" (test-only credentials).
+# User "gateway", password "gateway-test" (test-only credentials).
 set -euo pipefail
 action=$1
 state=$2
@@ -11,9 +12,23 @@ conf="$state/apache/httpd.conf"
 case "$action" in
 start)
     port=$3
+    mkdir -p "$state"
+    chmod 755 "$state"
+    # Apache's workers run as www-data: every folder above the state must let them through.
+    dir=$(cd "$state" && pwd)
+    while [ "$dir" != "/" ]; do
+        if [ "$(( $(stat -c '%a' "$dir") % 2 ))" -eq 0 ]; then
+            echo "apache-webdav: $dir is not searchable by www-data; put GATEWAY_TEST_STATE elsewhere" >&2
+            exit 1
+        fi
+        dir=$(dirname "$dir")
+    done
     mkdir -p "$state/apache/logs" "$state/apache/run" "$state/apache/lock" "$state/webdav-apache"
     chown -R www-data:www-data "$state/webdav-apache" "$state/apache/lock"
     htpasswd -cb "$state/apache/users" gateway gateway-test >/dev/null 2>&1
+    realm="gateway-digest"
+    printf 'gateway:%s:%s\n' "$realm" "$(printf 'gateway:%s:gateway-test' "$realm" | md5sum | cut -d' ' -f1)" \
+        > "$state/apache/digest-users"
     modules=/usr/lib/apache2/modules
     cat > "$conf" <<CONF
 ServerRoot "$state/apache"
@@ -30,6 +45,7 @@ LoadModule authn_core_module $modules/mod_authn_core.so
 LoadModule authn_file_module $modules/mod_authn_file.so
 LoadModule authz_user_module $modules/mod_authz_user.so
 LoadModule auth_basic_module $modules/mod_auth_basic.so
+LoadModule auth_digest_module $modules/mod_auth_digest.so
 LoadModule alias_module $modules/mod_alias.so
 LoadModule dav_module $modules/mod_dav.so
 LoadModule dav_fs_module $modules/mod_dav_fs.so
@@ -42,21 +58,32 @@ StartServers 2
 ThreadsPerChild 25
 MaxRequestWorkers 100
 DavLockDB "$state/apache/lock/DavLock"
+Alias /dav-digest "$state/webdav-apache"
 Alias /dav "$state/webdav-apache"
 <Directory "$state/webdav-apache">
+    Options None
+    AllowOverride None
+</Directory>
+<Location /dav>
     Dav On
     AuthType Basic
     AuthName "gateway tests"
     AuthUserFile "$state/apache/users"
     Require valid-user
-    Options None
-    AllowOverride None
-</Directory>
+</Location>
+<Location /dav-digest>
+    Dav On
+    AuthType Digest
+    AuthName "$realm"
+    AuthDigestProvider file
+    AuthUserFile "$state/apache/digest-users"
+    Require valid-user
+</Location>
 CONF
     /usr/sbin/apache2 -f "$conf" -k start
     for _ in $(seq 1 50); do
         if curl -s -o /dev/null -u gateway:gateway-test -X PROPFIND -H "Depth: 0" "http://127.0.0.1:$port/dav/"; then
-            echo "http://127.0.0.1:$port/dav/"
+            echo "http://127.0.0.1:$port/"
             exit 0
         fi
         sleep 0.1

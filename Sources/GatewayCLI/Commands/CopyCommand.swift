@@ -10,7 +10,8 @@ struct CopyCommand: AsyncParsableCommand {
         A file goes to DST, or into DST when DST ends with '/' or is an existing folder. A folder's
         contents, empty subfolders included, are copied into DST (created if missing). Every file is
         written under a temporary name and renamed into place when complete, so an interrupted copy
-        never leaves a truncated file under its final name. Modification times are preserved.
+        never leaves a truncated file under its final name. Modification times are preserved where the
+        destination can set them (local folders; Nextcloud/ownCloud WebDAV).
 
         Examples:
           gateway copy report.pdf docs:reports/

@@ -41,6 +41,10 @@ public protocol FileProviderBasic: Sendable {
     /// that can tell nothing throws ``FileProviderError/unsupported(operation:path:)``.
     func storageProperties(path: String) async throws -> VolumeObject
 
+    /// Every item below `path`, parents before their children (see ``walkFolderByFolder(path:pageSize:)``
+    /// for the default). Backends with a recursive listing (WebDAV `Depth: infinity`) override it.
+    func walk(path: String, pageSize: Int) -> PullSequence<FileObject>
+
     /// Streams the items under `path` (recursively when asked) for which `matching` returns `true`.
     ///
     /// A default implementation walks the listing; backends with a server-side search may override it.
@@ -70,30 +74,18 @@ extension FileProviderBasic {
     /// The type name of this provider's class (``type``).
     public var typeName: String { Self.type }
 
-    /// Walks the tree under `path` depth first, parents before their children, returning every item.
-    ///
-    /// Only one folder is being listed at any time and only the paths of folders still to visit are
-    /// kept, so memory stays small for trees of any size. The items' ``FileObject/path`` are remote
-    /// paths; use ``RemotePath/relative(_:to:)`` for paths relative to `path`.
-    public func walk(path: String, pageSize: Int = 1000) -> PullSequence<FileObject> {
-        let provider = self
-        return PullSequence {
-            var pendingFolders: [String] = [path]
-            var current: DirectoryListing.Entries.AsyncIterator?
-            return {
-                while true {
-                    if current == nil {
-                        guard let folder = pendingFolders.popLast() else { return nil }
-                        current = provider.contentsOfDirectory(path: folder, pageSize: pageSize).entries.makeAsyncIterator()
-                    }
-                    if let item = try await current!.next() {
-                        if item.type == .directory { pendingFolders.append(item.path) }
-                        return item
-                    }
-                    current = nil
-                }
-            }
-        }
+    /// Every item below `path`, with the default page size.
+    public func walk(path: String) -> PullSequence<FileObject> {
+        walk(path: path, pageSize: 1000)
+    }
+
+    public func walk(path: String, pageSize: Int) -> PullSequence<FileObject> {
+        walkFolderByFolder(path: path, pageSize: pageSize)
+    }
+
+    /// Walks the tree under `path` folder by folder; see ``TreeWalk/folderByFolder(_:path:pageSize:)``.
+    public func walkFolderByFolder(path: String, pageSize: Int = 1000) -> PullSequence<FileObject> {
+        TreeWalk.folderByFolder(self, path: path, pageSize: pageSize)
     }
 
     public func searchFiles(path: String, recursive: Bool, matching: @escaping @Sendable (FileObject) throws -> Bool) -> PullSequence<FileObject> {
@@ -124,5 +116,32 @@ extension FileProviderBasic {
 
     public func isReachable() async -> Bool {
         (try? await attributesOfItem(path: "/")) != nil
+    }
+}
+
+/// Tree walks shared by providers.
+public enum TreeWalk {
+    /// Walks the tree under `path` depth first, parents before their children, listing one folder at
+    /// a time. Only one folder is being listed at any time and only the paths of folders still to
+    /// visit are kept, so memory stays small for trees of any size. The items' ``FileObject/path``
+    /// are remote paths; use ``RemotePath/relative(_:to:)`` for paths relative to `path`.
+    public static func folderByFolder(_ provider: any FileProviderBasic, path: String, pageSize: Int) -> PullSequence<FileObject> {
+        PullSequence {
+            var pendingFolders: [String] = [path]
+            var current: DirectoryListing.Entries.AsyncIterator?
+            return {
+                while true {
+                    if current == nil {
+                        guard let folder = pendingFolders.popLast() else { return nil }
+                        current = provider.contentsOfDirectory(path: folder, pageSize: pageSize).entries.makeAsyncIterator()
+                    }
+                    if let item = try await current!.next() {
+                        if item.type == .directory { pendingFolders.append(item.path) }
+                        return item
+                    }
+                    current = nil
+                }
+            }
+        }
     }
 }

@@ -17,6 +17,8 @@ public final class HTTPClient: Sendable {
     private let logger: Logger
     /// The authentication scheme learned from the server's first challenge (`CURLAUTH_*` bits).
     private let learnedAuth = Mutex<Int?>(nil)
+    /// Whether the server was asked once, so a server that never challenges is not asked again.
+    private let authProbed = Atomic<Bool>(false)
 
     /// Bytes buffered between libcurl and the consumer, per transfer.
     static let bufferCapacity = 4 << 20
@@ -34,9 +36,10 @@ public final class HTTPClient: Sendable {
     /// Sends a request and returns as soon as the response's status and headers are in; the body
     /// streams as the caller iterates. Dropping the stream early aborts the transfer.
     public func stream(_ request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
-        if case .stream = request.body, configuration.user != nil, learnedAuth.withLock({ $0 }) == nil {
+        if case .stream = request.body, configuration.user != nil, !authProbed.load(ordering: .relaxed) {
             // Learn the auth scheme first so a streamed body is never sent twice.
             _ = try await send(HTTPRequest(method: "OPTIONS", url: configuration.baseURL, path: "/"))
+            authProbed.store(true, ordering: .relaxed)
         }
         let easy = try await pool.acquire()
         let download = DownloadChannel(capacity: Self.bufferCapacity)
@@ -94,6 +97,10 @@ public final class HTTPClient: Sendable {
         return (head, data)
     }
 
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
     /// Remembers the scheme the server challenged with, so later requests authenticate at once.
     private func learnAuth(from available: Int) {
         if available & CurlAuth.digest != 0 {
@@ -112,10 +119,11 @@ public final class HTTPClient: Sendable {
         try easy.set(CURLOPT_TCP_KEEPALIVE, true)
         try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
         try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout.components.seconds * 1000))
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(configuration.connectTimeout)))
         try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(configuration.idleTimeout.components.seconds)))
-        // Protocols: only the base URL's scheme, for requests and redirects (never https -> http).
+        // libcurl counts the idle time in whole seconds.
+        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(configuration.idleTimeout) + 999) / 1000))
+        // Protocols: https stays https (also through redirects); an http base may be redirected to https.
         let scheme = configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https"
         try easy.set(CURLOPT_PROTOCOLS_STR, scheme)
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https")
@@ -130,12 +138,17 @@ public final class HTTPClient: Sendable {
         }
 
         var headers = request.headers.map { "\($0.name): \($0.value)" }
-        headers.append("Expect:")
+        let learned = learnedAuth.withLock { $0 }
+        if case .stream = request.body, learned == CurlAuth.digest {
+            // Digest cannot authenticate before the server's challenge: with "Expect: 100-continue"
+            // the body waits for it instead of being sent twice (a stream cannot be rewound).
+        } else {
+            headers.append("Expect:")
+        }
         if let user = configuration.user {
             try easy.set(CURLOPT_USERNAME, user)
             try easy.set(CURLOPT_PASSWORD, configuration.password ?? "")
-            let auth = learnedAuth.withLock { $0 } ?? CurlAuth.basic | CurlAuth.digest
-            try easy.set(CURLOPT_HTTPAUTH, auth)
+            try easy.set(CURLOPT_HTTPAUTH, learned ?? CurlAuth.basic | CurlAuth.digest)
         } else if let token = configuration.bearerToken {
             headers.append("Authorization: Bearer \(token)")
         }

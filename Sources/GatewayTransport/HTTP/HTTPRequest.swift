@@ -21,7 +21,9 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body.
     public var body: Body
-    /// Follow redirects (GET only; never from https to http, never to another host with credentials).
+    /// Let libcurl follow redirects (never from https to http; credentials are not sent to another
+    /// host). The WebDAV provider follows its GET and PROPFIND redirects itself instead, to keep them
+    /// on the same host.
     public var followRedirects: Bool
 
     /// Creates a request.
