@@ -94,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayWebDAVTests",
-            dependencies: ["GatewayWebDAV", "StorageGateway"],
+            dependencies: ["GatewayWebDAV", "GatewayTransport", "StorageGateway"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -17,11 +17,14 @@ start)
     bash scripts/test-servers.sh stop >/dev/null 2>&1 || true
     rm -rf "$state"
     mkdir -p "$state"
-    apache_base=$(bash scripts/servers/apache-webdav.sh start "$state" "$(free_port)")
+    tls_port=$(free_port)
+    apache_base=$(bash scripts/servers/apache-webdav.sh start "$state" "$(free_port)" "$tls_port")
     rclone_url=$(bash scripts/servers/rclone-webdav.sh start "$state" "$(free_port)")
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
 export GATEWAY_TEST_WEBDAV_DIGEST_URL=${apache_base}dav-digest/
+export GATEWAY_TEST_WEBDAV_TLS_URL=https://127.0.0.1:$tls_port/dav/
+export GATEWAY_TEST_WEBDAV_TLS_CA=$state/apache/tls/cert.pem
 export GATEWAY_TEST_WEBDAV_RCLONE_URL=$rclone_url
 export GATEWAY_TEST_WEBDAV_USER=gateway
 export GATEWAY_TEST_WEBDAV_PASSWORD=gateway-test

@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 
 typedef size_t (*gw_curl_data_callback)(char *buffer, size_t size, size_t count, void *context);
+typedef int (*gw_curl_seek_callback)(void *context, curl_off_t offset, int origin);
 typedef int (*gw_curl_xferinfo_callback)(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
 
 static inline CURLcode gw_curl_setopt_long(CURL *handle, CURLoption option, long value) {
@@ -23,6 +24,9 @@ static inline CURLcode gw_curl_setopt_slist(CURL *handle, CURLoption option, str
 }
 static inline CURLcode gw_curl_setopt_data_callback(CURL *handle, CURLoption option, gw_curl_data_callback value) {
     return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode gw_curl_setopt_seek_callback(CURL *handle, gw_curl_seek_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, value);
 }
 static inline CURLcode gw_curl_setopt_xferinfo_callback(CURL *handle, gw_curl_xferinfo_callback value) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);

@@ -67,6 +67,30 @@ struct WebDAVFailureTests {
         #expect(clock.now - start < .seconds(10))
     }
 
+    @Test("TLS: an untrusted certificate is refused by default; ca_file or insecure_tls let it through")
+    func tls() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = environment["GATEWAY_TEST_WEBDAV_TLS_URL"], let url = URL(string: text),
+              let caFile = environment["GATEWAY_TEST_WEBDAV_TLS_CA"] else {
+            throw TestSetupError("GATEWAY_TEST_WEBDAV_TLS_URL is not set: run ./scripts/test.sh (it starts the servers)")
+        }
+        let server = try Self.server()
+        var configuration = HTTPClientConfiguration(baseURL: url, remoteName: "tls", user: server.user, password: server.password)
+        do {
+            _ = try await WebDAVProvider(configuration: configuration).attributesOfItem(path: "/")
+            Issue.record("a self-signed certificate must not be trusted by default")
+        } catch let error as URLError {
+            #expect(error.code == .serverCertificateUntrusted || error.code == .secureConnectionFailed, "got \(error)")
+            #expect(!error.isTransient)
+            #expect(ErrorMessage.reason(for: error).contains("certificate") || ErrorMessage.reason(for: error).contains("TLS"))
+        }
+        configuration.caFile = caFile
+        #expect(try await WebDAVProvider(configuration: configuration).attributesOfItem(path: "/").isDirectory)
+        configuration.caFile = nil
+        configuration.insecureTLS = true
+        #expect(try await WebDAVProvider(configuration: configuration).attributesOfItem(path: "/").isDirectory)
+    }
+
     @Test("missing items are 404 with the remote path; the message names it")
     func missing() async throws {
         let server = try Self.server()

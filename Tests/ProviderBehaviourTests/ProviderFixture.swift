@@ -23,21 +23,31 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Every backend the suite runs against.
-    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavRclone]
+    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheTLS, .webdavRclone]
 
     /// WebDAV on Apache httpd + mod_dav, started by `scripts/test-servers.sh`.
     static let webdavApache = webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
     /// The same Apache server behind Digest authentication.
     static let webdavApacheDigest = webdav("webdav-apache-digest", urlVariable: "GATEWAY_TEST_WEBDAV_DIGEST_URL")
+    /// The same Apache server over HTTPS, trusting its self-signed certificate through `ca_file`.
+    static let webdavApacheTLS = webdav("webdav-apache-https", urlVariable: "GATEWAY_TEST_WEBDAV_TLS_URL",
+                                        caFileVariable: "GATEWAY_TEST_WEBDAV_TLS_CA")
     /// WebDAV on `rclone serve webdav` (Go's x/net/webdav), started by `scripts/test-servers.sh`.
     static let webdavRclone = webdav("webdav-rclone", urlVariable: "GATEWAY_TEST_WEBDAV_RCLONE_URL")
 
     /// A WebDAV fixture: each test works in a fresh folder on the server, removed afterwards.
     /// A missing server is a failure, never a skip.
-    static func webdav(_ name: String, urlVariable: String) -> ProviderFixture {
+    static func webdav(_ name: String, urlVariable: String, caFileVariable: String? = nil) -> ProviderFixture {
         ProviderFixture(name: name) {
             let server = try TestServers.webdav(urlVariable: urlVariable)
-            let provider = WebDAVProvider(configuration: server.configuration(remoteName: name))
+            var configuration = server.configuration(remoteName: name)
+            if let caFileVariable {
+                guard let caFile = ProcessInfo.processInfo.environment[caFileVariable] else {
+                    throw TestServers.Missing(variable: caFileVariable)
+                }
+                configuration.caFile = caFile
+            }
+            let provider = WebDAVProvider(configuration: configuration)
             let base = "/t-\(UUID().uuidString.prefix(8))"
             try await provider.createFolder(path: base, withIntermediateDirectories: false)
             return (ProviderScratch(provider: provider, base: base), { try? await provider.removeItem(path: base, recursive: true) })

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts (or stops) Apache httpd with mod_dav on 127.0.0.1 for the tests, the demo and the benchmark.
-#   apache-webdav.sh start STATE_DIR PORT   -> prints the base URL; WebDAV is at /dav/ with Basic
-#                                              auth and at /dav-digest/ with Digest auth (same files)
+#   apache-webdav.sh start STATE_DIR PORT [TLS_PORT]
+#       -> prints the base URL; WebDAV is at /dav/ with Basic auth and at /dav-digest/ with Digest
+#          auth (same files). With TLS_PORT, the same is served over https with a self-signed
+#          certificate for 127.0.0.1, written to STATE_DIR/apache/tls/cert.pem.
 #   apache-webdav.sh stop STATE_DIR
 # User "gateway", password "gateway-test" (test-only credentials).
 set -euo pipefail
@@ -12,6 +14,7 @@ conf="$state/apache/httpd.conf"
 case "$action" in
 start)
     port=$3
+    tls_port=${4:-}
     mkdir -p "$state"
     chmod 755 "$state"
     # Apache's workers run as www-data: every folder above the state must let them through.
@@ -30,6 +33,22 @@ start)
     printf 'gateway:%s:%s\n' "$realm" "$(printf 'gateway:%s:gateway-test' "$realm" | md5sum | cut -d' ' -f1)" \
         > "$state/apache/digest-users"
     modules=/usr/lib/apache2/modules
+    tls_conf=""
+    if [ -n "$tls_port" ]; then
+        mkdir -p "$state/apache/tls"
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+            -addext "subjectAltName=IP:127.0.0.1" \
+            -keyout "$state/apache/tls/key.pem" -out "$state/apache/tls/cert.pem" >/dev/null 2>&1
+        tls_conf="LoadModule socache_shmcb_module $modules/mod_socache_shmcb.so
+LoadModule ssl_module $modules/mod_ssl.so
+SSLSessionCache shmcb:$state/apache/run/ssl_scache(512000)
+Listen 127.0.0.1:$tls_port
+<VirtualHost 127.0.0.1:$tls_port>
+    SSLEngine on
+    SSLCertificateFile $state/apache/tls/cert.pem
+    SSLCertificateKeyFile $state/apache/tls/key.pem
+</VirtualHost>"
+    fi
     cat > "$conf" <<CONF
 ServerRoot "$state/apache"
 ServerName 127.0.0.1
@@ -51,6 +70,7 @@ LoadModule dav_module $modules/mod_dav.so
 LoadModule dav_fs_module $modules/mod_dav_fs.so
 LoadModule mime_module $modules/mod_mime.so
 TypesConfig /etc/mime.types
+$tls_conf
 KeepAlive On
 MaxKeepAliveRequests 0
 KeepAliveTimeout 30

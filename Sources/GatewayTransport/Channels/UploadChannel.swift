@@ -4,6 +4,9 @@ import GatewayCore
 /// Feeds a request body from an async ``ByteStream`` to libcurl's read callback, with
 /// back-pressure in both directions: the pump task waits while the buffer is full, the curl thread
 /// waits while it is empty.
+///
+/// The first ``replayLimit`` bytes are kept so that libcurl can rewind and resend them when a
+/// reused keep-alive connection turns out to be closed, or an auth challenge comes late.
 final class UploadChannel: @unchecked Sendable {
     private let condition = NSCondition()
     private var chunks: [Data] = []
@@ -16,6 +19,11 @@ final class UploadChannel: @unchecked Sendable {
     private var waitingSender: CheckedContinuation<Void, Never>?
     private let capacity: Int
     private(set) var bytesSent: Int64 = 0
+    /// Chunks handed to libcurl so far, while they add up to at most `replayLimit` bytes.
+    private var history: [Data] = []
+    private var historyBytes = 0
+    private var replayable = true
+    static let replayLimit = 1 << 20
 
     init(capacity: Int) { self.capacity = capacity }
 
@@ -82,6 +90,15 @@ final class UploadChannel: @unchecked Sendable {
         if offset >= current.count, !chunks.isEmpty {
             current = chunks.removeFirst()
             offset = 0
+            if replayable {
+                historyBytes += current.count
+                if historyBytes <= Self.replayLimit {
+                    history.append(current)
+                } else {
+                    replayable = false
+                    history = []
+                }
+            }
         }
         if offset >= current.count {
             // Finished and drained.
@@ -106,12 +123,21 @@ final class UploadChannel: @unchecked Sendable {
         return count
     }
 
-    /// Rewinds to the start for a retried send (libcurl asks this when it must resend the body,
-    /// e.g. after an authentication challenge). Only possible while nothing was consumed yet.
+    /// Rewinds to the start for a resend, when everything sent so far was kept. Returns `false`
+    /// when it cannot (more than ``replayLimit`` bytes already went out).
     func rewind() -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return bytesSent == 0
+        guard replayable else { return false }
+        // Everything fetched so far is in `history` (including `current`): queue it again in front.
+        chunks = history + chunks
+        buffered = chunks.reduce(0) { $0 + $1.count }
+        history = []
+        historyBytes = 0
+        current = Data()
+        offset = 0
+        bytesSent = 0
+        return true
     }
 
     /// The transfer ended: release a waiting sender and make further sends no-ops.

@@ -52,6 +52,10 @@ final class CurlEasy: @unchecked Sendable {
         try check(gw_curl_setopt_data_callback(handle, option, callback), option)
     }
 
+    func setSeek(callback: gw_curl_seek_callback) throws {
+        try check(gw_curl_setopt_seek_callback(handle, callback), CURLOPT_SEEKFUNCTION)
+    }
+
     func setProgress(callback: gw_curl_xferinfo_callback) throws {
         try check(gw_curl_setopt_xferinfo_callback(handle, callback), CURLOPT_XFERINFOFUNCTION)
     }

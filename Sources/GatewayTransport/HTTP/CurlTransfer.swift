@@ -154,6 +154,15 @@ let curlReadCallback: gw_curl_data_callback = { buffer, size, count, context in
     return read
 }
 
+let curlSeekCallback: gw_curl_seek_callback = { context, offset, origin in
+    let transfer = CurlTransfer.from(context)
+    // libcurl only ever asks to go back to the start (SEEK_SET 0) to resend a body.
+    guard offset == 0, origin == SEEK_SET, let upload = transfer.upload, upload.rewind() else {
+        return Int32(CURL_SEEKFUNC_CANTSEEK)
+    }
+    return Int32(CURL_SEEKFUNC_OK)
+}
+
 let curlProgressCallback: gw_curl_xferinfo_callback = { context, _, _, _, _ in
     CurlTransfer.from(context).isAborted ? 1 : 0
 }

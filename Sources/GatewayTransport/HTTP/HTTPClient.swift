@@ -180,6 +180,8 @@ public final class HTTPClient: Sendable {
             if let length = stream.expectedLength { try easy.set(CURLOPT_INFILESIZE_LARGE, offset: length) }
             try easy.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
             try easy.set(CURLOPT_READDATA, pointer: transfer.context)
+            try easy.setSeek(callback: curlSeekCallback)
+            try easy.set(CURLOPT_SEEKDATA, pointer: transfer.context)
         }
         try easy.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
         try easy.set(CURLOPT_WRITEDATA, pointer: transfer.context)

@@ -1,0 +1,67 @@
+import Foundation
+import GatewayCore
+@testable import GatewayTransport
+import Testing
+
+/// The request-body channel between an async stream and libcurl's read callback.
+@Suite("Upload channel")
+struct UploadChannelTests {
+    /// Reads everything the channel delivers, as libcurl's thread would.
+    func drain(_ channel: UploadChannel, limit: Int = .max) -> Data? {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1000)
+        while data.count < limit {
+            let count = buffer.withUnsafeMutableBytes { channel.read(into: $0.baseAddress!, capacity: min(1000, limit - data.count)) }
+            guard let count else { return nil }
+            if count == 0 { break }
+            data.append(contentsOf: buffer[0..<count])
+        }
+        return data
+    }
+
+    @Test("delivers every byte in order, and can replay the start for a resend")
+    func rewind() async throws {
+        let payload = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let channel = UploadChannel(capacity: 1 << 20)
+        let pump = Task { await channel.pump(ByteStream(data: payload, chunkSize: 4096)) }
+        let firstPart = await Task.detached { drain(channel, limit: 10_000) }.value
+        #expect(firstPart == payload.prefix(10_000))
+        #expect(channel.rewind())
+        let all = await Task.detached { drain(channel) }.value
+        #expect(all == payload)
+        await pump.value
+    }
+
+    @Test("cannot replay once more than the replay limit went out")
+    func rewindLimit() async throws {
+        let payload = Data(count: UploadChannel.replayLimit + 300_000)
+        let channel = UploadChannel(capacity: 256 * 1024)
+        let pump = Task { await channel.pump(ByteStream(data: payload, chunkSize: 64 * 1024)) }
+        _ = await Task.detached { drain(channel, limit: UploadChannel.replayLimit + 200_000) }.value
+        #expect(!channel.rewind())
+        channel.close()
+        await pump.value
+    }
+
+    @Test("a failing stream makes the read callback report an abort")
+    func failingStream() async throws {
+        struct Broken: Error {}
+        let channel = UploadChannel(capacity: 1 << 20)
+        let calls = Counter()
+        let stream = ByteStream(expectedLength: nil) {
+            if calls.next() > 2 { throw Broken() }
+            return Data(count: 100)
+        }
+        let pump = Task { await channel.pump(stream) }
+        let result = await Task.detached { drain(channel) }.value
+        #expect(result == nil)
+        #expect(channel.streamError is Broken)
+        await pump.value
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int { lock.withLock { value += 1; return value } }
+}
