@@ -129,7 +129,7 @@ extension WebDAVProvider {
         }
         try parser.finish(path: remote)
         guard let resource = parser.drain().first, resource.quotaAvailable != nil || resource.quotaUsed != nil else {
-            throw FileProviderError.unsupported(operation: "reporting quota (the server sends no RFC 4331 quota properties)", path: remote)
+            throw FileProviderError.unavailable(reason: "the server does not report quota (no RFC 4331 quota properties)", path: remote)
         }
         var total: Int64?
         if let available = resource.quotaAvailable, let used = resource.quotaUsed { total = available + used }

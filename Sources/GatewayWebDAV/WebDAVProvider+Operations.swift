@@ -107,7 +107,7 @@ extension WebDAVProvider {
     public func setModificationDate(_ date: Date, path: String) async throws {
         let remote = try RemotePath.normalize(path)
         guard vendor != .other else {
-            throw FileProviderError.unsupported(operation: "setting modification times (plain WebDAV has no way to)", path: remote)
+            throw FileProviderError.unsupported(operation: "setting modification times (vendor \"other\")", path: remote)
         }
         // Nextcloud and ownCloud accept DAV:lastmodified as a Unix time in PROPPATCH.
         let body = Data("""

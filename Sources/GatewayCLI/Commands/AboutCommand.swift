@@ -20,7 +20,7 @@ struct AboutCommand: AsyncParsableCommand {
         let (context, target, provider) = try await CommandContext.open(global, location, for: "about")
         let volume = try await context.perform("about", target) {
             let volume = try await provider.storageProperties(path: target.path)
-            if volume.isEmpty { throw FileProviderError.unsupported(operation: "reporting quota", path: target.path) }
+            if volume.isEmpty { throw FileProviderError.unavailable(reason: "the remote reports no storage figures", path: target.path) }
             return volume
         }
         let out = StandardOutput()

@@ -50,7 +50,7 @@ extension FileProviderError: ClassifiableError {
         switch self {
         case .pathEscapesRoot: return .permissionDenied
         case .invalidPath: return .invalidInput
-        case .unsupported: return .unsupported
+        case .unsupported, .unavailable: return .unsupported
         case .truncated: return .connectionLost
         case .versionMismatch: return .versionMismatch
         case .malformedResponse: return .malformedResponse

@@ -12,6 +12,9 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
     case invalidPath(path: String, reason: String)
     /// The provider does not offer this operation; ``ProviderCapabilities`` says so up front.
     case unsupported(operation: String, path: String?)
+    /// The remote cannot provide something it could in principle (quota on a server without RFC 4331);
+    /// `reason` says so in a full sentence.
+    case unavailable(reason: String, path: String?)
     /// A listing or stream ended before the backend said it was complete.
     case truncated(path: String, reason: String)
     /// The item changed since the version the caller named (a conditional read or write failed).
@@ -27,6 +30,8 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
             return "invalid path \"\(RemotePath.printable(path))\": \(reason)"
         case .unsupported(let operation, _):
             return "\(operation) is not supported by this remote"
+        case .unavailable(let reason, _):
+            return reason
         case .truncated(_, let reason):
             return "listing or transfer ended early: \(reason)"
         case .versionMismatch(_, let expected, let actual):
@@ -44,7 +49,7 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
         case .pathEscapesRoot(let path), .invalidPath(let path, _), .truncated(let path, _),
              .versionMismatch(let path, _, _), .malformedResponse(let path, _):
             return path
-        case .unsupported(_, let path):
+        case .unsupported(_, let path), .unavailable(_, let path):
             return path
         }
     }
