@@ -94,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayWebDAVTests",
-            dependencies: ["GatewayWebDAV", "GatewayTransport", "StorageGateway"],
+            dependencies: ["GatewayWebDAV", "GatewayTransport", "StorageGateway", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(

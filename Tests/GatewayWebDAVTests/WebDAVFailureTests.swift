@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StorageGateway
 import Testing
 
@@ -86,6 +87,11 @@ struct WebDAVFailureTests {
         }
         configuration.caFile = caFile
         #expect(try await WebDAVProvider(configuration: configuration).attributesOfItem(path: "/").isDirectory)
+        // The server offers HTTP/2 over TLS, and the client takes it.
+        let client = HTTPClient(configuration: configuration, logger: Logger(label: "test"))
+        let (head, _) = try await client.send(HTTPRequest(method: "PROPFIND", url: url, path: "/", headers: [(name: "Depth", value: "0")]))
+        #expect(head.status == 207)
+        #expect(head.httpVersion == "2")
         configuration.caFile = nil
         configuration.insecureTLS = true
         #expect(try await WebDAVProvider(configuration: configuration).attributesOfItem(path: "/").isDirectory)

@@ -23,12 +23,15 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Every backend the suite runs against.
-    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheTLS, .webdavRclone]
+    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone]
 
     /// WebDAV on Apache httpd + mod_dav, started by `scripts/test-servers.sh`.
     static let webdavApache = webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
     /// The same Apache server behind Digest authentication.
     static let webdavApacheDigest = webdav("webdav-apache-digest", urlVariable: "GATEWAY_TEST_WEBDAV_DIGEST_URL")
+    /// The same Apache server requiring a Bearer token instead of a password.
+    static let webdavApacheBearer = webdav("webdav-apache-bearer", urlVariable: "GATEWAY_TEST_WEBDAV_BEARER_URL",
+                                           bearerTokenVariable: "GATEWAY_TEST_WEBDAV_BEARER_TOKEN")
     /// The same Apache server over HTTPS, trusting its self-signed certificate through `ca_file`.
     static let webdavApacheTLS = webdav("webdav-apache-https", urlVariable: "GATEWAY_TEST_WEBDAV_TLS_URL",
                                         caFileVariable: "GATEWAY_TEST_WEBDAV_TLS_CA")
@@ -37,10 +40,19 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
 
     /// A WebDAV fixture: each test works in a fresh folder on the server, removed afterwards.
     /// A missing server is a failure, never a skip.
-    static func webdav(_ name: String, urlVariable: String, caFileVariable: String? = nil) -> ProviderFixture {
+    static func webdav(_ name: String, urlVariable: String, caFileVariable: String? = nil,
+                       bearerTokenVariable: String? = nil) -> ProviderFixture {
         ProviderFixture(name: name) {
             let server = try TestServers.webdav(urlVariable: urlVariable)
             var configuration = server.configuration(remoteName: name)
+            if let bearerTokenVariable {
+                guard let token = ProcessInfo.processInfo.environment[bearerTokenVariable] else {
+                    throw TestServers.Missing(variable: bearerTokenVariable)
+                }
+                configuration.user = nil
+                configuration.password = nil
+                configuration.bearerToken = token
+            }
             if let caFileVariable {
                 guard let caFile = ProcessInfo.processInfo.environment[caFileVariable] else {
                     throw TestServers.Missing(variable: caFileVariable)

@@ -2,7 +2,8 @@
 # Starts (or stops) Apache httpd with mod_dav on 127.0.0.1 for the tests, the demo and the benchmark.
 #   apache-webdav.sh start STATE_DIR PORT [TLS_PORT]
 #       -> prints the base URL; WebDAV is at /dav/ with Basic auth and at /dav-digest/ with Digest
-#          auth (same files). With TLS_PORT, the same is served over https with a self-signed
+#          auth and at /dav-bearer/ with the Bearer token "gateway-test-token" (same files),
+#          served over HTTP/1.1, and HTTP/2 over TLS. With TLS_PORT, the same is served over https with a self-signed
 #          certificate for 127.0.0.1, written to STATE_DIR/apache/tls/cert.pem.
 #   apache-webdav.sh stop STATE_DIR
 # User "gateway", password "gateway-test" (test-only credentials).
@@ -41,6 +42,10 @@ start)
             -keyout "$state/apache/tls/key.pem" -out "$state/apache/tls/cert.pem" >/dev/null 2>&1
         tls_conf="LoadModule socache_shmcb_module $modules/mod_socache_shmcb.so
 LoadModule ssl_module $modules/mod_ssl.so
+LoadModule http2_module $modules/mod_http2.so
+Protocols h2 http/1.1
+H2MinWorkers 8
+H2MaxWorkers 64
 SSLSessionCache shmcb:$state/apache/run/ssl_scache(512000)
 Listen 127.0.0.1:$tls_port
 <VirtualHost 127.0.0.1:$tls_port>
@@ -75,10 +80,12 @@ KeepAlive On
 MaxKeepAliveRequests 0
 KeepAliveTimeout 30
 StartServers 2
-ThreadsPerChild 25
-MaxRequestWorkers 100
+ServerLimit 8
+ThreadsPerChild 64
+MaxRequestWorkers 512
 DavLockDB "$state/apache/lock/DavLock"
 Alias /dav-digest "$state/webdav-apache"
+Alias /dav-bearer "$state/webdav-apache"
 Alias /dav "$state/webdav-apache"
 <Directory "$state/webdav-apache">
     Options None
@@ -90,6 +97,10 @@ Alias /dav "$state/webdav-apache"
     AuthName "gateway tests"
     AuthUserFile "$state/apache/users"
     Require valid-user
+</Location>
+<Location /dav-bearer>
+    Dav On
+    Require expr "%{HTTP:Authorization} == 'Bearer gateway-test-token'"
 </Location>
 <Location /dav-digest>
     Dav On

@@ -79,7 +79,14 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func currentHead() -> HTTPResponseHead {
-        HTTPResponseHead(status: easy.info(CURLINFO_RESPONSE_CODE), headers: state.withLock { $0.headers })
+        let version: String
+        switch easy.info(CURLINFO_HTTP_VERSION) {
+        case Int(CURL_HTTP_VERSION_1_0): version = "1.0"
+        case Int(CURL_HTTP_VERSION_2_0): version = "2"
+        case Int(CURL_HTTP_VERSION_3): version = "3"
+        default: version = "1.1"
+        }
+        return HTTPResponseHead(status: easy.info(CURLINFO_RESPONSE_CODE), headers: state.withLock { $0.headers }, httpVersion: version)
     }
 
     /// A header line arrived (status lines start a new header block).

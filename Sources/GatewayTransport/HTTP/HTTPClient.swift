@@ -36,11 +36,34 @@ public final class HTTPClient: Sendable {
     /// Sends a request and returns as soon as the response's status and headers are in; the body
     /// streams as the caller iterates. Dropping the stream early aborts the transfer.
     public func stream(_ request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
-        if case .stream = request.body, configuration.user != nil, !authProbed.load(ordering: .relaxed) {
-            // Learn the auth scheme first so a streamed body is never sent twice.
-            _ = try await send(HTTPRequest(method: "OPTIONS", url: configuration.baseURL, path: "/"))
+        if request.hasBody, configuration.user != nil, !authProbed.load(ordering: .relaxed) {
+            // Learn the auth scheme with a bodiless request first, so that no body is spent on (or
+            // cut short by) the server's first challenge.
             authProbed.store(true, ordering: .relaxed)
+            _ = try await send(HTTPRequest(method: "OPTIONS", url: configuration.baseURL, path: "/"))
         }
+        // A request that has not had an answer yet and whose body can be sent again is retried when
+        // the connection fails under it (a kept-alive connection the server closed, a reset HTTP/2
+        // stream). Streamed bodies are not: they cannot be read twice.
+        var attempt = 1
+        while true {
+            do {
+                return try await send(once: request)
+            } catch let error as URLError where error.code == .networkConnectionLost && attempt < Self.connectionAttempts {
+                if case .stream = request.body { throw error }
+                logger.debug("connection failed before an answer; retrying", metadata: [
+                    "method": .string(request.method), "path": .string(request.path), "attempt": .stringConvertible(attempt),
+                ])
+                try await Task.sleep(for: .milliseconds(50 * attempt))
+                attempt += 1
+            }
+        }
+    }
+
+    /// Tries a request this often when its connection fails before any answer.
+    static let connectionAttempts = 3
+
+    private func send(once request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
         let easy = try await pool.acquire()
         let download = DownloadChannel(capacity: Self.bufferCapacity)
         var upload: UploadChannel?

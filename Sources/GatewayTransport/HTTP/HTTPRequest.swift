@@ -38,17 +38,28 @@ public struct HTTPRequest: Sendable {
     }
 }
 
+extension HTTPRequest {
+    /// Whether the request carries a body.
+    var hasBody: Bool {
+        if case .none = body { return false }
+        return true
+    }
+}
+
 /// Status and headers of a response.
 public struct HTTPResponseHead: Sendable {
     /// The status code of the final response.
     public var status: Int
     /// Headers by lower-case name (the last value wins).
     public var headers: [String: String]
+    /// The HTTP version the response came over: `"1.1"`, `"2"`, ...
+    public var httpVersion: String
 
     /// Creates a head.
-    public init(status: Int, headers: [String: String]) {
+    public init(status: Int, headers: [String: String], httpVersion: String = "1.1") {
         self.status = status
         self.headers = headers
+        self.httpVersion = httpVersion
     }
 
     /// A header's value, by case-insensitive name.
