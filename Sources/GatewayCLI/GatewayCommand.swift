@@ -25,7 +25,7 @@ struct GatewayCommand: AsyncParsableCommand {
         subcommands: [
             RemotesCommand.self, ConfigCommand.self, ListCommand.self, StatCommand.self, CatCommand.self,
             RcatCommand.self, MkdirCommand.self, RemoveCommand.self, CopyCommand.self, MoveCommand.self,
-            AboutCommand.self,
+            SyncCommand.self, CheckCommand.self, AboutCommand.self,
         ]
     )
 }

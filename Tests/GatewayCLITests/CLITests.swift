@@ -222,7 +222,7 @@ struct CLITests {
         try s.write("p/big.bin", Data(count: 2_000_000))
         let withProgress = try s.runner.run(["copy", "--progress", "p", "q"])
         #expect(withProgress.status == 0)
-        #expect(withProgress.stderr.contains("copied 1 files"))
+        #expect(withProgress.stderr.contains("gateway: copied 1 file (1.9 MiB), skipped 0, failed 0"))
         let quiet = try s.runner.run(["copy", "--quiet", "p", "r"])
         #expect(quiet.status == 0)
         #expect(quiet.stderr.isEmpty)

@@ -121,10 +121,10 @@ struct OperationsBehaviourTests {
             try await s.provider.createFolder(path: s.path("src/sub/empty"), withIntermediateDirectories: true)
             try await s.provider.writeContents(path: s.path("src/sub/a b.txt"), data: Data("ab".utf8))
             try await s.provider.writeContents(path: s.path("src/big"), data: Bytes.pattern(2_000_000))
-            let report = try await Transfer.copyTree(from: TransferEndpoint(provider: s.provider, path: s.path("src")),
+            let summary = try await CopyEngine().run(.copy, from: TransferEndpoint(provider: s.provider, path: s.path("src")),
                                                      to: TransferEndpoint(provider: local, path: "/dst"))
-            #expect(report.failures.isEmpty)
-            #expect(report.filesCopied == 2)
+            #expect(summary.failed == 0)
+            #expect(summary.copied == 2)
             #expect(try await local.contents(path: "/dst/sub/a b.txt") == Data("ab".utf8))
             #expect(try await local.contents(path: "/dst/big") == Bytes.pattern(2_000_000))
             #expect(try await local.attributesOfItem(path: "/dst/sub/empty").isDirectory)

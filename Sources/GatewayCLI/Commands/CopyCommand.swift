@@ -2,29 +2,57 @@ import ArgumentParser
 import Foundation
 import StorageGateway
 
+/// Flags shared by `copy`, `move` and `sync`.
+struct CopyFlags: ParsableArguments {
+    @Option(help: "Files transferred at once.") var transfers = 4
+    @Option(help: "Files compared (looked up at the destination) at once.") var checkers = 8
+    @Flag(help: "Show what would be copied or deleted; change nothing.") var dryRun = false
+    @Flag(help: "Skip files that exist at the destination, whatever they hold.") var ignoreExisting = false
+    @Flag(help: "Skip files that are newer at the destination.") var update = false
+    @Flag(help: "Compare by size only (not modification time).") var sizeOnly = false
+    @Option(help: "Attempts per file on transient errors (time-outs, dropped connections, 5xx, 429).") var retries = 3
+    @Flag(help: "Print the final summary as JSON on stdout: {copied, skipped, failed, deleted, bytes, elapsed_seconds, dry_run}.")
+    var json = false
+
+    func validate() throws {
+        guard (1...64).contains(transfers) else { throw ValidationError("--transfers must be between 1 and 64") }
+        guard (1...256).contains(checkers) else { throw ValidationError("--checkers must be between 1 and 256") }
+        guard (1...100).contains(retries) else { throw ValidationError("--retries must be between 1 and 100") }
+    }
+
+    var options: CopyOptions {
+        CopyOptions(transfers: transfers, checkers: checkers, ignoreExisting: ignoreExisting, update: update,
+                    sizeOnly: sizeOnly, dryRun: dryRun, retries: retries)
+    }
+}
+
 struct CopyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "copy",
-        abstract: "Copy a file or a folder's contents between any two remotes.",
+        abstract: "Copy a file or a folder's contents between any two remotes; unchanged files are skipped.",
         discussion: """
         A file goes to DST, or into DST when DST ends with '/' or is an existing folder. A folder's
-        contents, empty subfolders included, are copied into DST (created if missing). Every file is
-        written under a temporary name and renamed into place when complete, so an interrupted copy
-        never leaves a truncated file under its final name. Modification times are preserved where the
-        destination can set them (local folders; Nextcloud/ownCloud WebDAV).
+        contents, empty subfolders included, are copied into DST (created if missing). Files with the
+        same size and modification time at the destination are skipped. Listing and copying overlap:
+        --checkers files are compared and --transfers files copied at once. Every file is written under
+        a temporary name and renamed into place when complete, so an interrupted copy never leaves a
+        truncated file under its final name. Modification times are preserved where the destination
+        can set them. Transient errors are retried (--retries) with exponential back-off.
 
         Examples:
           gateway copy report.pdf docs:reports/
-          gateway copy ./photos backup:photos
+          gateway copy --transfers 8 ./photos backup:photos
+          gateway copy --dry-run ./photos backup:photos
         """
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var flags: CopyFlags
     @Argument(help: "Source: REMOTE:PATH or a local path.") var source: String
     @Argument(help: "Destination: REMOTE:PATH or a local path.") var destination: String
 
     func run() async throws {
-        try await TransferCommand.run(.copy, global: global, source: source, destination: destination)
+        try await TransferCommand.run(.copy, global: global, flags: flags, source: source, destination: destination)
     }
 }
 
@@ -33,94 +61,160 @@ struct MoveCommand: AsyncParsableCommand {
         commandName: "move",
         abstract: "Move a file or a folder between any two remotes.",
         discussion: """
-        Within one remote this is a rename. Between remotes the item is copied (see `gateway copy`)
-        and the source removed only after every file arrived; on any failure the source stays.
+        Within one remote each file is renamed. Between remotes each file is copied (see `gateway copy`)
+        and its source removed only after the copy was verified; the source folders are removed at
+        the end, and only if nothing failed.
         """
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var flags: CopyFlags
     @Argument(help: "Source: REMOTE:PATH or a local path.") var source: String
     @Argument(help: "Destination: REMOTE:PATH or a local path.") var destination: String
 
     func run() async throws {
-        try await TransferCommand.run(.move, global: global, source: source, destination: destination)
+        try await TransferCommand.run(.move, global: global, flags: flags, source: source, destination: destination)
     }
 }
 
-/// The shared body of `copy` and `move`.
-enum TransferCommand {
-    enum Kind: String { case copy, move }
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Make DST match SRC: copy what differs, then delete what SRC lacks.",
+        discussion: """
+        Copies like `gateway copy`, then deletes files and folders at DST that SRC does not have. The
+        deletions happen only after every copy succeeded, and never if any error happened in the run.
+        Use --dry-run first: it lists the copies and the deletions and changes nothing.
 
-    static func run(_ kind: Kind, global: GlobalOptions, source: String, destination: String) async throws {
+        Example:
+          gateway sync --dry-run ./site web:htdocs
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var flags: CopyFlags
+    @Argument(help: "Source folder: REMOTE:PATH or a local path.") var source: String
+    @Argument(help: "Destination folder: REMOTE:PATH or a local path.") var destination: String
+
+    func run() async throws {
+        try await TransferCommand.run(.sync, global: global, flags: flags, source: source, destination: destination)
+    }
+}
+
+/// The shared body of `copy`, `move` and `sync`.
+enum TransferCommand {
+    static func run(_ mode: CopyMode, global: GlobalOptions, flags: CopyFlags, source: String, destination: String) async throws {
+        let operation = mode.rawValue
         let context = try CommandContext.make(global)
         let from = try context.location(source)
         let to = try context.location(destination)
-        let sourceProvider = try await context.provider(for: from, operation: kind.rawValue)
-        let destinationProvider = try await context.provider(for: to, operation: kind.rawValue)
-        let item = try await context.perform(kind.rawValue, from) { try await sourceProvider.attributesOfItem(path: from.path) }
+        let sourceProvider = try await context.provider(for: from, operation: operation)
+        let destinationProvider = try await context.provider(for: to, operation: operation)
+        let item = try await context.perform(operation, from) { try await sourceProvider.attributesOfItem(path: from.path) }
+        if mode == .sync && !item.isDirectory {
+            throw Diagnostics.fail(operation: operation, item: from.original,
+                                   error: FileProviderError.invalidPath(path: from.path, reason: "sync needs a folder (use copy for a file)"))
+        }
+        // A file goes into DST when DST ends with '/' or is an existing folder.
+        var targetPath = to.path
+        var targetName = to.original
+        if !item.isDirectory {
+            let existing = try? await destinationProvider.attributesOfItem(path: to.path)
+            if to.hasTrailingSlash || existing?.isDirectory == true {
+                targetPath = try await context.perform(operation, to) { try RemotePath.join(to.path, item.name) }
+                targetName = to.original.hasSuffix("/") ? to.original + item.name : to.original + "/" + item.name
+            }
+        }
         let sourceEndpoint = TransferEndpoint(provider: sourceProvider, path: from.path, displayName: from.original)
-        let sameRemote = (sourceProvider as AnyObject) === (destinationProvider as AnyObject)
-        context.logger.debug("\(kind.rawValue) plan", metadata: [
-            "source": .string("\(sourceProvider.typeName) \(from.original)"),
-            "destination": .string("\(destinationProvider.typeName) \(to.original)"),
-            "mode": .string(sameRemote && sourceProvider.capabilities.supports(kind == .copy ? .serverSideCopy : .serverSideMove)
-                ? "server-side" : "streamed"),
-        ])
-        let progress = TransferProgress()
-        let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress)
-
-        if item.isDirectory {
-            let target = TransferEndpoint(provider: destinationProvider, path: to.path, displayName: to.original)
-            let report: TransferReport
-            do {
-                let onFailure: @Sendable (TransferFailure) -> Void = { Diagnostics.printLine($0.description) }
-                let quiet = global.quiet
-                let onSkip: @Sendable (String, String) -> Void = { item, reason in
-                    if !quiet { Diagnostics.printLine("\(kind.rawValue) \(item): skipped: \(reason)") }
-                }
-                switch kind {
-                case .copy:
-                    report = try await Transfer.copyTree(from: sourceEndpoint, to: target, progress: progress,
-                                                         onFailure: onFailure, onSkip: onSkip)
-                case .move:
-                    report = try await Transfer.moveTree(from: sourceEndpoint, to: target, progress: progress,
-                                                         onFailure: onFailure, onSkip: onSkip)
-                }
-            } catch {
-                renderer.finish()
-                throw Diagnostics.fail(operation: kind.rawValue, item: from.original, error: error)
-            }
-            renderer.finish()
-            if context.showsProgress {
-                let verb = kind == .copy ? "copied" : "moved"
-                Diagnostics.printLine("\(verb) \(report.filesCopied) files (\(Format.bytes(report.bytesCopied))), "
-                                      + "\(report.skipped.count) skipped, \(report.failures.count) failed")
-            }
-            if !report.failures.isEmpty {
-                if kind == .move { Diagnostics.printLine("move \(from.original): source kept because some items failed") }
-                throw ExitCode(1)
-            }
-            return
-        }
-
-        defer { renderer.finish() }
-        let targetPath = try await context.perform(kind.rawValue, to) { () -> String in
-            if to.hasTrailingSlash { return try RemotePath.join(to.path, item.name) }
-            if let existing = try? await destinationProvider.attributesOfItem(path: to.path), existing.isDirectory {
-                return try RemotePath.join(to.path, item.name)
-            }
-            return to.path
-        }
-        let targetName = targetPath == to.path ? to.original : (to.original.hasSuffix("/") ? to.original + item.name : to.original + "/" + item.name)
         let target = TransferEndpoint(provider: destinationProvider, path: targetPath, displayName: targetName)
-        progress.setTotalBytes(item.size)
-        progress.setCurrentItem(item.name)
-        let location = RemoteLocation(remote: to.remote, path: targetPath, original: targetName)
-        try await context.perform(kind.rawValue, location) {
-            switch kind {
-            case .copy: try await Transfer.copyFile(from: sourceEndpoint, to: target, progress: progress)
-            case .move: try await Transfer.moveFile(from: sourceEndpoint, to: target, progress: progress)
+        let sameRemote = (sourceProvider as AnyObject) === (destinationProvider as AnyObject)
+        context.logger.debug("\(operation) plan", metadata: [
+            "source": .string("\(sourceProvider.typeName) \(from.original)"),
+            "destination": .string("\(destinationProvider.typeName) \(targetName)"),
+            "mode": .string(sameRemote && sourceProvider.capabilities.supports(mode == .move ? .serverSideMove : .serverSideCopy)
+                ? "server-side" : "streamed"),
+            "transfers": .stringConvertible(flags.transfers), "checkers": .stringConvertible(flags.checkers),
+        ])
+
+        let progress = TransferProgress()
+        let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress && !flags.dryRun)
+        let reporter = EventPrinter(operation: operation, source: from.original, destination: targetName,
+                                    sourceIsFolder: item.isDirectory, verbose: global.verbose, quiet: global.quiet)
+        let summary: CopySummary
+        do {
+            summary = try await CopyEngine(options: flags.options).run(mode, from: sourceEndpoint, to: target, progress: progress) {
+                reporter.print($0)
             }
+        } catch {
+            renderer.finish()
+            throw Diagnostics.fail(operation: operation, item: from.original, error: error)
         }
+        renderer.finish()
+        SummaryPrinter.print(summary, operation: operation, json: flags.json, quiet: global.quiet)
+        if !summary.succeeded { throw ExitCode(1) }
+    }
+}
+
+/// Turns engine events into lines: failures and notices on stderr, dry-run actions on stdout,
+/// each copied file with --verbose.
+struct EventPrinter: Sendable {
+    let operation: String
+    let source: String
+    let destination: String
+    let sourceIsFolder: Bool
+    let verbose: Bool
+    let quiet: Bool
+
+    private func name(_ relative: String, in root: String) -> String {
+        guard sourceIsFolder, !relative.isEmpty else { return root }
+        return root.hasSuffix("/") || root.hasSuffix(":") ? root + relative : root + "/" + relative
+    }
+
+    func print(_ event: CopyEvent) {
+        switch event {
+        case .failed(let path, let operation, let item, let error):
+            let shown = item != path ? item : name(path, in: operation == "delete" ? destination : source)
+            Diagnostics.printLine("\(operation) \(shown): \(ErrorMessage.reason(for: error))")
+        case .skipped(let path, let reason):
+            if reason.hasPrefix("symbolic link") || reason.hasPrefix("not a regular") {
+                if !quiet { Diagnostics.printLine("\(operation) \(name(path, in: source)): skipped: \(reason)") }
+            } else if verbose {
+                Diagnostics.printLine("\(operation) \(name(path, in: source)): skipped: \(reason)")
+            }
+        case .wouldDo(let action, let path):
+            StandardOutput.writeRaw(Data("\(action) \(name(path, in: action.hasPrefix("delete") && action != "delete source" ? destination : source))\n".utf8))
+        case .retrying(let path, let attempt, let delay, let error):
+            if !quiet { Diagnostics.printLine("\(operation) \(name(path, in: source)): attempt \(attempt) failed (\(error)); retrying in \(Format.duration(delay))") }
+        case .notice(let text):
+            if !quiet { Diagnostics.printLine(text) }
+        case .copied(let path, let bytes):
+            if verbose { Diagnostics.printLine("\(operation == "move" ? "moved" : "copied") \(name(path, in: source)) (\(Format.bytes(bytes)))") }
+        case .deleted(let path):
+            if verbose { Diagnostics.printLine("deleted \(name(path, in: destination))") }
+        case .createdFolder:
+            break
+        }
+    }
+}
+
+/// The final summary: always on stderr (unless --quiet), and as JSON on stdout with --json.
+enum SummaryPrinter {
+    static func print(_ summary: CopySummary, operation: String, json: Bool, quiet: Bool) {
+        let seconds = Double(summary.elapsed.components.seconds) + Double(summary.elapsed.components.attoseconds) / 1e18
+        if json {
+            StandardOutput.writeRaw(Data((JSON.encode([
+                "copied": JSONField.integer(Int64(summary.copied)), "skipped": .integer(Int64(summary.skipped)),
+                "failed": .integer(Int64(summary.failed)), "deleted": .integer(Int64(summary.deleted)),
+                "bytes": .integer(summary.bytes), "elapsed_seconds": .number(seconds), "dry_run": .boolean(summary.dryRun),
+            ]) + "\n").utf8))
+        }
+        guard !quiet else { return }
+        let verb = operation == "move" ? "moved" : "copied"
+        var line = "\(summary.dryRun ? "dry run: would have " : "")\(verb) \(summary.copied) file\(summary.copied == 1 ? "" : "s") "
+            + "(\(Format.bytes(summary.bytes))), skipped \(summary.skipped), failed \(summary.failed)"
+        if operation == "sync" { line += ", deleted \(summary.deleted)" }
+        line += String(format: ", %.1fs", seconds)
+        if seconds > 0, summary.bytes > 0 { line += ", \(Format.bytes(Int64(Double(summary.bytes) / seconds)))/s" }
+        Diagnostics.printLine(line)
     }
 }

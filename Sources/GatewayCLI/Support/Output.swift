@@ -87,8 +87,10 @@ enum JSON {
 enum JSONField: Encodable {
     case string(String)
     case integer(Int64)
+    case number(Double)
     case boolean(Bool)
     case object([String: JSONField])
+    case array([JSONField])
     case null
 
     init(_ value: String?) { self = value.map(JSONField.string) ?? .null }
@@ -99,8 +101,10 @@ enum JSONField: Encodable {
         switch self {
         case .string(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
+        case .number(let value): try container.encode((value * 1000).rounded() / 1000)
         case .boolean(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
         case .null: try container.encodeNil()
         }
     }

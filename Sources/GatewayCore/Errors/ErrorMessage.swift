@@ -74,6 +74,17 @@ public enum ErrorMessage {
         }
     }
 
+    /// The remote path an error is about, when it carries one.
+    public static func path(of error: any Error) -> String? {
+        switch error {
+        case let error as FileProviderHTTPError: return error.path
+        case let error as FileProviderError: return error.path
+        case let error as CocoaError: return error.userInfo[NSFilePathErrorKey] as? String
+        case let error as URLError: return error.userInfo[NSFilePathErrorKey] as? String
+        default: return nil
+        }
+    }
+
     /// Removes `user:password@` from any URL in `text`, so a message can never leak a credential.
     public static func redactingCredentials(in text: String) -> String {
         guard text.contains("@"), text.contains("://") else { return text }

@@ -49,9 +49,22 @@ public final class TransferProgress: Sendable {
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
     private let state: Mutex<State>
+    /// Bytes counted here are also counted there; cancelling the parent cancels this one.
+    private let parent: TransferProgress?
+
+    /// A progress for one part of a larger operation (one file of a tree): its bytes count towards
+    /// this progress too, and cancelling this progress's parent stops it.
+    public func makeChild(totalBytes: Int64? = nil) -> TransferProgress {
+        TransferProgress(totalBytes: totalBytes, totalFiles: nil, parent: self)
+    }
 
     /// Creates a progress with an optional expected total.
-    public init(totalBytes: Int64? = nil, totalFiles: Int? = nil) {
+    public convenience init(totalBytes: Int64? = nil, totalFiles: Int? = nil) {
+        self.init(totalBytes: totalBytes, totalFiles: totalFiles, parent: nil)
+    }
+
+    private init(totalBytes: Int64?, totalFiles: Int?, parent: TransferProgress?) {
+        self.parent = parent
         let now = clock.now
         start = now
         var initial = State(lastSampleTime: now)
@@ -62,6 +75,7 @@ public final class TransferProgress: Sendable {
 
     /// Records `count` more bytes done and refreshes the smoothed rate (at most every 200 ms).
     public func addBytes(_ count: Int64) {
+        parent?.addBytes(count)
         let now = clock.now
         state.withLock { state in
             state.completedBytes += count
@@ -78,6 +92,7 @@ public final class TransferProgress: Sendable {
 
     /// Takes back bytes counted for an attempt that is being retried from an earlier offset.
     public func removeBytes(_ count: Int64) {
+        parent?.removeBytes(count)
         state.withLock { $0.completedBytes = max(0, $0.completedBytes - count); $0.lastSampleBytes = min($0.lastSampleBytes, $0.completedBytes) }
     }
 
@@ -101,8 +116,8 @@ public final class TransferProgress: Sendable {
     /// Asks the operation to stop; it throws `CancellationError` at its next check.
     public func cancel() { state.withLock { $0.cancelled = true } }
 
-    /// `true` after ``cancel()``.
-    public var isCancelled: Bool { state.withLock { $0.cancelled } }
+    /// `true` after ``cancel()`` on this progress or its parent.
+    public var isCancelled: Bool { state.withLock { $0.cancelled } || (parent?.isCancelled ?? false) }
 
     /// Throws `CancellationError` when this progress or the current `Task` was cancelled.
     public func checkCancellation() throws {

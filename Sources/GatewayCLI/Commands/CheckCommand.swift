@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import StorageGateway
+
+struct CheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Compare two folders: files missing, extra or different at DST. Exit 1 when they differ.",
+        discussion: """
+        Files are compared by size, and by modification time where the destination keeps exact times.
+        Lines are `missing PATH`, `extra PATH`, `different PATH` on stdout, then a summary on stderr.
+        --json prints {missing: [...], extra: [...], different: [...], matching, errors: [...]}.
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: .long, help: "Print JSON.") var json = false
+    @Flag(help: "Compare by size only.") var sizeOnly = false
+    @Argument(help: "Source: REMOTE:PATH or a local path.") var source: String
+    @Argument(help: "Destination: REMOTE:PATH or a local path.") var destination: String
+
+    func run() async throws {
+        let context = try CommandContext.make(global)
+        let from = try context.location(source)
+        let to = try context.location(destination)
+        let sourceProvider = try await context.provider(for: from, operation: "check")
+        let destinationProvider = try await context.provider(for: to, operation: "check")
+        let report = try await context.perform("check", from) {
+            try await CopyEngine(options: CopyOptions(sizeOnly: sizeOnly)).check(
+                source: TransferEndpoint(provider: sourceProvider, path: from.path, displayName: from.original),
+                destination: TransferEndpoint(provider: destinationProvider, path: to.path, displayName: to.original))
+        }
+        let out = StandardOutput()
+        if json {
+            out.line(JSON.encode([
+                "missing": JSONField.array(report.missing.map(JSONField.string)), "extra": .array(report.extra.map(JSONField.string)),
+                "different": .array(report.different.map(JSONField.string)), "matching": .integer(Int64(report.matching)),
+                "errors": .array(report.errors.map(JSONField.string)),
+            ]))
+        } else {
+            for path in report.missing { out.line("missing \(path)") }
+            for path in report.extra { out.line("extra \(path)") }
+            for path in report.different { out.line("different \(path)") }
+        }
+        out.flush()
+        for error in report.errors { Diagnostics.printLine("check \(error)") }
+        if !global.quiet {
+            let differences = report.missing.count + report.extra.count + report.different.count
+            Diagnostics.printLine("\(differences) difference\(differences == 1 ? "" : "s") (\(report.missing.count) missing, "
+                                  + "\(report.extra.count) extra, \(report.different.count) different), \(report.matching) matching")
+        }
+        if !report.isIdentical { throw ExitCode(1) }
+    }
+}

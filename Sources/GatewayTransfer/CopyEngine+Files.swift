@@ -1,0 +1,105 @@
+import Foundation
+import GatewayCore
+
+extension CopyEngine {
+    /// The item at `path`, or `nil` when there is none.
+    func lookUp(_ path: String, on provider: any FileProviderBasic) async throws -> FileObject? {
+        do {
+            return try await provider.attributesOfItem(path: path)
+        } catch where error.failureKind == .notFound {
+            return nil
+        }
+    }
+
+    /// Creates a destination folder (and its parents); `false` when it failed (reported).
+    func makeFolder(_ path: String, relative: String, on target: any FileProviderOperations, state: RunState) async -> Bool {
+        if options.dryRun {
+            state.event(.wouldDo(action: "mkdir", path: relative))
+            return true
+        }
+        do {
+            try await target.createFolder(path: path, withIntermediateDirectories: true)
+            state.folderCreated(relative)
+            return true
+        } catch {
+            state.fail(relative, operation: "mkdir", error: error)
+            return false
+        }
+    }
+
+    /// Decides, then copies or moves one file, retrying transient failures.
+    func process(_ job: Job, mode: CopyMode, destinationPath: String, from source: TransferEndpoint, to destination: TransferEndpoint,
+                 existing: FileObject?, progress: TransferProgress?, state: RunState) async {
+        let precision = max(source.provider.capabilities.modificationTimePrecision, destination.provider.capabilities.modificationTimePrecision)
+        let comparesTimes = options.preserveModificationTimes
+            && destination.provider.capabilities.supports(.setModificationDate)
+            && source.provider.capabilities.supports(.modificationTimes)
+        let decision = CopyDecision.decide(source: job.source, destination: existing, options: options,
+                                           precision: precision, comparesTimes: comparesTimes)
+        // A single-file run names its endpoints as given; a tree run names each file below them.
+        let sourceFile = job.source.path == source.path ? source
+            : TransferEndpoint(provider: source.provider, path: job.source.path,
+                               displayName: (try? source.appending(job.relative).displayName) ?? job.relative)
+        let target = destinationPath == destination.path ? destination
+            : TransferEndpoint(provider: destination.provider, path: destinationPath,
+                               displayName: (try? destination.appending(job.relative).displayName) ?? job.relative)
+        if case .skip(let reason) = decision {
+            progress?.addFile()
+            progress?.addBytes(job.source.size ?? 0)
+            state.skipped(job.relative, reason: reason)
+            if mode == .move { await removeSource(sourceFile, relative: job.relative, state: state) }
+            return
+        }
+        if options.dryRun {
+            state.event(.wouldDo(action: mode == .move ? "move" : "copy", path: job.relative))
+            return
+        }
+        progress?.setCurrentItem(job.relative)
+        let transferOptions = TransferOptions(overwrite: true, preserveModificationTimes: options.preserveModificationTimes)
+        do {
+            try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
+                                onRetry: { attempt, delay, error in
+                                    state.event(.retrying(path: job.relative, attempt: attempt, delay: delay, error: ErrorMessage.reason(for: error)))
+                                }) {
+                let attempt = progress?.makeChild(totalBytes: job.source.size)
+                do {
+                    if mode == .move {
+                        try await Transfer.moveFile(from: sourceFile, to: target, options: transferOptions, progress: attempt,
+                                                    sourceAttributes: job.source)
+                    } else {
+                        try await Transfer.copyFile(from: sourceFile, to: target, options: transferOptions, progress: attempt,
+                                                    sourceAttributes: job.source)
+                    }
+                } catch {
+                    // Take back the bytes of the failed attempt, so progress stays true on a retry.
+                    if let attempt { attempt.removeBytes(attempt.snapshot.completedBytes) }
+                    throw error
+                }
+            }
+            progress?.addFile()
+            state.copied(job.relative, bytes: job.source.size ?? 0)
+        } catch where job.source.isSymbolicLink && error.failureKind == .isADirectory {
+            progress?.addFile()
+            state.skipped(job.relative, reason: "symbolic link to a folder is not followed")
+        } catch {
+            let side = ErrorMessage.path(of: error).map { RemotePath.parent(of: $0) == RemotePath.parent(of: destinationPath) || $0 == destinationPath } == true
+                && ErrorMessage.path(of: error) != job.source.path
+            state.fail(job.relative, operation: mode == .move ? "move" : "copy",
+                       item: side ? target.displayName : sourceFile.displayName, error: error)
+        }
+    }
+
+    /// Removes a moved file's source (after its copy was verified, or found identical).
+    private func removeSource(_ source: TransferEndpoint, relative: String, state: RunState) async {
+        guard !options.dryRun else {
+            state.event(.wouldDo(action: "delete source", path: relative))
+            return
+        }
+        guard let remover = source.provider as? any FileProviderOperations else { return }
+        do {
+            try await remover.removeItem(path: source.path, recursive: false)
+        } catch {
+            state.fail(relative, operation: "remove source", error: error)
+        }
+    }
+}

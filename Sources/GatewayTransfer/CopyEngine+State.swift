@@ -1,0 +1,43 @@
+import GatewayCore
+import Synchronization
+
+/// The counters and event sink of one run, shared by its tasks.
+final class RunState: Sendable {
+    private let counters = Mutex(CopySummary())
+    private let onEvent: @Sendable (CopyEvent) -> Void
+    let dryRun: Bool
+
+    init(onEvent: @escaping @Sendable (CopyEvent) -> Void, dryRun: Bool) {
+        self.onEvent = onEvent
+        self.dryRun = dryRun
+    }
+
+    var summary: CopySummary { counters.withLock { $0 } }
+
+    func event(_ event: CopyEvent) { onEvent(event) }
+
+    func copied(_ path: String, bytes: Int64) {
+        counters.withLock { $0.copied += 1; $0.bytes += bytes }
+        onEvent(.copied(path: path, bytes: bytes))
+    }
+
+    func skipped(_ path: String, reason: String) {
+        counters.withLock { $0.skipped += 1 }
+        onEvent(.skipped(path: path, reason: reason))
+    }
+
+    func folderCreated(_ path: String) {
+        counters.withLock { $0.foldersCreated += 1 }
+        onEvent(.createdFolder(path: path))
+    }
+
+    func deleted(_ path: String) {
+        counters.withLock { $0.deleted += 1 }
+        onEvent(.deleted(path: path))
+    }
+
+    func fail(_ path: String, operation: String, item: String? = nil, error: any Error) {
+        counters.withLock { $0.failed += 1 }
+        onEvent(.failed(path: path, operation: operation, item: item ?? path, error: error))
+    }
+}

@@ -1,0 +1,194 @@
+public import GatewayCore
+
+/// The copy engine: `copy`, `move` and `sync` of a file or a tree between any two providers, and
+/// `check`.
+///
+/// A run is a pipeline that overlaps listing and transferring: one walker lists the source (parents
+/// before children, creating destination folders as it goes), `checkers` tasks look up each file at
+/// the destination and decide, and `transfers` tasks copy, each file streamed from the source's
+/// read stream into the destination's atomic write (or server-side within one remote). Bounded
+/// queues between the stages keep memory flat for trees of any size. Transient failures are
+/// retried with exponential back-off; permanent ones fail that file at once. Cancel the calling
+/// task to stop: temporary files are removed by the providers.
+public struct CopyEngine: Sendable {
+    /// The options of every run.
+    public var options: CopyOptions
+
+    /// Creates an engine.
+    public init(options: CopyOptions = CopyOptions()) {
+        self.options = options
+    }
+
+    /// A file to compare and maybe copy.
+    struct Job: Sendable {
+        var source: FileObject
+        var relative: String
+        /// The destination folder was just created: no need to look the file up.
+        var freshFolder: Bool
+    }
+
+    /// Runs `mode` from `source` to `destination` (a file to a file path, or a folder's contents into a
+    /// folder), reporting every step to `onEvent`.
+    public func run(_ mode: CopyMode, from source: TransferEndpoint, to destination: TransferEndpoint,
+                    progress: TransferProgress? = nil,
+                    onEvent: @escaping @Sendable (CopyEvent) -> Void = { _ in }) async throws -> CopySummary {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let state = RunState(onEvent: onEvent, dryRun: options.dryRun)
+        let root = try await source.provider.attributesOfItem(path: source.path)
+        if root.isDirectory {
+            try Transfer.refuseNesting(source: source, destination: destination)
+            try await runTree(mode, root: root, from: source, to: destination, progress: progress, state: state)
+        } else {
+            let existing = try await lookUp(destination.path, on: destination.provider)
+            let job = Job(source: root, relative: root.name, freshFolder: existing == nil)
+            await process(job, mode: mode, destinationPath: destination.path, from: source, to: destination,
+                          existing: existing, progress: progress, state: state)
+        }
+        var summary = state.summary
+        summary.elapsed = clock.now - start
+        summary.dryRun = options.dryRun
+        return summary
+    }
+
+    /// The same run, with its events as an `AsyncSequence`. Consume the events: they are buffered
+    /// until read.
+    public func start(_ mode: CopyMode, from source: TransferEndpoint, to destination: TransferEndpoint,
+                      progress: TransferProgress? = nil) -> (events: AsyncStream<CopyEvent>, summary: Task<CopySummary, any Error>) {
+        let (stream, continuation) = AsyncStream<CopyEvent>.makeStream()
+        let engine = self
+        let task = Task {
+            defer { continuation.finish() }
+            return try await engine.run(mode, from: source, to: destination, progress: progress) { continuation.yield($0) }
+        }
+        return (stream, task)
+    }
+
+    // MARK: Trees
+
+    private func runTree(_ mode: CopyMode, root: FileObject, from source: TransferEndpoint, to destination: TransferEndpoint,
+                         progress: TransferProgress?, state: RunState) async throws {
+        guard let target = destination.provider as? any FileProviderOperations else {
+            throw FileProviderError.unsupported(operation: "creating folders", path: destination.path)
+        }
+        let checks = WorkQueue<Job>(capacity: options.checkers * 32)
+        let transfers = WorkQueue<Checked>(capacity: options.transfers * 8)
+        let rootExisted = try await lookUp(destination.path, on: destination.provider) != nil
+        let options = self.options
+
+        try await withThrowingTaskGroup(of: Void.self) { outer in
+            // Transfers: copy (or skip) each checked file.
+            for _ in 0..<options.transfers {
+                outer.addTask {
+                    while let checked = await transfers.next() {
+                        let path = (try? RemotePath.join(destination.path, checked.job.relative)) ?? destination.path
+                        await self.process(checked.job, mode: mode, destinationPath: path, from: source, to: destination,
+                                           existing: checked.existing, progress: progress, state: state)
+                    }
+                }
+            }
+            // Walker and checkers; when they are done, the transfer queue closes.
+            outer.addTask {
+                do {
+                    try await withThrowingTaskGroup(of: Void.self) { inner in
+                        inner.addTask {
+                            do {
+                                try await self.walk(source, to: destination, target: target, rootExisted: rootExisted,
+                                                    checks: checks, progress: progress, state: state)
+                            } catch {
+                                await checks.finish()
+                                throw error
+                            }
+                            await checks.finish()
+                        }
+                        for _ in 0..<options.checkers {
+                            inner.addTask {
+                                while let job = await checks.next() {
+                                    try Task.checkCancellation()
+                                    do {
+                                        let path = try RemotePath.join(destination.path, job.relative)
+                                        let existing = job.freshFolder ? nil : try await self.lookUp(path, on: destination.provider)
+                                        await transfers.send(Checked(job: job, existing: existing))
+                                    } catch let error where error.failureKind == .cancelled {
+                                        throw error
+                                    } catch {
+                                        state.fail(job.relative, operation: "check", error: error)
+                                    }
+                                }
+                            }
+                        }
+                        try await inner.waitForAll()
+                    }
+                } catch {
+                    await transfers.finish()
+                    throw error
+                }
+                await transfers.finish()
+            }
+            try await outer.waitForAll()
+        }
+
+        try Task.checkCancellation()
+        switch mode {
+        case .copy:
+            break
+        case .sync:
+            try await deleteExtras(from: source, to: destination, state: state)
+        case .move:
+            guard state.summary.failed == 0 else {
+                state.event(.notice("source folders kept: \(state.summary.failed) item(s) failed"))
+                return
+            }
+            guard !options.dryRun, let remover = source.provider as? any FileProviderOperations else { return }
+            // Every file has left the source; what is left are its (empty) folders.
+            do {
+                try await remover.removeItem(path: source.path, recursive: true)
+            } catch {
+                state.fail("", operation: "remove source folders", error: error)
+            }
+        }
+    }
+
+    /// A file with what the destination holds under its name.
+    struct Checked: Sendable {
+        var job: Job
+        var existing: FileObject?
+    }
+
+    /// Lists the source, creates destination folders (parents first), and queues files.
+    private func walk(_ source: TransferEndpoint, to destination: TransferEndpoint, target: any FileProviderOperations,
+                      rootExisted: Bool, checks: WorkQueue<Job>, progress: TransferProgress?, state: RunState) async throws {
+        var fresh: Set<String> = []
+        if !rootExisted {
+            guard await makeFolder(destination.path, relative: "", on: target, state: state) else { return }
+            fresh.insert("")
+        }
+        do {
+            for try await item in source.provider.walk(path: source.path) {
+                try Task.checkCancellation()
+                guard let relative = RemotePath.relative(item.path, to: source.path), !relative.isEmpty else { continue }
+                let parent = relative.lastIndex(of: "/").map { String(relative[..<$0]) } ?? ""
+                let parentFresh = fresh.contains(parent)
+                switch item.type {
+                case .directory:
+                    let path = try RemotePath.join(destination.path, relative)
+                    let missing = parentFresh ? true : try await lookUp(path, on: destination.provider) == nil
+                    if missing {
+                        if await makeFolder(path, relative: relative, on: target, state: state) { fresh.insert(relative) }
+                    }
+                case .file, .symbolicLink:
+                    progress?.addToTotals(bytes: item.size ?? 0, files: 1)
+                    await checks.send(Job(source: item, relative: relative, freshFolder: parentFresh))
+                case .other:
+                    state.event(.skipped(path: relative, reason: "not a regular file"))
+                }
+            }
+        } catch let error where error.failureKind == .cancelled {
+            throw error
+        } catch {
+            // A listing that fails stops the walk; what was queued still transfers, and the run
+            // reports the failure (so sync deletes nothing).
+            state.fail("", operation: "list \(source.displayName)", error: error)
+        }
+    }
+}
