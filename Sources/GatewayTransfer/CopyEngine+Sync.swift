@@ -9,24 +9,30 @@ extension CopyEngine {
             return
         }
         guard let remover = destination.provider as? any FileProviderOperations else { return }
-        var deletedFolders: [String] = []
-        for try await item in destination.provider.walk(path: destination.path) {
-            try Task.checkCancellation()
-            guard let relative = RemotePath.relative(item.path, to: destination.path), !relative.isEmpty else { continue }
-            // Items inside a folder already deleted went with it.
-            if deletedFolders.contains(where: { relative.hasPrefix($0 + "/") }) { continue }
-            let sourcePath = try RemotePath.join(source.path, relative)
-            let counterpart = try await lookUp(sourcePath, on: source.provider)
-            if let counterpart, counterpart.isDirectory == item.isDirectory { continue }
+        // First find the extras (a folder counts once, its contents go with it), then delete them:
+        // deleting while walking would pull folders from under the walk.
+        var extras: [FileObject] = []
+        do {
+            for try await item in destination.provider.walk(path: destination.path) {
+                try Task.checkCancellation()
+                guard let relative = RemotePath.relative(item.path, to: destination.path), !relative.isEmpty else { continue }
+                if extras.contains(where: { $0.isDirectory && item.path.hasPrefix($0.path + "/") }) { continue }
+                let counterpart = try await lookUp(try RemotePath.join(source.path, relative), on: source.provider)
+                if let counterpart, counterpart.isDirectory == item.isDirectory { continue }
+                extras.append(item)
+            }
+        } catch where error.failureKind == .notFound {
+            return  // no destination folder yet: nothing to delete
+        }
+        for item in extras {
+            let relative = RemotePath.relative(item.path, to: destination.path) ?? item.path
             if options.dryRun {
                 state.event(.wouldDo(action: "delete", path: relative))
-                if item.isDirectory { deletedFolders.append(relative) }
                 continue
             }
             do {
                 try await remover.removeItem(path: item.path, recursive: true)
                 state.deleted(relative)
-                if item.isDirectory { deletedFolders.append(relative) }
             } catch where error.failureKind == .notFound {
                 continue
             } catch {

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+@Suite("gateway copy, sync and check")
+struct CopyEngineCLITests {
+    @Test("copy skips unchanged files; --json summary; sync --dry-run lists deletions; sync deletes; check exit codes")
+    func workflow() throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        for index in 0..<20 { try s.write("src/f\(index).txt", Data("file \(index)".utf8)) }
+        try s.write("src/sub/deep.bin", Data(count: 100_000))
+
+        let first = try s.runner.run(["copy", "--json", "--transfers", "3", "src", "dst"])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: first.stdout) as? [String: Any])
+        #expect(summary["copied"] as? Int == 21)
+        #expect(summary["failed"] as? Int == 0)
+        #expect(summary["dry_run"] as? Bool == false)
+        #expect(Set(summary.keys) == ["copied", "skipped", "failed", "deleted", "bytes", "elapsed_seconds", "dry_run"])
+
+        let second = try s.runner.run(["copy", "src", "dst"])
+        #expect(second.stderr.contains("copied 0 files (0 B), skipped 21, failed 0"))
+
+        #expect(try s.runner.run(["check", "src", "dst"]).status == 0)
+        try s.write("dst/extra.txt", Data("extra".utf8))
+        try s.write("dst/f3.txt", Data("changed size".utf8))
+        let check = try s.runner.run(["check", "--json", "src", "dst"])
+        #expect(check.status == 1)
+        let report = try #require(try JSONSerialization.jsonObject(with: check.stdout) as? [String: Any])
+        #expect(report["extra"] as? [String] == ["extra.txt"])
+        #expect(report["different"] as? [String] == ["f3.txt"])
+        #expect(report["missing"] as? [String] == [])
+
+        let dry = try s.runner.run(["sync", "--dry-run", "src", "dst"])
+        #expect(dry.status == 0)
+        #expect(dry.text.contains("copy src/f3.txt\n"))
+        #expect(dry.text.contains("delete dst/extra.txt\n"))
+        #expect(s.exists("dst/extra.txt"))
+
+        let sync = try s.runner.run(["sync", "src", "dst"])
+        #expect(sync.status == 0, "stderr: \(sync.stderr)")
+        #expect(sync.stderr.contains("deleted 1"))
+        #expect(!s.exists("dst/extra.txt"))
+        #expect(try s.read("dst/f3.txt") == Data("file 3".utf8))
+        #expect(try s.runner.run(["check", "src", "dst"]).status == 0)
+
+        let move = try s.runner.run(["move", "src", "moved"])
+        #expect(move.status == 0)
+        #expect(!s.exists("src"))
+        #expect(try s.read("moved/sub/deep.bin").count == 100_000)
+        #expect(try s.runner.run(["sync", "moved/f1.txt", "x"]).status == 1, "sync needs a folder")
+        #expect(try s.runner.run(["copy", "--transfers", "0", "moved", "y"]).status == 2)
+    }
+}
