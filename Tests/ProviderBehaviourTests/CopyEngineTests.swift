@@ -193,6 +193,8 @@ final class EventLog: @unchecked Sendable {
 
     var record: @Sendable (CopyEvent) -> Void { { [self] event in lock.withLock { events.append(event) } } }
 
+    var all: [CopyEvent] { lock.withLock { events } }
+
     var wouldDo: [(action: String, path: String)] {
         lock.withLock { events.compactMap { if case .wouldDo(let action, let path) = $0 { (action, path) } else { nil } } }
     }

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A TCP proxy on 127.0.0.1 in front of a test server that cuts one connection once it has carried
+/// `dropAfter` bytes in either direction: a server that dies mid-transfer, for fault tests.
+final class DroppingProxy: @unchecked Sendable {
+    let port: Int
+    private let listener: Int32
+    private let targetPort: Int
+    private let dropAfter: Int
+    private let lock = NSLock()
+    private var dropped = 0
+    private var maxDrops: Int
+    private var sockets: [Int32] = []
+
+    /// The number of connections cut so far.
+    var drops: Int { lock.withLock { dropped } }
+
+    init(targetPort: Int, dropAfter: Int, maxDrops: Int = 1) throws {
+        self.targetPort = targetPort
+        self.dropAfter = dropAfter
+        self.maxDrops = maxDrops
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = Self.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 64) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        guard ok else { throw CocoaError(.fileWriteUnknown) }
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return address
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: targetPort)
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            guard connected else { close(client); close(server); continue }
+            lock.withLock { sockets += [client, server] }
+            let budget = Budget(limit: dropAfter)
+            Thread.detachNewThread { [self] in pump(from: client, to: server, budget: budget) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, budget: budget) }
+        }
+    }
+
+    /// Bytes a connection may still carry before it is cut (when cuts remain).
+    final class Budget: @unchecked Sendable {
+        let lock = NSLock()
+        var used = 0
+        let limit: Int
+        init(limit: Int) { self.limit = limit }
+    }
+
+    private func pump(from source: Int32, to target: Int32, budget: Budget) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(source, &buffer, buffer.count)
+            if count <= 0 { break }
+            let exceeded = budget.lock.withLock { () -> Bool in
+                budget.used += count
+                return budget.used > budget.limit
+            }
+            if exceeded {
+                let cut = lock.withLock { () -> Bool in
+                    guard dropped < maxDrops else { return false }
+                    dropped += 1
+                    return true
+                }
+                if cut {
+                    // A hard reset, as when a server process dies.
+                    var linger = linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(source, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+                    setsockopt(target, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+                    shutdown(source, Int32(SHUT_RDWR))
+                    shutdown(target, Int32(SHUT_RDWR))
+                    break
+                }
+            }
+            var offset = 0
+            while offset < count {
+                let written = buffer.withUnsafeBytes { write(target, $0.baseAddress! + offset, count - offset) }
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+        shutdown(target, Int32(SHUT_WR))
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        lock.withLock { for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) } }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import StorageGateway
+import Testing
+
+/// A server connection cut mid-transfer (a proxy in front of Apache): the engine retries, nothing
+/// truncated appears under a final name, and the result is byte-equal.
+@Suite("Faults: connections cut mid-transfer", .serialized)
+struct FaultTests {
+    func proxied(dropAfter: Int, maxDrops: Int) throws -> (WebDAVProvider, DroppingProxy) {
+        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+        let proxy = try DroppingProxy(targetPort: server.url.port!, dropAfter: dropAfter, maxDrops: maxDrops)
+        var components = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
+        components.port = proxy.port
+        var configuration = server.configuration(remoteName: "proxied")
+        configuration.baseURL = components.url!
+        return (WebDAVProvider(configuration: configuration), proxy)
+    }
+
+    @Test("upload cut once: retried, byte-equal, no temporary left")
+    func uploadCut() async throws {
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        let data = Bytes.pattern(6_000_000, seed: 11)
+        try FileManager.default.createDirectory(atPath: local.path + "/src", withIntermediateDirectories: true)
+        try data.write(to: URL(fileURLWithPath: local.path + "/src/big.bin"))
+        let (dav, proxy) = try proxied(dropAfter: 2_000_000, maxDrops: 1)
+        defer { proxy.stop() }
+        let folder = "/fault-\(UUID().uuidString.prefix(8))"
+        defer { Task { try? await dav.removeItem(path: folder, recursive: true) } }
+        let events = EventLog()
+        let summary = try await CopyEngine(options: CopyOptions(retryDelay: .milliseconds(50))).run(
+            .copy, from: TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/src"),
+            to: TransferEndpoint(provider: dav, path: folder), onEvent: events.record)
+        #expect(proxy.drops == 1, "the proxy must have cut the transfer")
+        #expect(summary.failed == 0)
+        #expect(summary.copied == 1)
+        #expect(events.retries >= 1)
+        #expect(try await dav.contents(path: folder + "/big.bin") == data)
+        let names = try await dav.contentsOfDirectory(path: folder).collectAll().map(\.name)
+        #expect(names == ["big.bin"], "left: \(names)")
+    }
+
+    @Test("download cut every time: fails clearly, nothing under the final name; a re-run completes")
+    func downloadCutThenRerun() async throws {
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        let data = Bytes.pattern(5_000_000, seed: 12)
+        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+        let direct = WebDAVProvider(configuration: server.configuration(remoteName: "direct"))
+        let folder = "/fault-\(UUID().uuidString.prefix(8))"
+        try await direct.createFolder(path: folder, withIntermediateDirectories: false)
+        defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
+        try await direct.writeContents(path: folder + "/big.bin", data: data)
+
+        let (dav, proxy) = try proxied(dropAfter: 1_500_000, maxDrops: 100)
+        defer { proxy.stop() }
+        let localProvider = try LocalFileProvider(name: "l", root: local.path)
+        let engine = CopyEngine(options: CopyOptions(retries: 2, retryDelay: .milliseconds(20)))
+        let failing = EventLog()
+        let summary = try await engine.run(.copy, from: TransferEndpoint(provider: dav, path: folder),
+                                           to: TransferEndpoint(provider: localProvider, path: "/dst"), onEvent: failing.record)
+        #expect(summary.failed == 1)
+        #expect(proxy.drops >= 2)
+        #expect(failing.failures.first.map { $0.failureKind == .connectionLost || $0.failureKind == .timedOut } == true)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: local.path + "/dst")) ?? []
+        #expect(left.isEmpty, "nothing may stand under a final name, and no temporary may remain: \(left)")
+
+        let again = try await engine.run(.copy, from: TransferEndpoint(provider: direct, path: folder),
+                                         to: TransferEndpoint(provider: localProvider, path: "/dst"))
+        #expect(again.failed == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: local.path + "/dst/big.bin")) == data)
+    }
+}
+
+extension EventLog {
+    var retries: Int { all.filter { if case .retrying = $0 { true } else { false } }.count }
+    var failures: [any Error] { all.compactMap { if case .failed(_, _, _, let error) = $0 { error } else { nil } } }
+}
