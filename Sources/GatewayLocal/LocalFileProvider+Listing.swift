@@ -69,9 +69,12 @@ final class DirectoryCursor {
                 if errno == ENOENT { continue }  // removed while we were listing
                 throw provider.posixError(errno, folder == "/" ? "/" + name : folder + "/" + name)
             }
-            let target = POSIX.isSymlink(info) ? POSIX.readLink(at: directoryFD, name) : nil
             let path = folder == "/" ? "/" + name : folder + "/" + name
-            entries.append(POSIX.fileObject(path: path, info: info, symlinkTarget: target))
+            if POSIX.isSymlink(info) {
+                entries.append(provider.linkObject(path: path, info: info, link: POSIX.readLink(at: directoryFD, name)))
+            } else {
+                entries.append(POSIX.fileObject(path: path, info: info))
+            }
         }
         return (entries, false)
     }

@@ -65,8 +65,17 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
         let remote = try RemotePath.normalize(path)
         let host = try resolver.hostPath(remote, followFinalSymlink: false)
         guard let info = POSIX.status(host, followSymlinks: false) else { throw posixError(errno, remote) }
-        let target = POSIX.isSymlink(info) ? POSIX.readLink(at: AT_FDCWD, host) : nil
-        return POSIX.fileObject(path: remote, info: info, symlinkTarget: target)
+        if POSIX.isSymlink(info) { return linkObject(path: remote, info: info, link: POSIX.readLink(at: AT_FDCWD, host)) }
+        return POSIX.fileObject(path: remote, info: info)
+    }
+
+    /// A symbolic link, described by its target when that lies inside the root (else by itself).
+    func linkObject(path: String, info: stat, link: String?) -> FileObject {
+        guard let host = try? resolver.hostPath(path, followFinalSymlink: true),
+              let target = POSIX.status(host, followSymlinks: true) else {
+            return POSIX.fileObject(path: path, info: info, symlinkTarget: link)
+        }
+        return POSIX.fileObject(path: path, info: info, symlinkTarget: link, target: target)
     }
 
     public func storageProperties(path: String) async throws -> VolumeObject {

@@ -49,16 +49,24 @@ enum POSIX {
         return info.st_mode & S_IWOTH == 0
     }
 
-    /// Builds a ``FileObject`` from `stat` data.
-    static func fileObject(path: String, info: stat, symlinkTarget: String? = nil) -> FileObject {
+    /// Builds a ``FileObject`` from `stat` data. For a symbolic link, `target` is the `stat` of what
+    /// it points to (when that lies inside the root): the link then reports the target's size and
+    /// time, and `extra["target_type"]` says whether it leads to a file or a folder.
+    static func fileObject(path: String, info: stat, symlinkTarget: String? = nil, target: stat? = nil) -> FileObject {
         let type = type(of: info.st_mode)
         var extra: [String: String] = ["mode": String(info.st_mode & 0o7777, radix: 8)]
         if let symlinkTarget { extra["symlink_target"] = symlinkTarget }
+        var described = info
+        if let target {
+            described = target
+            extra["target_type"] = Self.type(of: target.st_mode).rawValue
+        }
+        let describedType = Self.type(of: described.st_mode)
         return FileObject(
             path: path,
             type: type,
-            size: type == .directory ? nil : Int64(info.st_size),
-            modificationDate: date(info.st_mtim),
+            size: describedType == .directory ? nil : Int64(described.st_size),
+            modificationDate: date(described.st_mtim),
             isReadOnly: isReadOnly(info),
             versionTag: type == .file ? versionTag(info) : nil,
             extraProperties: extra

@@ -11,17 +11,20 @@ public enum CopyDecision: Sendable, Equatable {
     public static func decide(source: FileObject, destination: FileObject?, options: CopyOptions,
                               precision: Duration, comparesTimes: Bool) -> CopyDecision {
         guard let destination, !destination.isDirectory else { return .copy }
-        if options.ignoreExisting { return .skip(reason: "exists") }
         let tolerance = Double(precision.components.seconds) + Double(precision.components.attoseconds) / 1e18
+        // Identical files first, so that a move can tell "same file" from "kept as it is".
+        if source.size == destination.size {
+            if options.sizeOnly || !comparesTimes { return .skip(reason: "unchanged (same size)") }
+            guard let sourceTime = source.modificationDate, let destinationTime = destination.modificationDate else {
+                return .skip(reason: "unchanged (same size)")
+            }
+            if abs(sourceTime.timeIntervalSince(destinationTime)) <= tolerance { return .skip(reason: "unchanged") }
+        }
+        if options.ignoreExisting { return .skip(reason: "exists") }
         if options.update, comparesTimes, let sourceTime = source.modificationDate, let destinationTime = destination.modificationDate,
            destinationTime.timeIntervalSince(sourceTime) > tolerance {
             return .skip(reason: "newer at destination")
         }
-        guard source.size == destination.size else { return .copy }
-        if options.sizeOnly || !comparesTimes { return .skip(reason: "unchanged (same size)") }
-        guard let sourceTime = source.modificationDate, let destinationTime = destination.modificationDate else {
-            return .skip(reason: "unchanged (same size)")
-        }
-        return abs(sourceTime.timeIntervalSince(destinationTime)) <= tolerance ? .skip(reason: "unchanged") : .copy
+        return .copy
     }
 }

@@ -47,11 +47,13 @@ extension CopyEngine {
             progress?.addFile()
             progress?.addBytes(job.source.size ?? 0)
             state.skipped(job.relative, reason: reason)
-            if mode == .move { await removeSource(sourceFile, relative: job.relative, state: state) }
+            // A move removes the source only when the destination already holds the same file; a
+            // file kept by --ignore-existing or --update may differ, and its source stays.
+            if mode == .move, reason.hasPrefix("unchanged") { await removeSource(sourceFile, relative: job.relative, state: state) }
             return
         }
         if options.dryRun {
-            state.event(.wouldDo(action: mode == .move ? "move" : "copy", path: job.relative))
+            state.planned(job.relative, action: mode == .move ? "move" : "copy", bytes: job.source.size ?? 0)
             return
         }
         progress?.setCurrentItem(job.relative)

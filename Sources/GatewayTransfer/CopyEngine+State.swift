@@ -21,6 +21,12 @@ final class RunState: Sendable {
         onEvent(.copied(path: path, bytes: bytes))
     }
 
+    /// A dry run's planned copy: counted as if done, so the summary says what would happen.
+    func planned(_ path: String, action: String, bytes: Int64) {
+        counters.withLock { $0.copied += 1; $0.bytes += bytes }
+        onEvent(.wouldDo(action: action, path: path))
+    }
+
     func skipped(_ path: String, reason: String) {
         counters.withLock { $0.skipped += 1 }
         onEvent(.skipped(path: path, reason: reason))
@@ -31,9 +37,9 @@ final class RunState: Sendable {
         onEvent(.createdFolder(path: path))
     }
 
-    func deleted(_ path: String) {
+    func deleted(_ path: String, planned: Bool = false) {
         counters.withLock { $0.deleted += 1 }
-        onEvent(.deleted(path: path))
+        onEvent(planned ? .wouldDo(action: "delete", path: path) : .deleted(path: path))
     }
 
     func fail(_ path: String, operation: String, item: String? = nil, error: any Error) {

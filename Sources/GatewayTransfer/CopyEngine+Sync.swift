@@ -27,7 +27,7 @@ extension CopyEngine {
         for item in extras {
             let relative = RemotePath.relative(item.path, to: destination.path) ?? item.path
             if options.dryRun {
-                state.event(.wouldDo(action: "delete", path: relative))
+                state.deleted(relative, planned: true)
                 continue
             }
             do {
@@ -66,12 +66,12 @@ extension CopyEngine {
             await compare(root, relative: root.name, at: destination.path)
             return report
         }
-        for try await item in source.provider.walk(path: source.path) where !item.isDirectory {
+        for try await item in source.provider.walk(path: source.path) where !item.isDirectory && !item.isLinkToFolder {
             guard let relative = RemotePath.relative(item.path, to: source.path) else { continue }
             await compare(item, relative: relative, at: try RemotePath.join(destination.path, relative))
         }
         do {
-            for try await item in destination.provider.walk(path: destination.path) where !item.isDirectory {
+            for try await item in destination.provider.walk(path: destination.path) where !item.isDirectory && !item.isLinkToFolder {
                 guard let relative = RemotePath.relative(item.path, to: destination.path) else { continue }
                 if try await lookUp(try RemotePath.join(source.path, relative), on: source.provider) == nil {
                     report.extra.append(relative)

@@ -41,6 +41,12 @@ public struct CopyEngine: Sendable {
             try await runTree(mode, root: root, from: source, to: destination, progress: progress, state: state)
         } else {
             let existing = try await lookUp(destination.path, on: destination.provider)
+            if existing == nil, !options.dryRun, let target = destination.provider as? any FileProviderOperations {
+                let parent = RemotePath.parent(of: destination.path)
+                if try await lookUp(parent, on: destination.provider) == nil {
+                    try await target.createFolder(path: parent, withIntermediateDirectories: true)
+                }
+            }
             let job = Job(source: root, relative: root.name, freshFolder: existing == nil)
             await process(job, mode: mode, destinationPath: destination.path, from: source, to: destination,
                           existing: existing, progress: progress, state: state)
@@ -140,11 +146,27 @@ public struct CopyEngine: Sendable {
                 return
             }
             guard !options.dryRun, let remover = source.provider as? any FileProviderOperations else { return }
-            // Every file has left the source; what is left are its (empty) folders.
+            await removeEmptyFolders(source, remover: remover, state: state)
+        }
+    }
+
+    /// Removes the source's folders that the move emptied, deepest first. Folders that still hold
+    /// something (files kept by --ignore-existing or --update) stay, with their contents.
+    private func removeEmptyFolders(_ source: TransferEndpoint, remover: any FileProviderOperations, state: RunState) async {
+        var folders: [String] = []
+        do {
+            for try await item in source.provider.walk(path: source.path) where item.isDirectory { folders.append(item.path) }
+        } catch {
+            state.fail("", operation: "list \(source.displayName)", error: error)
+            return
+        }
+        for folder in folders.sorted(by: { $0.count > $1.count }) + [source.path] {
             do {
-                try await remover.removeItem(path: source.path, recursive: true)
+                try await remover.removeItem(path: folder, recursive: false)
+            } catch where error.failureKind == .directoryNotEmpty || error.failureKind == .notFound {
+                continue
             } catch {
-                state.fail("", operation: "remove source folders", error: error)
+                state.fail(RemotePath.relative(folder, to: source.path) ?? folder, operation: "remove source folder", error: error)
             }
         }
     }
@@ -176,6 +198,8 @@ public struct CopyEngine: Sendable {
                     if missing {
                         if await makeFolder(path, relative: relative, on: target, state: state) { fresh.insert(relative) }
                     }
+                case .symbolicLink where item.isLinkToFolder:
+                    state.skipped(relative, reason: "symbolic link to a folder is not followed")
                 case .file, .symbolicLink:
                     progress?.addToTotals(bytes: item.size ?? 0, files: 1)
                     await checks.send(Job(source: item, relative: relative, freshFolder: parentFresh))

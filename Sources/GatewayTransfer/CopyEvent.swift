@@ -7,7 +7,7 @@ public enum CopyEvent: Sendable {
     case skipped(path: String, reason: String)
     /// A folder was created at the destination.
     case createdFolder(path: String)
-    /// An extra item was deleted from the destination (sync), or a moved source removed.
+    /// An extra item was deleted from the destination (sync).
     case deleted(path: String)
     /// In a dry run: what would have been done (`copy`, `delete`, `mkdir`).
     case wouldDo(action: String, path: String)
@@ -22,13 +22,13 @@ public enum CopyEvent: Sendable {
 
 /// The outcome of a copy engine run.
 public struct CopySummary: Sendable {
-    /// Files copied (or moved).
+    /// Files copied (or moved); in a dry run, the copies planned.
     public var copied = 0
     /// Files that needed no copy.
     public var skipped = 0
     /// Items that failed.
     public var failed = 0
-    /// Items deleted (sync extras, moved sources).
+    /// Extra items deleted from the destination (sync); in a dry run, the deletions planned.
     public var deleted = 0
     /// Folders created.
     public var foldersCreated = 0

@@ -53,7 +53,7 @@ public enum Transfer {
     public static func copyFile(from source: TransferEndpoint, to destination: TransferEndpoint,
                                 options: TransferOptions = TransferOptions(), progress: TransferProgress? = nil,
                                 sourceAttributes: FileObject? = nil) async throws {
-        if source.isSameProvider(as: destination),
+        if source.isSameProvider(as: destination), sourceAttributes?.isSymbolicLink != true,
            source.provider.capabilities.supports(.serverSideCopy),
            let operations = source.provider as? any FileProviderOperations {
             try await operations.copyItem(path: source.path, to: destination.path, overwrite: options.overwrite, progress: progress)
@@ -73,6 +73,7 @@ public enum Transfer {
         }
         let stream = try await reader.readStream(path: source.path, options: ReadOptions())
         var write = WriteOptions(overwrite: options.overwrite, atomically: true, expectedSize: stream.expectedLength, progress: progress)
+        write.returnsStoredAttributes = false
         if options.preserveModificationTimes, destination.provider.capabilities.supports(.setModificationDate) {
             write.modificationDate = attributes.modificationDate
         }

@@ -48,7 +48,7 @@ extension WebDAVProvider {
             if options.atomically { try await commit(target, to: remote, overwrite: options.overwrite) }
             logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written)])
             // The server's own description (version tag, dates) of what now stands there.
-            if let stored = try? await attributesOfItem(path: remote) { return stored }
+            if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }
             return FileObject(path: remote, type: .file, size: written, modificationDate: options.modificationDate)
         } catch {
             // Remove what this write left: the temporary, or (not atomic) a partial upload. Never the

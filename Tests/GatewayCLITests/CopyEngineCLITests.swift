@@ -51,4 +51,49 @@ struct CopyEngineCLITests {
         #expect(try s.runner.run(["sync", "moved/f1.txt", "x"]).status == 1, "sync needs a folder")
         #expect(try s.runner.run(["copy", "--transfers", "0", "moved", "y"]).status == 2)
     }
+
+    @Test("edge cases: move keeps differing sources, links, dry-run counts and names, parents for a single file")
+    func edgeCases() throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        // move --ignore-existing must not delete a source whose destination differs.
+        try s.write("m/keep.txt", Data("new content".utf8))
+        try s.write("m/same.txt", Data("same".utf8))
+        #expect(try s.runner.run(["copy", "m/same.txt", "mdst/same.txt"]).status == 0)
+        try s.write("mdst/keep.txt", Data("old".utf8))
+        let move = try s.runner.run(["move", "--ignore-existing", "m", "mdst"])
+        #expect(move.status == 0, "stderr: \(move.stderr)")
+        #expect(try s.read("m/keep.txt") == Data("new content".utf8), "a differing source must stay")
+        #expect(!s.exists("m/same.txt"), "an identical source is moved (removed)")
+
+        // Links: a link to a file is copied as its target and then found unchanged; a link to a
+        // folder is skipped with a notice; check sees no difference.
+        try s.write("l/target.txt", Data("target".utf8))
+        try FileManager.default.createDirectory(atPath: s.path("l/folder"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: s.path("l/link.txt"), withDestinationPath: "target.txt")
+        try FileManager.default.createSymbolicLink(atPath: s.path("l/link-dir"), withDestinationPath: "folder")
+        let first = try s.runner.run(["copy", "l", "ldst"])
+        #expect(first.status == 0)
+        #expect(first.stderr.contains("l/link-dir: skipped: symbolic link to a folder is not followed"))
+        #expect(try s.read("ldst/link.txt") == Data("target".utf8))
+        #expect(!s.exists("ldst/link-dir"))
+        let second = try s.runner.run(["copy", "l", "ldst"])
+        #expect(second.stderr.contains("copied 0 files"), "stderr: \(second.stderr)")
+        #expect(try s.runner.run(["check", "l", "ldst"]).status == 0)
+
+        // Dry run: planned copies are counted, mkdir lines name the destination.
+        try s.write("d/sub/f.txt", Data("f".utf8))
+        let dry = try s.runner.run(["copy", "--dry-run", "--json", "d", "newdst"])
+        #expect(dry.text.contains("mkdir newdst\n"))
+        #expect(dry.text.contains("mkdir newdst/sub\n"))
+        #expect(dry.text.contains("copy d/sub/f.txt\n"))
+        #expect(dry.text.contains(#""copied":1"#))
+        #expect(dry.stderr.contains("dry run: would have copied 1 file"))
+        #expect(!s.exists("newdst"))
+
+        // A single file into a folder that does not exist yet: its parents are created.
+        let single = try s.runner.run(["copy", "d/sub/f.txt", "deep/er/"])
+        #expect(single.status == 0, "stderr: \(single.stderr)")
+        #expect(try s.read("deep/er/f.txt") == Data("f".utf8))
+    }
 }

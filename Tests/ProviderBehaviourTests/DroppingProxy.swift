@@ -55,8 +55,8 @@ final class DroppingProxy: @unchecked Sendable {
             guard connected else { close(client); close(server); continue }
             lock.withLock { sockets += [client, server] }
             let budget = Budget(limit: dropAfter)
-            Thread.detachNewThread { [self] in pump(from: client, to: server, budget: budget) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client, budget: budget) }
+            Thread.detachNewThread { [self] in pump(from: client, to: server, budget: budget); finished(budget, client, server) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, budget: budget); finished(budget, client, server) }
         }
     }
 
@@ -64,8 +64,21 @@ final class DroppingProxy: @unchecked Sendable {
     final class Budget: @unchecked Sendable {
         let lock = NSLock()
         var used = 0
+        var running = 2
         let limit: Int
         init(limit: Int) { self.limit = limit }
+    }
+
+    /// The last pump of a connection closes both sockets (with a reset, after a cut).
+    private func finished(_ budget: Budget, _ client: Int32, _ server: Int32) {
+        let last = budget.lock.withLock { () -> Bool in
+            budget.running -= 1
+            return budget.running == 0
+        }
+        if last {
+            close(client)
+            close(server)
+        }
     }
 
     private func pump(from source: Int32, to target: Int32, budget: Budget) {
@@ -88,9 +101,10 @@ final class DroppingProxy: @unchecked Sendable {
                     var linger = linger(l_onoff: 1, l_linger: 0)
                     setsockopt(source, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
                     setsockopt(target, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
-                    shutdown(source, Int32(SHUT_RDWR))
-                    shutdown(target, Int32(SHUT_RDWR))
-                    break
+                    // Wake the other direction; the last one out closes both, which sends the resets.
+                    shutdown(source, Int32(SHUT_RD))
+                    shutdown(target, Int32(SHUT_RD))
+                    return
                 }
             }
             var offset = 0

@@ -19,7 +19,7 @@ enum TestServers {
 
         func configuration(remoteName: String) -> HTTPClientConfiguration {
             HTTPClientConfiguration(baseURL: url, remoteName: remoteName, user: user, password: password,
-                                    connectTimeout: .seconds(5), idleTimeout: .seconds(20))
+                                    connectTimeout: .seconds(5), idleTimeout: .seconds(15))
         }
     }
 

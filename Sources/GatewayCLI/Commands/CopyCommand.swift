@@ -182,7 +182,9 @@ struct EventPrinter: Sendable {
                 Diagnostics.printLine("\(operation) \(name(path, in: source)): skipped: \(reason)")
             }
         case .wouldDo(let action, let path):
-            StandardOutput.writeRaw(Data("\(action) \(name(path, in: action.hasPrefix("delete") && action != "delete source" ? destination : source))\n".utf8))
+            let onDestination = action == "delete" || action == "mkdir"
+            let shown = action == "mkdir" && path.isEmpty ? destination : name(path, in: onDestination ? destination : source)
+            StandardOutput.writeRaw(Data("\(action) \(shown)\n".utf8))
         case .retrying(let path, let attempt, let delay, let error):
             if !quiet { Diagnostics.printLine("\(operation) \(name(path, in: source)): attempt \(attempt) failed (\(error)); retrying in \(Format.duration(delay))") }
         case .notice(let text):

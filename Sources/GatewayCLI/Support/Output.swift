@@ -66,6 +66,10 @@ enum Format {
     /// `1m05s`.
     static func duration(_ duration: Duration) -> String {
         let seconds = Int(duration.components.seconds)
+        if seconds < 10 {
+            let exact = Double(seconds) + Double(duration.components.attoseconds) / 1e18
+            return String(format: "%.1fs", exact)
+        }
         if seconds < 60 { return "\(seconds)s" }
         if seconds < 3600 { return String(format: "%dm%02ds", seconds / 60, seconds % 60) }
         return String(format: "%dh%02dm", seconds / 3600, (seconds % 3600) / 60)

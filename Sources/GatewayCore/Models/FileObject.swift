@@ -73,4 +73,6 @@ public struct FileObject: Sendable, Hashable {
     public var isRegularFile: Bool { type == .file }
     /// `true` for symbolic links.
     public var isSymbolicLink: Bool { type == .symbolicLink }
+    /// `true` for a symbolic link known to lead to a folder (`extraProperties["target_type"]`).
+    public var isLinkToFolder: Bool { type == .symbolicLink && extraProperties["target_type"] == FileObjectType.directory.rawValue }
 }

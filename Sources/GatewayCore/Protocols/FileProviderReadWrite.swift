@@ -36,6 +36,10 @@ public struct WriteOptions: Sendable {
     public var ifVersion: String?
     /// Updated with bytes written; cancelling it stops the write.
     public var progress: TransferProgress?
+    /// Whether the returned ``FileObject`` must be the backend's own description of the stored file
+    /// (version tag, dates). Network backends need an extra request for that; callers that ignore
+    /// the result (the copy engine) turn it off, and get what is known locally instead.
+    public var returnsStoredAttributes: Bool = true
 
     /// Creates write options; by default writes replace existing items atomically.
     public init(overwrite: Bool = true, atomically: Bool = true, expectedSize: Int64? = nil,
