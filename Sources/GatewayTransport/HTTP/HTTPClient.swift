@@ -49,7 +49,8 @@ public final class HTTPClient: Sendable {
         while true {
             do {
                 return try await send(once: request)
-            } catch let error as URLError where error.code == .networkConnectionLost && attempt < Self.connectionAttempts {
+            } catch let error as URLError where error.code == .networkConnectionLost && attempt < Self.connectionAttempts
+                        && Self.retriableMethods.contains(request.method) {
                 if case .stream = request.body { throw error }
                 logger.debug("connection failed before an answer; retrying", metadata: [
                     "method": .string(request.method), "path": .string(request.path), "attempt": .stringConvertible(attempt),
@@ -62,6 +63,10 @@ public final class HTTPClient: Sendable {
 
     /// Tries a request this often when its connection fails before any answer.
     static let connectionAttempts = 3
+    /// Methods sent again after such a failure: those whose repetition cannot change the outcome.
+    /// (A MOVE or DELETE the server did carry out before the connection broke would answer 404 the
+    /// second time, hiding the success.)
+    static let retriableMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "PROPFIND", "PUT"]
 
     private func send(once request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
         let easy = try await pool.acquire()
