@@ -81,6 +81,7 @@ public struct CopyEngine: Sendable {
         let transfers = WorkQueue<Checked>(capacity: options.transfers * 8)
         let rootExisted = try await lookUp(destination.path, on: destination.provider) != nil
         let options = self.options
+        let index = DestinationIndex(provider: destination.provider, root: destination.path)
 
         try await withThrowingTaskGroup(of: Void.self) { outer in
             // Transfers: copy (or skip) each checked file.
@@ -100,7 +101,7 @@ public struct CopyEngine: Sendable {
                         inner.addTask {
                             do {
                                 try await self.walk(source, to: destination, target: target, rootExisted: rootExisted,
-                                                    checks: checks, progress: progress, state: state)
+                                                    index: index, checks: checks, progress: progress, state: state)
                             } catch {
                                 await checks.finish()
                                 throw error
@@ -112,8 +113,7 @@ public struct CopyEngine: Sendable {
                                 while let job = await checks.next() {
                                     try Task.checkCancellation()
                                     do {
-                                        let path = try RemotePath.join(destination.path, job.relative)
-                                        let existing = job.freshFolder ? nil : try await self.lookUp(path, on: destination.provider)
+                                        let existing = job.freshFolder ? nil : try await index.item(at: job.relative)
                                         await transfers.send(Checked(job: job, existing: existing))
                                     } catch let error where error.failureKind == .cancelled {
                                         throw error
@@ -179,7 +179,8 @@ public struct CopyEngine: Sendable {
 
     /// Lists the source, creates destination folders (parents first), and queues files.
     private func walk(_ source: TransferEndpoint, to destination: TransferEndpoint, target: any FileProviderOperations,
-                      rootExisted: Bool, checks: WorkQueue<Job>, progress: TransferProgress?, state: RunState) async throws {
+                      rootExisted: Bool, index: DestinationIndex, checks: WorkQueue<Job>, progress: TransferProgress?,
+                      state: RunState) async throws {
         var fresh: Set<String> = []
         if !rootExisted {
             guard await makeFolder(destination.path, relative: "", on: target, state: state) else { return }
@@ -194,7 +195,7 @@ public struct CopyEngine: Sendable {
                 switch item.type {
                 case .directory:
                     let path = try RemotePath.join(destination.path, relative)
-                    let missing = parentFresh ? true : try await lookUp(path, on: destination.provider) == nil
+                    let missing = parentFresh ? true : try await index.item(at: relative)?.isDirectory != true
                     if missing {
                         if await makeFolder(path, relative: relative, on: target, state: state) { fresh.insert(relative) }
                     }

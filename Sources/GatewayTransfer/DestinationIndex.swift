@@ -1,0 +1,67 @@
+import GatewayCore
+
+/// What the destination holds, folder by folder: one listing per folder instead of one lookup per
+/// file (rclone's approach), so a tree of small files costs a request per folder, not per file.
+///
+/// Only the most recently used folders are kept (parents-first walks touch a folder's files
+/// together), and a folder with more than ``entryLimit`` entries is not kept at all: its files are
+/// looked up one by one, so memory stays bounded whatever the folder sizes.
+actor DestinationIndex {
+    private let provider: any FileProviderBasic
+    private let root: String
+    private var folders: [String: Task<[String: FileObject]?, any Error>] = [:]
+    private var order: [String] = []
+    private let capacity = 16
+    static let entryLimit = 50_000
+
+    init(provider: any FileProviderBasic, root: String) {
+        self.provider = provider
+        self.root = root
+    }
+
+    /// The destination item at `relative` (below the root), or `nil` when there is none.
+    func item(at relative: String) async throws -> FileObject? {
+        let folder = relative.lastIndex(of: "/").map { String(relative[..<$0]) } ?? ""
+        let name = RemotePath.lastComponent(of: "/" + relative)
+        if let entries = try await listing(of: folder) { return entries[name] }
+        // Too large to keep: ask for this one item.
+        do {
+            return try await provider.attributesOfItem(path: try RemotePath.join(root, relative))
+        } catch where error.failureKind == .notFound {
+            return nil
+        }
+    }
+
+    private func listing(of folder: String) async throws -> [String: FileObject]? {
+        if let task = folders[folder] {
+            touch(folder)
+            return try await task.value
+        }
+        let provider = self.provider
+        let path = try RemotePath.join(root, folder)
+        let task = Task { () throws -> [String: FileObject]? in
+            var entries: [String: FileObject] = [:]
+            do {
+                for try await page in provider.contentsOfDirectory(path: path) {
+                    for item in page.entries { entries[item.name] = item }
+                    if entries.count > Self.entryLimit { return nil }
+                }
+            } catch where error.failureKind == .notFound {
+                return [:]
+            }
+            return entries
+        }
+        folders[folder] = task
+        touch(folder)
+        if order.count > capacity {
+            let evicted = order.removeFirst()
+            folders[evicted] = nil
+        }
+        return try await task.value
+    }
+
+    private func touch(_ folder: String) {
+        order.removeAll { $0 == folder }
+        order.append(folder)
+    }
+}
