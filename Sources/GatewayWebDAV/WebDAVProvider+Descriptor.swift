@@ -32,7 +32,8 @@ extension WebDAVProvider {
                 connectTimeout: .milliseconds(Int64((remote.number("connect_timeout") ?? 15) * 1000)),
                 idleTimeout: .milliseconds(Int64((remote.number("idle_timeout") ?? 60) * 1000)),
                 caFile: remote.string("ca_file"),
-                insecureTLS: remote.boolean("insecure_tls") ?? false
+                insecureTLS: remote.boolean("insecure_tls") ?? false,
+                requestAttempts: context.requestAttempts
             )
             return WebDAVProvider(configuration: configuration, vendor: Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other,
                                   logger: context.logger)

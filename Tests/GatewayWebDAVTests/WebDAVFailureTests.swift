@@ -97,6 +97,29 @@ struct WebDAVFailureTests {
         #expect(try await WebDAVProvider(configuration: configuration).attributesOfItem(path: "/").isDirectory)
     }
 
+    @Test("a busy server (503 + Retry-After) is asked again, up to the request attempts, after the pause it names")
+    func busyServer() async throws {
+        let server = try Self.server()
+        var components = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
+        components.path = "/busy/"
+        let clock = ContinuousClock()
+        for attempts in [1, 3] {
+            let provider = WebDAVProvider(configuration: HTTPClientConfiguration(
+                baseURL: components.url!, remoteName: "busy", user: server.user, password: server.password, requestAttempts: attempts))
+            let start = clock.now
+            do {
+                _ = try await provider.contents(path: "/file")
+                Issue.record("a busy server must fail in the end")
+            } catch let error as FileProviderHTTPError {
+                #expect(error.statusCode == 503)
+                #expect(error.isTransient)
+                #expect(error.retryAfter == .seconds(1))
+            }
+            let elapsed = clock.now - start
+            if attempts == 1 { #expect(elapsed < .seconds(1)) } else { #expect(elapsed >= .seconds(2) && elapsed < .seconds(6)) }
+        }
+    }
+
     @Test("missing items are 404 with the remote path; the message names it")
     func missing() async throws {
         let server = try Self.server()

@@ -71,6 +71,7 @@ LoadModule authz_user_module $modules/mod_authz_user.so
 LoadModule auth_basic_module $modules/mod_auth_basic.so
 LoadModule auth_digest_module $modules/mod_auth_digest.so
 LoadModule alias_module $modules/mod_alias.so
+LoadModule headers_module $modules/mod_headers.so
 LoadModule dav_module $modules/mod_dav.so
 LoadModule dav_fs_module $modules/mod_dav_fs.so
 LoadModule mime_module $modules/mod_mime.so
@@ -97,6 +98,11 @@ Alias /dav "$state/webdav-apache"
     AuthName "gateway tests"
     AuthUserFile "$state/apache/users"
     Require valid-user
+</Location>
+# Always busy: 503 with Retry-After 1, for the retry tests.
+Redirect 503 /busy
+<Location /busy>
+    Header always set Retry-After "1"
 </Location>
 <Location /dav-bearer>
     Dav On

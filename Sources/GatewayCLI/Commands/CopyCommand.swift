@@ -11,6 +11,8 @@ struct CopyFlags: ParsableArguments {
     @Flag(help: "Skip files that are newer at the destination.") var update = false
     @Flag(help: "Compare by size only (not modification time).") var sizeOnly = false
     @Option(help: "Attempts per file on transient errors (time-outs, dropped connections, 5xx, 429).") var retries = 3
+    @Option(help: "Attempts per single request that can be repeated safely (a connection that broke before the answer, a busy server).")
+    var lowLevelRetries = 10
     @Flag(help: "Print the final summary as JSON on stdout: {copied, skipped, failed, deleted, bytes, elapsed_seconds, dry_run}.")
     var json = false
 
@@ -18,6 +20,7 @@ struct CopyFlags: ParsableArguments {
         guard (1...64).contains(transfers) else { throw ValidationError("--transfers must be between 1 and 64") }
         guard (1...256).contains(checkers) else { throw ValidationError("--checkers must be between 1 and 256") }
         guard (1...100).contains(retries) else { throw ValidationError("--retries must be between 1 and 100") }
+        guard (1...100).contains(lowLevelRetries) else { throw ValidationError("--low-level-retries must be between 1 and 100") }
     }
 
     var options: CopyOptions {
@@ -105,7 +108,7 @@ struct SyncCommand: AsyncParsableCommand {
 enum TransferCommand {
     static func run(_ mode: CopyMode, global: GlobalOptions, flags: CopyFlags, source: String, destination: String) async throws {
         let operation = mode.rawValue
-        let context = try CommandContext.make(global)
+        let context = try CommandContext.make(global, requestAttempts: flags.lowLevelRetries)
         let from = try context.location(source)
         let to = try context.location(destination)
         let sourceProvider = try await context.provider(for: from, operation: operation)

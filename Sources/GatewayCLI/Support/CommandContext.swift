@@ -16,7 +16,7 @@ struct CommandContext: Sendable {
     let logger: Logger
 
     /// Loads the configuration; a config problem is reported and exits with 2.
-    static func make(_ global: GlobalOptions) throws -> CommandContext {
+    static func make(_ global: GlobalOptions, requestAttempts: Int = 3) throws -> CommandContext {
         Logging.bootstrapOnce()
         var logger = Logger(label: "gateway")
         logger.logLevel = global.verbose ? .debug : .warning
@@ -31,7 +31,8 @@ struct CommandContext: Sendable {
         logger.debug("configuration loaded", metadata: ["source": .string(configuration.source ?? "built-in default"),
                                                         "remotes": .string(configuration.remoteNames.joined(separator: ","))])
         let resolver = StorageGateway.makeResolver(configuration: configuration, registry: registry,
-                                                   context: ProviderContext(logger: logger, environment: environment))
+                                                   context: ProviderContext(logger: logger, environment: environment,
+                                                                            requestAttempts: requestAttempts))
         return CommandContext(global: global, registry: registry, configuration: configuration, resolver: resolver, logger: logger)
     }
 

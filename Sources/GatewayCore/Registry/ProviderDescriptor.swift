@@ -7,11 +7,16 @@ public struct ProviderContext: Sendable {
     public var logger: Logger
     /// The environment used to resolve `*_env` secrets.
     public var environment: [String: String]
+    /// Attempts per single network request (the CLI's `--low-level-retries`), for providers that
+    /// repeat requests that broke or met a busy server.
+    public var requestAttempts: Int
 
     /// Creates a context.
-    public init(logger: Logger = Logger(label: "gateway"), environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(logger: Logger = Logger(label: "gateway"), environment: [String: String] = ProcessInfo.processInfo.environment,
+                requestAttempts: Int = 3) {
         self.logger = logger
         self.environment = environment
+        self.requestAttempts = max(1, requestAttempts)
     }
 }
 

@@ -45,24 +45,36 @@ public final class HTTPClient: Sendable {
         // A request that has not had an answer yet and whose body can be sent again is retried when
         // the connection fails under it (a kept-alive connection the server closed, a reset HTTP/2
         // stream). Streamed bodies are not: they cannot be read twice.
+        // Busy answers (429, 502, 503, 504) to such requests are retried the same way, after the
+        // server's Retry-After when it gives one.
+        let repeatable: Bool = if case .stream = request.body { false } else { Self.retriableMethods.contains(request.method) }
         var attempt = 1
         while true {
             do {
-                return try await send(once: request)
-            } catch let error as URLError where error.code == .networkConnectionLost && attempt < Self.connectionAttempts
-                        && Self.retriableMethods.contains(request.method) {
-                if case .stream = request.body { throw error }
+                let (head, body) = try await send(once: request)
+                guard repeatable, attempt < configuration.requestAttempts, Self.busyStatuses.contains(head.status) else {
+                    return (head, body)
+                }
+                _ = try? await body.collect(limit: 1 << 16)
+                let pause = head.retryAfter.map { min($0, .seconds(30)) } ?? .milliseconds(100 * (1 << min(attempt, 8)))
+                logger.debug("server busy; retrying", metadata: [
+                    "method": .string(request.method), "path": .string(request.path), "status": .stringConvertible(head.status),
+                    "attempt": .stringConvertible(attempt),
+                ])
+                try await Task.sleep(for: pause)
+            } catch let error as URLError where error.code == .networkConnectionLost && repeatable
+                        && attempt < configuration.requestAttempts {
                 logger.debug("connection failed before an answer; retrying", metadata: [
                     "method": .string(request.method), "path": .string(request.path), "attempt": .stringConvertible(attempt),
                 ])
-                try await Task.sleep(for: .milliseconds(50 * attempt))
-                attempt += 1
+                try await Task.sleep(for: .milliseconds(50 * min(attempt, 20)))
             }
+            attempt += 1
         }
     }
 
-    /// Tries a request this often when its connection fails before any answer.
-    static let connectionAttempts = 3
+    /// Answers that mean "try again later".
+    static let busyStatuses: Set<Int> = [429, 502, 503, 504]
     /// Methods sent again after such a failure: those whose repetition cannot change the outcome.
     /// (A MOVE or DELETE the server did carry out before the connection broke would answer 404 the
     /// second time, hiding the success.)

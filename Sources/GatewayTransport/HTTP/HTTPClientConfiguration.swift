@@ -24,11 +24,15 @@ public struct HTTPClientConfiguration: Sendable {
     public var insecureTLS: Bool
     /// Sent as `User-Agent`.
     public var userAgent: String
+    /// Attempts per single request (`--low-level-retries`): a request that can safely be repeated
+    /// is sent again when its connection breaks before an answer, or the server answers busy.
+    public var requestAttempts: Int
 
     /// Creates a configuration.
     public init(baseURL: URL, remoteName: String, user: String? = nil, password: String? = nil, bearerToken: String? = nil,
                 maxConnections: Int = 4, connectTimeout: Duration = .seconds(15), idleTimeout: Duration = .seconds(60),
-                caFile: String? = nil, insecureTLS: Bool = false, userAgent: String = "swift-storage-gateway/0.1") {
+                caFile: String? = nil, insecureTLS: Bool = false, userAgent: String = "swift-storage-gateway/0.1",
+                requestAttempts: Int = 3) {
         self.baseURL = baseURL
         self.remoteName = remoteName
         self.user = user
@@ -40,5 +44,6 @@ public struct HTTPClientConfiguration: Sendable {
         self.caFile = caFile
         self.insecureTLS = insecureTLS
         self.userAgent = userAgent
+        self.requestAttempts = max(1, requestAttempts)
     }
 }
