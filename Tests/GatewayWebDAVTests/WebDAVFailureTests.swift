@@ -164,21 +164,34 @@ struct TestSetupError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A free TCP port on 127.0.0.1 (nothing listens on it once returned).
-enum FreePort {
-    static func make() throws -> Int {
+/// A TCP socket bound to 127.0.0.1 on a port the system picks, listening when asked.
+enum LoopbackSocket {
+    static func bind(listening: Bool) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, length) == 0 && (!listening || listen(fd, 8) == 0) && getsockname(fd, $0, &length) == 0
+            }
         }
-        guard bound else { throw TestSetupError("cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard ok else {
+            close(fd)
+            throw TestSetupError("cannot bind a socket on 127.0.0.1")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (nothing listens on it once returned).
+enum FreePort {
+    static func make() throws -> Int {
+        let (fd, port) = try LoopbackSocket.bind(listening: false)
+        close(fd)
+        return port
     }
 }
 
@@ -190,20 +203,7 @@ final class SilentServer: @unchecked Sendable {
     private let lock = NSLock()
 
     init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        guard ok else { throw TestSetupError("cannot listen") }
+        (fd, port) = try LoopbackSocket.bind(listening: true)
         let listener = fd
         Thread.detachNewThread { [self] in
             while true {
