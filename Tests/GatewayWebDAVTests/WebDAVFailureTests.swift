@@ -103,6 +103,7 @@ struct WebDAVFailureTests {
         var components = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
         components.path = "/busy/"
         let clock = ContinuousClock()
+        var elapsed: [Int: Duration] = [:]
         for attempts in [1, 3] {
             let provider = WebDAVProvider(configuration: HTTPClientConfiguration(
                 baseURL: components.url!, remoteName: "busy", user: server.user, password: server.password, requestAttempts: attempts))
@@ -115,9 +116,11 @@ struct WebDAVFailureTests {
                 #expect(error.isTransient)
                 #expect(error.retryAfter == .seconds(1))
             }
-            let elapsed = clock.now - start
-            if attempts == 1 { #expect(elapsed < .seconds(1)) } else { #expect(elapsed >= .seconds(2) && elapsed < .seconds(6)) }
+            elapsed[attempts] = clock.now - start
         }
+        // Three attempts wait twice for the server's Retry-After (1 s) where one attempt does not wait.
+        let extra = elapsed[3]! - elapsed[1]!
+        #expect(extra >= .milliseconds(1900) && extra < .seconds(8), "one attempt: \(elapsed[1]!), three: \(elapsed[3]!)")
     }
 
     @Test("missing items are 404 with the remote path; the message names it")
