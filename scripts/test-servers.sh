@@ -25,6 +25,7 @@ export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
 export GATEWAY_TEST_WEBDAV_DIGEST_URL=${apache_base}dav-digest/
 export GATEWAY_TEST_WEBDAV_BEARER_URL=${apache_base}dav-bearer/
 export GATEWAY_TEST_WEBDAV_BEARER_TOKEN=gateway-test-token
+export GATEWAY_TEST_APACHE_ACCESS_LOG=$state/apache/logs/access.log
 export GATEWAY_TEST_WEBDAV_TLS_URL=https://127.0.0.1:$tls_port/dav/
 export GATEWAY_TEST_WEBDAV_TLS_CA=$state/apache/tls/cert.pem
 export GATEWAY_TEST_WEBDAV_RCLONE_URL=$rclone_url

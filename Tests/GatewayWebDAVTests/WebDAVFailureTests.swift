@@ -100,27 +100,31 @@ struct WebDAVFailureTests {
     @Test("a busy server (503 + Retry-After) is asked again, up to the request attempts, after the pause it names")
     func busyServer() async throws {
         let server = try Self.server()
+        guard let accessLog = ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"] else {
+            throw TestSetupError("GATEWAY_TEST_APACHE_ACCESS_LOG is not set: run ./scripts/test.sh (it starts the servers)")
+        }
         var components = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
         components.path = "/busy/"
         let clock = ContinuousClock()
-        var elapsed: [Int: Duration] = [:]
         for attempts in [1, 3] {
             let provider = WebDAVProvider(configuration: HTTPClientConfiguration(
                 baseURL: components.url!, remoteName: "busy", user: server.user, password: server.password, requestAttempts: attempts))
+            let name = "file-\(UUID().uuidString)"
             let start = clock.now
             do {
-                _ = try await provider.contents(path: "/file")
+                _ = try await provider.contents(path: "/" + name)
                 Issue.record("a busy server must fail in the end")
             } catch let error as FileProviderHTTPError {
                 #expect(error.statusCode == 503)
                 #expect(error.isTransient)
                 #expect(error.retryAfter == .seconds(1))
             }
-            elapsed[attempts] = clock.now - start
+            // The server saw exactly `attempts` requests, and the client waited its Retry-After between them.
+            try await Task.sleep(for: .milliseconds(200))  // Apache writes its log line after answering
+            let requests = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n").filter { $0.contains(name) }
+            #expect(requests.count == attempts)
+            #expect(clock.now - start >= .seconds(attempts - 1))
         }
-        // Three attempts wait twice for the server's Retry-After (1 s) where one attempt does not wait.
-        let extra = elapsed[3]! - elapsed[1]!
-        #expect(extra >= .milliseconds(1900) && extra < .seconds(8), "one attempt: \(elapsed[1]!), three: \(elapsed[3]!)")
     }
 
     @Test("missing items are 404 with the remote path; the message names it")
