@@ -180,15 +180,4 @@ extension LocalFileProvider {
         let times = POSIX.times(modification: date)
         guard utimensat(AT_FDCWD, host, times, 0) == 0 else { throw posixError(errno, remote, writing: true) }
     }
-
-    public func uploadItem(from localURL: URL, to path: String, overwrite: Bool, progress: TransferProgress?) async throws {
-        let stream = try ByteStream.contentsOfFile(at: localURL)
-        _ = try await write(path: path, from: stream, options: WriteOptions(overwrite: overwrite, atomically: true,
-                                                                            expectedSize: stream.expectedLength, progress: progress))
-    }
-
-    public func downloadItem(path: String, to localURL: URL, overwrite: Bool, progress: TransferProgress?) async throws {
-        let stream = try await readStream(path: path, options: ReadOptions())
-        try await LocalFileSink.write(stream, to: localURL, overwrite: overwrite, progress: progress)
-    }
 }

@@ -2,15 +2,6 @@ import Foundation
 import GatewayCore
 
 extension CopyEngine {
-    /// The item at `path`, or `nil` when there is none.
-    func lookUp(_ path: String, on provider: any FileProviderBasic) async throws -> FileObject? {
-        do {
-            return try await provider.attributesOfItem(path: path)
-        } catch where error.failureKind == .notFound {
-            return nil
-        }
-    }
-
     /// Creates a destination folder (and its parents); `false` when it failed (reported).
     func makeFolder(_ path: String, relative: String, on target: any FileProviderOperations, state: RunState) async -> Bool {
         if options.dryRun {

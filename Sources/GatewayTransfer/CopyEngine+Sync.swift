@@ -17,7 +17,7 @@ extension CopyEngine {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: destination.path), !relative.isEmpty else { continue }
                 if extras.contains(where: { $0.isDirectory && item.path.hasPrefix($0.path + "/") }) { continue }
-                let counterpart = try await lookUp(try RemotePath.join(source.path, relative), on: source.provider)
+                let counterpart = try await source.provider.itemIfPresent(path: try RemotePath.join(source.path, relative))
                 if let counterpart, counterpart.isDirectory == item.isDirectory { continue }
                 extras.append(item)
             }
@@ -51,7 +51,7 @@ extension CopyEngine {
         let precision = max(source.provider.capabilities.modificationTimePrecision, destination.provider.capabilities.modificationTimePrecision)
         func compare(_ item: FileObject, relative: String, at path: String) async {
             do {
-                guard let other = try await lookUp(path, on: destination.provider), !other.isDirectory else {
+                guard let other = try await destination.provider.itemIfPresent(path: path), !other.isDirectory else {
                     report.missing.append(relative)
                     return
                 }
@@ -73,7 +73,7 @@ extension CopyEngine {
         do {
             for try await item in destination.provider.walk(path: destination.path) where !item.isDirectory && !item.isLinkToFolder {
                 guard let relative = RemotePath.relative(item.path, to: destination.path) else { continue }
-                if try await lookUp(try RemotePath.join(source.path, relative), on: source.provider) == nil {
+                if try await source.provider.itemIfPresent(path: try RemotePath.join(source.path, relative)) == nil {
                     report.extra.append(relative)
                 }
             }

@@ -40,10 +40,10 @@ public struct CopyEngine: Sendable {
             try Transfer.refuseNesting(source: source, destination: destination)
             try await runTree(mode, root: root, from: source, to: destination, progress: progress, state: state)
         } else {
-            let existing = try await lookUp(destination.path, on: destination.provider)
+            let existing = try await destination.provider.itemIfPresent(path: destination.path)
             if existing == nil, !options.dryRun, let target = destination.provider as? any FileProviderOperations {
                 let parent = RemotePath.parent(of: destination.path)
-                if try await lookUp(parent, on: destination.provider) == nil {
+                if try await destination.provider.itemIfPresent(path: parent) == nil {
                     try await target.createFolder(path: parent, withIntermediateDirectories: true)
                 }
             }
@@ -79,7 +79,7 @@ public struct CopyEngine: Sendable {
         }
         let checks = WorkQueue<Job>(capacity: options.checkers * 32)
         let transfers = WorkQueue<Checked>(capacity: options.transfers * 8)
-        let rootExisted = try await lookUp(destination.path, on: destination.provider) != nil
+        let rootExisted = try await destination.provider.itemIfPresent(path: destination.path) != nil
         let options = self.options
         let index = DestinationIndex(provider: destination.provider, root: destination.path)
 

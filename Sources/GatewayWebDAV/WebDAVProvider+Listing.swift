@@ -60,6 +60,14 @@ extension WebDAVProvider {
         )
     }
 
+    /// The items of parsed responses: those the server reports as fine and that lie in the remote.
+    func items(from resources: [DAVResource], requestPath: String) -> [FileObject] {
+        resources.compactMap { resource in
+            guard resource.status.map({ (200..<300).contains($0) }) ?? true else { return nil }
+            return fileObject(resource, requestPath: requestPath)
+        }
+    }
+
     public func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing {
         let folder: String
         do {
@@ -81,9 +89,7 @@ extension WebDAVProvider {
                 guard let activeParser = parser, !finished else { return nil }
                 var entries: [FileObject] = []
                 while true {
-                    for resource in activeParser.drain() {
-                        guard resource.status.map({ (200..<300).contains($0) }) ?? true,
-                              let item = self.fileObject(resource, requestPath: folder) else { continue }
+                    for item in self.items(from: activeParser.drain(), requestPath: folder) {
                         if item.path == folder {
                             if !item.isDirectory { throw CocoaError.posix(ENOTDIR, path: folder, remote: self.name) }
                             continue
@@ -93,11 +99,7 @@ extension WebDAVProvider {
                     if entries.count >= pageSize { return ListingPage(entries: entries, isLast: false) }
                     guard let chunk = try await body!.next() else {
                         try activeParser.finish(path: folder)
-                        entries += activeParser.drain().compactMap { resource in
-                            guard resource.status.map({ (200..<300).contains($0) }) ?? true,
-                                  let item = self.fileObject(resource, requestPath: folder), item.path != folder else { return nil }
-                            return item
-                        }
+                        entries += self.items(from: activeParser.drain(), requestPath: folder).filter { $0.path != folder }
                         finished = true
                         return ListingPage(entries: entries, isLast: true)
                     }
@@ -178,11 +180,7 @@ extension WebDAVProvider {
                         try parser!.finish(path: root)
                         finished = true
                     }
-                    pending = parser!.drain().compactMap { resource in
-                        guard resource.status.map({ (200..<300).contains($0) }) ?? true,
-                              let item = self.fileObject(resource, requestPath: root), item.path != root else { return nil }
-                        return item
-                    }.reversed()
+                    pending = self.items(from: parser!.drain(), requestPath: root).filter { $0.path != root }.reversed()
                 }
                 return pending.popLast()
             }

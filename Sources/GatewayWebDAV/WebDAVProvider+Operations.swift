@@ -9,7 +9,7 @@ extension WebDAVProvider {
             if withIntermediateDirectories { return }
             throw existsError(remote)
         }
-        if !withIntermediateDirectories, try await existingItem(remote) != nil {
+        if !withIntermediateDirectories, try await itemIfPresent(path: remote) != nil {
             // Checked first: some servers answer MKCOL on an existing folder with success.
             throw existsError(remote)
         }
@@ -20,7 +20,7 @@ extension WebDAVProvider {
                 return
             case 405:
                 // Something exists there already.
-                guard withIntermediateDirectories, let existing = try await existingItem(remote), existing.isDirectory else {
+                guard withIntermediateDirectories, let existing = try await itemIfPresent(path: remote), existing.isDirectory else {
                     throw existsError(remote)
                 }
                 return
@@ -69,7 +69,7 @@ extension WebDAVProvider {
             throw existsError(target)
         default:
             // Servers differ in how they report a missing source (404, 403, 409): look.
-            if head.status != 404, try await existingItem(source) == nil {
+            if head.status != 404, try await itemIfPresent(path: source) == nil {
                 throw FileProviderHTTPError(statusCode: 404, path: source, serverText: "no such item")
             }
             throw failure(head, body: body, path: head.status == 409 ? target : source)

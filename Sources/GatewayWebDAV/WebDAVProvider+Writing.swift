@@ -8,7 +8,7 @@ extension WebDAVProvider {
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
         if !options.overwrite || options.ifVersion != nil {
-            let existing = try await existingItem(remote)
+            let existing = try await itemIfPresent(path: remote)
             if let existing, existing.isDirectory { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
             if existing != nil, !options.overwrite { throw existsError(remote) }
             if let expected = options.ifVersion, existing?.versionTag != expected {
@@ -20,14 +20,10 @@ extension WebDAVProvider {
             : remote
         let counter = ByteCounter()
         let progress = options.progress
-        let iterator = IteratorBox(stream)
-        let counted = ByteStream(expectedLength: stream.expectedLength) {
-            try progress.checkCancellation()
-            guard let chunk = try await iterator.next() else { return nil }
+        let counted = stream.observing(beforeEach: { try progress.checkCancellation() }, afterEach: { chunk in
             counter.add(chunk.count)
             progress?.addBytes(Int64(chunk.count))
-            return chunk
-        }
+        })
         var headers: [(name: String, value: String)] = []
         if let date = options.modificationDate, vendor != .other {
             headers.append((name: "X-OC-Mtime", value: String(Int64(date.timeIntervalSince1970))))
@@ -59,15 +55,6 @@ extension WebDAVProvider {
         }
     }
 
-    /// The item at `path`, or `nil` when there is none.
-    func existingItem(_ path: String) async throws -> FileObject? {
-        do {
-            return try await attributesOfItem(path: path)
-        } catch where error.failureKind == .notFound {
-            return nil
-        }
-    }
-
     /// Renames a finished temporary upload to its final name.
     private func commit(_ temporary: String, to remote: String, overwrite: Bool) async throws {
         let (head, body) = try await send("MOVE", temporary, headers: [
@@ -92,7 +79,7 @@ extension WebDAVProvider {
             for attempt in 1...10 {
                 _ = try? await send("DELETE", path)
                 try? await Task.sleep(for: .milliseconds(50 * attempt))
-                if (try? await existingItem(path)) == .some(nil) { return }
+                if (try? await itemIfPresent(path: path)) == .some(nil) { return }
             }
             logger.warning("could not remove a temporary upload", metadata: ["path": .string(path)])
         }.value
@@ -111,11 +98,4 @@ private final class ByteCounter: Sendable {
     private let count = Mutex<Int64>(0)
     func add(_ bytes: Int) { count.withLock { $0 += Int64(bytes) } }
     var value: Int64 { count.withLock { $0 } }
-}
-
-/// Holds a stream's iterator for the single consumer of the wrapping stream.
-private final class IteratorBox: @unchecked Sendable {
-    private var iterator: ByteStream.AsyncIterator
-    init(_ stream: ByteStream) { iterator = stream.makeAsyncIterator() }
-    func next() async throws -> Data? { try await iterator.next() }
 }

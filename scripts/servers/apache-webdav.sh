@@ -8,6 +8,8 @@
 #   apache-webdav.sh stop STATE_DIR
 # User "gateway", password "gateway-test" (test-only credentials).
 set -euo pipefail
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 action=$1
 state=$2
 conf="$state/apache/httpd.conf"
@@ -120,16 +122,8 @@ Redirect 503 /busy
 </Location>
 CONF
     /usr/sbin/apache2 -f "$conf" -k start
-    for _ in $(seq 1 50); do
-        if curl -s -o /dev/null -u gateway:gateway-test -X PROPFIND -H "Depth: 0" "http://127.0.0.1:$port/dav/"; then
-            echo "http://127.0.0.1:$port/"
-            exit 0
-        fi
-        sleep 0.1
-    done
-    echo "apache did not start; see $state/apache/logs/error.log" >&2
-    cat "$state/apache/logs/error.log" >&2 || true
-    exit 1
+    wait_for_webdav "http://127.0.0.1:$port/dav/" "http://127.0.0.1:$port/" "apache" "$state/apache/logs/error.log" 50
+    exit $?
     ;;
 stop)
     if [ -f "$conf" ]; then /usr/sbin/apache2 -f "$conf" -k stop 2>/dev/null || true; fi

@@ -5,6 +5,8 @@
 #   rclone-webdav.sh stop STATE_DIR
 # Basic auth: user "gateway", password "gateway-test" (test-only credentials).
 set -euo pipefail
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 action=$1
 state=$2
 dir="$state/rclone-webdav"
@@ -16,16 +18,8 @@ start)
     RCLONE_CONFIG=/dev/null nohup rclone serve webdav "$dir/data" --addr "127.0.0.1:$port" \
         --user gateway --pass gateway-test > "$dir/server.log" 2>&1 &
     echo $! > "$dir/pid"
-    for _ in $(seq 1 100); do
-        if curl -s -o /dev/null -u gateway:gateway-test -X PROPFIND -H "Depth: 0" "http://127.0.0.1:$port/"; then
-            echo "http://127.0.0.1:$port/"
-            exit 0
-        fi
-        sleep 0.1
-    done
-    echo "rclone serve webdav did not start; see $dir/server.log" >&2
-    cat "$dir/server.log" >&2 || true
-    exit 1
+    wait_for_webdav "http://127.0.0.1:$port/" "http://127.0.0.1:$port/" "rclone serve webdav" "$dir/server.log" 100
+    exit $?
     ;;
 stop)
     if [ -f "$dir/pid" ]; then kill "$(cat "$dir/pid")" 2>/dev/null || true; rm -f "$dir/pid"; fi

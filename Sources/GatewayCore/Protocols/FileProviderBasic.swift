@@ -74,6 +74,15 @@ extension FileProviderBasic {
     /// The type name of this provider's class (``type``).
     public var typeName: String { Self.type }
 
+    /// The item at `path`, or `nil` when there is none (other failures are thrown).
+    public func itemIfPresent(path: String) async throws -> FileObject? {
+        do {
+            return try await attributesOfItem(path: path)
+        } catch where error.failureKind == .notFound {
+            return nil
+        }
+    }
+
     /// Every item below `path`, with the default page size.
     public func walk(path: String) -> PullSequence<FileObject> {
         walk(path: path, pageSize: 1000)

@@ -88,6 +88,19 @@ extension ByteStream {
         }
     }
 
+    /// The same bytes, with `beforeEach` called before every chunk is asked for (throw to stop, e.g.
+    /// on cancellation) and `afterEach` with every chunk delivered (to count or hash it).
+    public func observing(beforeEach: @escaping @Sendable () throws -> Void,
+                          afterEach: @escaping @Sendable (Data) -> Void) -> ByteStream {
+        let box = IteratorBox(makeAsyncIterator())
+        return ByteStream(expectedLength: expectedLength) {
+            try beforeEach()
+            guard let chunk = try await box.next() else { return nil }
+            afterEach(chunk)
+            return chunk
+        }
+    }
+
     /// Wraps any `AsyncSequence` of `Data` (for example standard input read asynchronously).
     ///
     /// The sequence is iterated by a single consumer; do not share the resulting stream.
