@@ -48,6 +48,11 @@ let package = Package(
             dependencies: ["GatewayCore", "GatewayTransport", "CLibXML2", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        .target(
+            name: "GatewayFTP",
+            dependencies: ["GatewayCore", "GatewayTransport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // Moving bytes and trees between any two providers.
         .target(
             name: "GatewayTransfer",
@@ -57,7 +62,7 @@ let package = Package(
         // Umbrella for apps: re-exports the above and registers the built-in backends.
         .target(
             name: "StorageGateway",
-            dependencies: ["GatewayCore", "GatewayLocal", "GatewayWebDAV", "GatewayTransfer"],
+            dependencies: ["GatewayCore", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewayTransfer"],
             swiftSettings: strict
         ),
         // The `gateway` command-line tool: a thin layer over StorageGateway.
@@ -82,6 +87,8 @@ let package = Package(
             dependencies: ["gateway"],
             path: "Plugins/ValidateGatewayConfig"
         ),
+        // Helpers shared by the test suites (loopback sockets, silent servers); not a product.
+        .target(name: "GatewayTestSupport", path: "Tests/Support", swiftSettings: strict),
         .testTarget(
             name: "GatewayCoreTests",
             dependencies: ["GatewayCore", "StorageGateway"],
@@ -89,12 +96,18 @@ let package = Package(
         ),
         .testTarget(
             name: "ProviderBehaviourTests",
-            dependencies: ["StorageGateway"],
+            dependencies: ["StorageGateway", "GatewayTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "GatewayWebDAVTests",
-            dependencies: ["GatewayWebDAV", "GatewayTransport", "StorageGateway", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GatewayWebDAV", "GatewayTransport", "StorageGateway", "GatewayTestSupport",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GatewayFTPTests",
+            dependencies: ["GatewayFTP", "GatewayTransport", "StorageGateway", "GatewayTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

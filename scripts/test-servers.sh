@@ -2,8 +2,9 @@
 # Starts or stops every server the tests, the demo and the benchmark use, all on 127.0.0.1:
 #   test-servers.sh start   -> writes $GATEWAY_TEST_STATE/env (source it) and prints it
 #   test-servers.sh stop
-# Servers: Apache httpd + mod_dav (Basic auth at /dav/, Digest at /dav-digest/) and
-# `rclone serve webdav`.
+# Servers: Apache httpd + mod_dav (Basic auth at /dav/, Digest at /dav-digest/, Bearer at
+# /dav-bearer/, HTTPS + HTTP/2), `rclone serve webdav`, vsftpd (plain FTP and explicit FTPS with
+# require_ssl_reuse) and pyftpdlib (MLSD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -20,6 +21,8 @@ start)
     tls_port=$(free_port)
     apache_base=$(bash scripts/servers/apache-webdav.sh start "$state" "$(free_port)" "$tls_port")
     rclone_url=$(bash scripts/servers/rclone-webdav.sh start "$state" "$(free_port)")
+    read -r vsftpd_url vsftpd_tls_url < <(bash scripts/servers/vsftpd.sh start "$state" "$(free_port)" "$(free_port)")
+    pyftpdlib_url=$(bash scripts/servers/pyftpdlib.sh start "$state" "$(free_port)")
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
 export GATEWAY_TEST_WEBDAV_DIGEST_URL=${apache_base}dav-digest/
@@ -31,12 +34,21 @@ export GATEWAY_TEST_WEBDAV_TLS_CA=$state/apache/tls/cert.pem
 export GATEWAY_TEST_WEBDAV_RCLONE_URL=$rclone_url
 export GATEWAY_TEST_WEBDAV_USER=gateway
 export GATEWAY_TEST_WEBDAV_PASSWORD=gateway-test
+export GATEWAY_TEST_FTP_VSFTPD_URL=$vsftpd_url
+export GATEWAY_TEST_FTP_VSFTPD_USER=gatewayftp
+export GATEWAY_TEST_FTP_VSFTPD_TLS_URL=$vsftpd_tls_url
+export GATEWAY_TEST_FTP_VSFTPD_TLS_CA=$state/vsftpd/tls/cert.pem
+export GATEWAY_TEST_FTP_PYFTPDLIB_URL=$pyftpdlib_url
+export GATEWAY_TEST_FTP_PYFTPDLIB_USER=gateway
+export GATEWAY_TEST_FTP_PASSWORD=gateway-test
 ENV
     cat "$state/env"
     ;;
 stop)
     bash scripts/servers/apache-webdav.sh stop "$state" || true
     bash scripts/servers/rclone-webdav.sh stop "$state" || true
+    bash scripts/servers/vsftpd.sh stop "$state" || true
+    bash scripts/servers/pyftpdlib.sh stop "$state" || true
     ;;
 *)
     echo "usage: $0 start|stop" >&2

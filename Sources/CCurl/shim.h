@@ -34,6 +34,9 @@ static inline CURLcode gw_curl_setopt_xferinfo_callback(CURL *handle, gw_curl_xf
 static inline CURLcode gw_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode gw_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
 static inline CURLcode gw_curl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }

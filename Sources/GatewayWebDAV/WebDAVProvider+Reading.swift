@@ -11,7 +11,7 @@ extension WebDAVProvider {
         if let expected = options.ifVersion {
             // Compared here (weak ETags never pass a strong If-Match, yet they name a version).
             let current = try await attributesOfItem(path: remote)
-            guard current.versionTag == expected else {
+            guard ETag.sameVersion(current.versionTag, expected) else {
                 throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: current.versionTag)
             }
         }

@@ -11,7 +11,7 @@ extension WebDAVProvider {
             let existing = try await itemIfPresent(path: remote)
             if let existing, existing.isDirectory { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
             if existing != nil, !options.overwrite { throw existsError(remote) }
-            if let expected = options.ifVersion, existing?.versionTag != expected {
+            if let expected = options.ifVersion, !ETag.sameVersion(existing?.versionTag, expected) {
                 throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: existing?.versionTag)
             }
         }

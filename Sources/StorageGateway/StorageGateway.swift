@@ -1,4 +1,5 @@
 @_exported public import GatewayCore
+@_exported public import GatewayFTP
 @_exported public import GatewayLocal
 @_exported public import GatewayTransfer
 @_exported public import GatewayTransport
@@ -6,8 +7,8 @@
 
 /// Entry points for apps that want every built-in backend.
 public enum StorageGateway {
-    /// The built-in provider types: `local` and `webdav` (`ftp` comes with its provider).
-    public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor, WebDAVProvider.descriptor]
+    /// The built-in provider types: `local`, `webdav` and `ftp`.
+    public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor, WebDAVProvider.descriptor, FTPProvider.descriptor]
 
     /// A new registry with the built-in provider types registered. Register your own on it with
     /// ``ProviderRegistry/register(_:replacing:)``.

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import StorageGateway
 import Testing
 

@@ -17,13 +17,38 @@ struct ProviderScratch: Sendable {
 /// fixture here; the suite is the same for all of them.
 struct ProviderFixture: Sendable, CustomTestStringConvertible {
     let name: String
+    /// Whether names may hold control characters such as a tab (FTP cannot carry them: libcurl
+    /// refuses them in FTP paths, and FTP commands are lines of text).
+    var controlCharactersInNames = true
     /// Creates a provider and an empty scratch folder, and returns a cleanup.
     let setUp: @Sendable () async throws -> (ProviderScratch, @Sendable () async -> Void)
 
     var testDescription: String { name }
 
     /// Every backend the suite runs against.
-    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone]
+    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone,
+                                         .ftpVsftpd, .ftpVsftpdTLS, .ftpPyftpdlib]
+
+    /// FTP on vsftpd (LIST only, no MLSD), started by `scripts/test-servers.sh`.
+    static let ftpVsftpd = ftp("ftp-vsftpd", urlVariable: "GATEWAY_TEST_FTP_VSFTPD_URL", userVariable: "GATEWAY_TEST_FTP_VSFTPD_USER")
+    /// The same files through vsftpd's explicit FTPS instance (TLS required, session reuse required).
+    static let ftpVsftpdTLS = ftp("ftp-vsftpd-explicit-tls", urlVariable: "GATEWAY_TEST_FTP_VSFTPD_TLS_URL",
+                                  userVariable: "GATEWAY_TEST_FTP_VSFTPD_USER", tls: .explicit, caFileVariable: "GATEWAY_TEST_FTP_VSFTPD_TLS_CA")
+    /// FTP on pyftpdlib (MLSD, MLST, MFMT, UTF8).
+    static let ftpPyftpdlib = ftp("ftp-pyftpdlib", urlVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER")
+
+    /// An FTP fixture: each test works in a fresh folder on the server, removed afterwards.
+    static func ftp(_ name: String, urlVariable: String, userVariable: String, tls: FTPClientConfiguration.TLSMode = .none,
+                    caFileVariable: String? = nil) -> ProviderFixture {
+        ProviderFixture(name: name, controlCharactersInNames: false) {
+            let configuration = try TestServers.ftp(urlVariable: urlVariable, userVariable: userVariable, tls: tls,
+                                                    caFileVariable: caFileVariable, remoteName: name)
+            let provider = FTPProvider(configuration: configuration)
+            let base = "/t-\(UUID().uuidString.prefix(8))"
+            try await provider.createFolder(path: base, withIntermediateDirectories: false)
+            return (ProviderScratch(provider: provider, base: base), { try? await provider.removeItem(path: base, recursive: true) })
+        }
+    }
 
     /// WebDAV on Apache httpd + mod_dav, started by `scripts/test-servers.sh`.
     static let webdavApache = webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")

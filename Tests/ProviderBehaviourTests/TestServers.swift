@@ -29,4 +29,20 @@ enum TestServers {
         return WebDAVServer(url: url, user: environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway",
                             password: environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test")
     }
+
+    /// An FTP server started by `scripts/test-servers.sh`: its configuration for a remote.
+    static func ftp(urlVariable: String, userVariable: String, tls: FTPClientConfiguration.TLSMode = .none,
+                    caFileVariable: String? = nil, remoteName: String) throws -> FTPClientConfiguration {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = environment[urlVariable], let url = URL(string: text) else { throw Missing(variable: urlVariable) }
+        guard let user = environment[userVariable] else { throw Missing(variable: userVariable) }
+        guard let password = environment["GATEWAY_TEST_FTP_PASSWORD"] else { throw Missing(variable: "GATEWAY_TEST_FTP_PASSWORD") }
+        var caFile: String?
+        if let caFileVariable {
+            guard let value = environment[caFileVariable] else { throw Missing(variable: caFileVariable) }
+            caFile = value
+        }
+        return FTPClientConfiguration(baseURL: url, remoteName: remoteName, user: user, password: password, tls: tls,
+                                      connectTimeout: .seconds(5), idleTimeout: .seconds(15), caFile: caFile)
+    }
 }

@@ -13,6 +13,8 @@ public enum ErrorMessage {
             text = error.description
         case let error as FileProviderHTTPError:
             text = error.description
+        case let error as FileProviderFTPError:
+            text = error.description
         case let error as CocoaError:
             text = cocoaReason(error)
         case let error as URLError:
@@ -78,6 +80,7 @@ public enum ErrorMessage {
     public static func path(of error: any Error) -> String? {
         switch error {
         case let error as FileProviderHTTPError: return error.path
+        case let error as FileProviderFTPError: return error.path
         case let error as FileProviderError: return error.path
         case let error as CocoaError: return error.userInfo[NSFilePathErrorKey] as? String
         case let error as URLError: return error.userInfo[NSFilePathErrorKey] as? String

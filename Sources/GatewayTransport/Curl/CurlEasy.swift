@@ -7,6 +7,9 @@ import Foundation
 /// Not thread-safe: a handle is used by one transfer at a time, which ``HandlePool`` guarantees.
 final class CurlEasy: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
+    /// FTP: the connection this handle keeps has not yet had its per-connection set-up
+    /// (`OPTS UTF8 ON`). Set again when libcurl had to open a new connection.
+    var needsSessionSetup = true
 
     /// libcurl's one-time global set-up, done before the first handle exists.
     private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
@@ -64,6 +67,19 @@ final class CurlEasy: @unchecked Sendable {
         var value = 0
         _ = gw_curl_getinfo_long(handle, info, &value)
         return value
+    }
+
+    func info(offset info: CURLINFO) -> Int64 {
+        var value: curl_off_t = -1
+        _ = gw_curl_getinfo_off(handle, info, &value)
+        return Int64(value)
+    }
+
+    /// A string-valued info, e.g. `CURLINFO_FTP_ENTRY_PATH`; `nil` when libcurl has none.
+    func info(string info: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard gw_curl_getinfo_string(handle, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
     }
 
     /// Runs the transfer; blocks the calling thread until it ends.

@@ -103,14 +103,9 @@ public final class HTTPClient: Sendable {
             throw error
         }
         logger.debug("http request", metadata: ["method": .string(request.method), "path": .string(request.path)])
-        let thread = Thread { [self] in
-            let code = easy.perform()
+        transfer.start(releasingTo: pool, reusable: { $0 == CURLE_OK }, finished: { [self] code in
             if code == CURLE_OK { learnAuth(from: easy.info(CURLINFO_HTTPAUTH_AVAIL)) }
-            transfer.complete(code)
-            pool.release(easy, reusable: code == CURLE_OK)
-        }
-        thread.stackSize = 512 * 1024
-        thread.start()
+        })
         let head: HTTPResponseHead
         do {
             head = try await transfer.waitForHead()
@@ -121,9 +116,8 @@ public final class HTTPClient: Sendable {
         }
         logger.debug("http response", metadata: ["method": .string(request.method), "path": .string(request.path),
                                                  "status": .stringConvertible(head.status)])
-        let reader = BodyReader(transfer: transfer)
         let length = head.header("content-length").flatMap { Int64($0) }
-        return (head, ByteStream(expectedLength: head.isSuccess ? length : nil) { try await reader.next() })
+        return (head, transfer.bodyStream(expectedLength: head.isSuccess ? length : nil))
     }
 
     /// Sends a request and collects the response body (up to `maxBodySize` bytes; the rest is
@@ -230,28 +224,5 @@ public final class HTTPClient: Sendable {
         try easy.set(CURLOPT_NOPROGRESS, false)
         try easy.setProgress(callback: curlProgressCallback)
         try easy.set(CURLOPT_XFERINFODATA, pointer: transfer.context)
-    }
-}
-
-/// The consumer end of a response body. Dropping it (the stream is released) aborts an
-/// unfinished transfer, so the connection is not left waiting; cancelling the reading task does too.
-private final class BodyReader: Sendable {
-    let transfer: CurlTransfer
-
-    init(transfer: CurlTransfer) { self.transfer = transfer }
-
-    func next() async throws -> Data? {
-        let transfer = self.transfer
-        return try await withTaskCancellationHandler {
-            try await transfer.download.next()
-        } onCancel: {
-            transfer.abort()
-            transfer.download.finish(CancellationError())
-        }
-    }
-
-    deinit {
-        transfer.abort()
-        transfer.download.abandon()
     }
 }

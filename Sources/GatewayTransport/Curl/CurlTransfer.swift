@@ -4,16 +4,32 @@ import GatewayCore
 import Synchronization
 
 /// The state of one running transfer, shared between the async caller and libcurl's thread; libcurl's
-/// callbacks reach it through an unmanaged context pointer.
+/// callbacks reach it through an unmanaged context pointer. Used by HTTP and FTP alike.
 final class CurlTransfer: @unchecked Sendable {
+    /// What libcurl's header callback carries.
+    enum HeaderMode {
+        /// HTTP header blocks: parsed into a dictionary (a status line starts a new block).
+        case http
+        /// FTP server replies: kept as lines (the most recent ``maxReplyLines``).
+        case ftp
+    }
+
+    /// Turns a failed transfer's libcurl code into the error callers see; `nil` uses the default
+    /// `URLError` mapping.
+    typealias FailureMapper = @Sendable (CURLcode, CurlTransfer) -> (any Error)?
+
     let easy: CurlEasy
     let path: String
     let remote: String
     let download: DownloadChannel
     let upload: UploadChannel?
+    let mode: HeaderMode
+    let mapFailure: FailureMapper?
+    static let maxReplyLines = 512
 
     private struct State {
         var headers: [String: String] = [:]
+        var replyLines: [String] = []
         var headDelivered = false
         var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
         var pendingHead: Result<HTTPResponseHead, any Error>?
@@ -24,16 +40,44 @@ final class CurlTransfer: @unchecked Sendable {
     /// Set when the caller asked to stop; checked by the progress callback on curl's thread.
     private let abortFlag = Atomic<Bool>(false)
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// FTP: commands sent after login before this transfer's own (`CURLOPT_QUOTE`), and their list.
+    var quotePrefix: [String] = []
+    var quoteList: UnsafeMutablePointer<curl_slist>?
+    /// FTP: whether this transfer carries the per-connection set-up (`OPTS UTF8 ON`).
+    var sendsSessionSetup = false
 
-    init(easy: CurlEasy, path: String, remote: String, download: DownloadChannel, upload: UploadChannel?) {
+    init(easy: CurlEasy, path: String, remote: String, download: DownloadChannel, upload: UploadChannel?,
+         mode: HeaderMode = .http, mapFailure: FailureMapper? = nil) {
         self.easy = easy
         self.path = path
         self.remote = remote
         self.download = download
         self.upload = upload
+        self.mode = mode
+        self.mapFailure = mapFailure
     }
 
-    deinit { if let headerList { curl_slist_free_all(headerList) } }
+    /// The FTP server's reply lines so far (``HeaderMode/ftp``).
+    var replyLines: [String] { state.withLock { $0.replyLines } }
+
+    /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then
+    /// completes it and gives the handle back to `pool`. `finished` runs on that thread first.
+    func start(releasingTo pool: HandlePool, reusable: @escaping @Sendable (CURLcode) -> Bool,
+               finished: (@Sendable (CURLcode) -> Void)? = nil) {
+        let thread = Thread { [self] in
+            let code = easy.perform()
+            finished?(code)
+            complete(code)
+            pool.release(easy, reusable: reusable(code))
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+    }
+
+    deinit {
+        if let headerList { curl_slist_free_all(headerList) }
+        if let quoteList { curl_slist_free_all(quoteList) }
+    }
 
     var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
@@ -91,6 +135,15 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// A header line arrived (status lines start a new header block).
     func receiveHeader(_ line: String) {
+        if mode == .ftp {
+            var text = Substring(line)
+            while let last = text.last, last == "\r" || last == "\n" { text = text.dropLast() }
+            state.withLock { state in
+                if state.replyLines.count >= Self.maxReplyLines { state.replyLines.removeFirst(state.replyLines.count / 2) }
+                state.replyLines.append(String(text))
+            }
+            return
+        }
         let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
         state.withLock { state in
             if trimmed.hasPrefix("HTTP/") {
@@ -119,6 +172,8 @@ final class CurlTransfer: @unchecked Sendable {
             error = streamError
         } else if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR && isAborted {
             error = CancellationError()
+        } else if let mapped = mapFailure?(code, self) {
+            error = mapped
         } else {
             error = code.urlError(path: path, remote: remote)
         }
@@ -129,6 +184,37 @@ final class CurlTransfer: @unchecked Sendable {
         }
         upload?.close()
         download.finish(error)
+    }
+}
+
+extension CurlTransfer {
+    /// The response body as a stream; dropping it aborts an unfinished transfer.
+    func bodyStream(expectedLength: Int64?) -> ByteStream {
+        let reader = BodyReader(transfer: self)
+        return ByteStream(expectedLength: expectedLength) { try await reader.next() }
+    }
+}
+
+/// The consumer end of a response body. Dropping it (the stream is released) aborts an
+/// unfinished transfer, so the connection is not left waiting; cancelling the reading task does too.
+final class BodyReader: Sendable {
+    let transfer: CurlTransfer
+
+    init(transfer: CurlTransfer) { self.transfer = transfer }
+
+    func next() async throws -> Data? {
+        let transfer = self.transfer
+        return try await withTaskCancellationHandler {
+            try await transfer.download.next()
+        } onCancel: {
+            transfer.abort()
+            transfer.download.finish(CancellationError())
+        }
+    }
+
+    deinit {
+        transfer.abort()
+        transfer.download.abandon()
     }
 }
 

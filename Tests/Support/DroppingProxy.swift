@@ -2,8 +2,9 @@ import Foundation
 
 /// A TCP proxy on 127.0.0.1 in front of a test server that cuts one connection once it has carried
 /// `dropAfter` bytes in either direction: a server that dies mid-transfer, for fault tests.
-final class DroppingProxy: @unchecked Sendable {
-    let port: Int
+public final class DroppingProxy: @unchecked Sendable {
+    /// The port to connect to instead of the server's.
+    public let port: Int
     private let listener: Int32
     private let targetPort: Int
     private let dropAfter: Int
@@ -13,9 +14,10 @@ final class DroppingProxy: @unchecked Sendable {
     private var sockets: [Int32] = []
 
     /// The number of connections cut so far.
-    var drops: Int { lock.withLock { dropped } }
+    public var drops: Int { lock.withLock { dropped } }
 
-    init(targetPort: Int, dropAfter: Int, maxDrops: Int = 1) throws {
+    /// Starts the proxy in front of `targetPort`.
+    public init(targetPort: Int, dropAfter: Int, maxDrops: Int = 1) throws {
         self.targetPort = targetPort
         self.dropAfter = dropAfter
         self.maxDrops = maxDrops
@@ -117,7 +119,18 @@ final class DroppingProxy: @unchecked Sendable {
         shutdown(target, Int32(SHUT_WR))
     }
 
-    func stop() {
+    /// Cuts every connection open right now (as a server restart would); later ones pass.
+    public func cutAll() {
+        let open = lock.withLock { () -> [Int32] in
+            let current = sockets
+            sockets.removeAll()
+            return current
+        }
+        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Stops accepting and cuts every connection.
+    public func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
         lock.withLock { for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) } }

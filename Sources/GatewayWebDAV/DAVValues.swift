@@ -74,3 +74,15 @@ enum DAVDate {
         date.formatted(Date.VerbatimFormatStyle(format: "\(weekday: .abbreviated), \(day: .twoDigits) \(month: .abbreviated) \(year: .defaultDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits) GMT", locale: Locale(identifier: "en_US_POSIX"), timeZone: .gmt, calendar: Calendar(identifier: .gregorian)))
     }
 }
+
+/// ETag comparison for the gateway's own version checks.
+enum ETag {
+    /// RFC 9110's weak comparison: equal opaque tags, whether or not either is marked weak
+    /// (`W/`). Apache marks a file's ETag weak during the second it was written and strong after,
+    /// for the same contents.
+    static func sameVersion(_ a: String?, _ b: String?) -> Bool {
+        guard let a, let b else { return a == b }
+        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
+        return opaque(a) == opaque(b)
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+public import GatewayCore
+import GatewayTransport
+
+extension FTPProvider {
+    public func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing {
+        let folder: String
+        do {
+            folder = try RemotePath.normalize(path)
+        } catch {
+            return DirectoryListing(path: path, failure: error)
+        }
+        let pageSize = max(1, pageSize)
+        return DirectoryListing(path: folder) { [self] in
+            var body: ByteStream.AsyncIterator?
+            var lines = LineSplitter(encoding: client.configuration.encoding)
+            var machine = false
+            var finished = false
+            var unparseable: [FTPListParseError] = []
+            let now = Date()
+            return { [self] in
+                if finished {
+                    // Everything parseable was delivered; the lines that were not are reported, never dropped quietly.
+                    throw FileProviderError.malformedResponse(path: folder, detail: Self.describe(unparseable, folder: folder))
+                }
+                if body == nil {
+                    machine = try await features().machineListings
+                    let command = machine ? "MLSD" : listHidden ? "LIST -a" : "LIST"
+                    do {
+                        body = try await client.list(directory: try await serverPath(folder), command: command).makeAsyncIterator()
+                    } catch {
+                        throw await refine(error, path: folder, expecting: .directory)
+                    }
+                }
+                var entries: [FileObject] = []
+                while entries.count < pageSize {
+                    var line = lines.next()
+                    if line == nil {
+                        if let chunk = try await body!.next() {
+                            lines.append(chunk)
+                            continue
+                        }
+                        line = lines.finish()
+                        if line == nil {
+                            guard unparseable.isEmpty else {
+                                finished = true
+                                return ListingPage(entries: entries, isLast: false)
+                            }
+                            return ListingPage(entries: entries, isLast: true)
+                        }
+                    }
+                    do {
+                        let entry = machine ? try MLSDParser.parse(line!) : try LISTParser.parse(line!, now: now)
+                        if let entry, let item = fileObject(entry, in: folder, exactTimes: machine) { entries.append(item) }
+                    } catch {
+                        logger.warning("unparseable listing line", metadata: ["path": .string(folder), "line": .string(String(line!.prefix(200)))])
+                        if unparseable.count < 3 { unparseable.append(error as? FTPListParseError ?? FTPListParseError(line: line!, reason: "\(error)")) }
+                    }
+                }
+                return ListingPage(entries: entries, isLast: false)
+            }
+        }
+    }
+
+    static func describe(_ errors: [FTPListParseError], folder: String) -> String {
+        let examples = errors.map { "\"\($0.line)\"" }.joined(separator: ", ")
+        return "the server's listing of \(folder) has lines that could not be understood: \(examples)"
+    }
+
+    /// The ``FileObject`` of a listing entry (`nil` for names that cannot be items: empty, `.`, `..`, or with `/`).
+    func fileObject(_ entry: FTPListEntry, in folder: String, exactTimes: Bool) -> FileObject? {
+        guard !entry.name.isEmpty, entry.name != ".", entry.name != "..", !entry.name.contains("/") else { return nil }
+        return fileObject(entry, path: folder.appendingRemoteComponent(entry.name), exactTimes: exactTimes)
+    }
+
+    /// The ``FileObject`` of a listing or MLST entry at `path`.
+    func fileObject(_ entry: FTPListEntry, path: String, exactTimes: Bool) -> FileObject {
+        var extra: [String: String] = [:]
+        if let target = entry.symlinkTarget { extra["symlink_target"] = target }
+        if let permissions = entry.permissions { extra["permissions"] = permissions }
+        if let unique = entry.unique { extra["unique"] = unique }
+        // Version tags only where the time is exact (MLSD/MLST); LIST times are rounded to minutes.
+        let version = exactTimes && entry.type == .file ? Self.versionTag(size: entry.size, date: entry.modificationDate) : nil
+        return FileObject(path: path, type: entry.type, size: entry.type == .directory ? nil : entry.size,
+                          modificationDate: entry.modificationDate, isReadOnly: entry.isReadOnly, versionTag: version,
+                          extraProperties: extra)
+    }
+
+    /// A version tag from size and modification time, the only version FTP knows.
+    static func versionTag(size: Int64?, date: Date?) -> String? {
+        guard let size, let date else { return nil }
+        return "\(size)@\(String(format: "%.3f", date.timeIntervalSince1970))"
+    }
+
+    public func attributesOfItem(path: String) async throws -> FileObject {
+        let remote = try RemotePath.normalize(path)
+        let target = try await serverPath(remote)
+        if remote == "/" {
+            guard try await client.isDirectory(path: target) else { throw CocoaError.posix(ENOENT, path: remote, remote: name) }
+            return FileObject(path: "/", type: .directory)
+        }
+        if try await features().machineListings {
+            return try await machineStat(remote, target: target)
+        }
+        // No MLST: SIZE and MDTM describe files; a folder is one the server lets us enter.
+        do {
+            let info = try await client.fileInfo(path: target)
+            return FileObject(path: remote, type: .file, size: info.size, modificationDate: info.modificationDate,
+                              versionTag: Self.versionTag(size: info.size, date: info.modificationDate))
+        } catch let error as FileProviderFTPError where error.replyCode >= 500 {
+            if try await client.isDirectory(path: target) { return FileObject(path: remote, type: .directory) }
+            throw FileProviderFTPError(replyCode: error.replyCode, command: error.command, path: remote, serverText: error.serverText, kind: .notFound)
+        }
+    }
+
+    /// Stat through MLST (RFC 3659 §7): one line of facts on the control connection.
+    private func machineStat(_ remote: String, target: String) async throws -> FileObject {
+        let replies: [FTPReply]
+        do {
+            replies = try await client.execute(["MLST \(target)"], directory: RemotePath.parent(of: target), path: remote)
+        } catch let error as FileProviderFTPError where error.replyCode == 550 || error.replyCode == 501 {
+            throw FileProviderFTPError(replyCode: error.replyCode, command: error.command, path: remote, serverText: error.serverText, kind: .notFound)
+        }
+        // The MLST reply is the multi-line 250 (a CWD after it answers 250 too, in one line).
+        guard let reply = replies.last(where: { $0.code == 250 && $0.lines.count > 1 }),
+              let facts = reply.innerLines.first(where: { $0.contains("=") }) else {
+            throw FileProviderError.malformedResponse(path: remote, detail: "the server's MLST answer has no facts")
+        }
+        var line = String(facts.drop(while: { $0 == " " }))
+        if line.hasPrefix("250-") { line = String(line.dropFirst(4)).trimmingCharacters(in: .whitespaces) }
+        // A folder describes itself as "cdir" in MLST; the parser skips those in listings.
+        let lowered = line.lowercased()
+        let isSelf = lowered.contains("type=cdir") || lowered.contains("type=pdir")
+        if isSelf {
+            line = line.replacingOccurrences(of: "type=cdir", with: "type=dir", options: .caseInsensitive)
+                .replacingOccurrences(of: "type=pdir", with: "type=dir", options: .caseInsensitive)
+        }
+        let entry: FTPListEntry?
+        do {
+            entry = try MLSDParser.parse(line)
+        } catch {
+            throw FileProviderError.malformedResponse(path: remote, detail: "\(error)")
+        }
+        guard let entry else { return FileObject(path: remote, type: .directory) }
+        return fileObject(entry, path: remote, exactTimes: true)
+    }
+
+    public func storageProperties(path: String) async throws -> VolumeObject {
+        let remote = try RemotePath.normalize(path)
+        throw FileProviderError.unavailable(reason: "FTP servers do not report quota or free space (remote \"\(name)\")", path: remote)
+    }
+}
+
+/// Splits a byte stream into lines (LF or CRLF), decoded in the server's encoding.
+struct LineSplitter {
+    let encoding: String.Encoding
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    init(encoding: String.Encoding) { self.encoding = encoding }
+
+    mutating func append(_ data: Data) {
+        if start > 0 {
+            buffer.removeFirst(start)
+            start = 0
+        }
+        buffer.append(contentsOf: data)
+    }
+
+    /// The next complete line, without its line ending.
+    mutating func next() -> String? {
+        guard let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        var end = newline
+        if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let line = decode(buffer[start..<end])
+        start = newline + 1
+        return line
+    }
+
+    /// What is left after the last line ending (a last line without one), or `nil`.
+    mutating func finish() -> String? {
+        guard start < buffer.count else { return nil }
+        var end = buffer.count
+        if buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let line = decode(buffer[start..<end])
+        start = buffer.count
+        return line.isEmpty ? nil : line
+    }
+
+    private func decode(_ bytes: ArraySlice<UInt8>) -> String {
+        if encoding == .utf8 { return String(decoding: bytes, as: UTF8.self) }
+        return String(data: Data(bytes), encoding: encoding) ?? String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,122 @@
+public import Foundation
+public import GatewayCore
+public import GatewayTransport
+public import Logging
+
+/// A remote on an FTP or FTPS server, through libcurl with a pool of logged-in control connections.
+///
+/// Organised like every backend: this file (configuration, paths, errors), `+Listing` (MLSD or LIST,
+/// stat through MLST or SIZE/MDTM), `+Reading` (RETR with REST), `+Writing` (STOR, atomic via a
+/// temporary name and RNFR/RNTO), `+Operations` (MKD, RNFR/RNTO, DELE, RMD, MFMT), `+Descriptor`
+/// (config keys), and `Listing/` (the MLSD and LIST line parsers).
+///
+/// FTP has no server-side copy and no quota: ``capabilities`` says so, ``copyItem(path:to:overwrite:progress:)``
+/// streams through the client, and ``storageProperties(path:)`` throws ``FileProviderError/unavailable(reason:path:)``.
+public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite {
+    public static let type = "ftp"
+
+    public let name: String
+    public let baseURL: URL
+    /// Whether `LIST -a` is sent instead of `LIST` (servers that hide dot files unless asked).
+    public let listHidden: Bool
+
+    let client: FTPClient
+    let logger: Logger
+
+    /// Creates a provider. Nothing is sent until the first operation.
+    ///
+    /// - Parameters:
+    ///   - configuration: where and how to connect (the URL must not contain credentials).
+    ///   - listHidden: send `LIST -a` to servers without MLSD, so dot files are listed too.
+    public init(configuration: FTPClientConfiguration, listHidden: Bool = false, logger: Logger = Logger(label: "gateway.ftp")) {
+        self.name = configuration.remoteName
+        self.baseURL = configuration.baseURL
+        self.listHidden = listHidden
+        self.client = FTPClient(configuration: configuration, logger: logger)
+        self.logger = logger
+    }
+
+    /// What FTP offers. Setting modification times depends on the server (MFMT), and is declared
+    /// once the first operation has read the server's features; before that it is not claimed.
+    public var capabilities: ProviderCapabilities {
+        var features: ProviderCapabilities.Features = [
+            .serverSideMove, .rangedRead, .resumeDownload, .resumeUpload, .atomicWrite, .conditionalWrite, .modificationTimes,
+        ]
+        let known = client.knownSession?.features
+        if known?.setModificationTime == true { features.insert(.setModificationDate) }
+        // LIST gives minutes (recent files) or days (older ones); MLSD gives seconds.
+        let precision: Duration = known?.machineListings == true ? .seconds(1) : .seconds(60)
+        return ProviderCapabilities(features: features, modificationTimePrecision: precision)
+    }
+
+    public func url(of path: String) throws -> URL {
+        let remote = try RemotePath.normalize(path)
+        var text = baseURL.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        let encoded = remote.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/;?#%"))) ?? String($0) }
+        guard let url = URL(string: text + "/" + encoded.joined(separator: "/")) else {
+            throw FileProviderError.invalidPath(path: remote, reason: "cannot be written as a URL")
+        }
+        return url
+    }
+
+    public func relativePathOf(url: URL) throws -> String {
+        let base = baseURL.absoluteString.hasSuffix("/") ? baseURL.absoluteString : baseURL.absoluteString + "/"
+        let text = url.absoluteString
+        guard text.hasPrefix(base) || text + "/" == base else { throw FileProviderError.pathEscapesRoot(path: url.path) }
+        let rest = String(text.dropFirst(min(base.count, text.count)))
+        return try RemotePath.normalize("/" + (rest.removingPercentEncoding ?? rest))
+    }
+
+    // MARK: Paths
+
+    /// The absolute server path of a remote path. Names with control characters (tab, newline)
+    /// cannot travel in FTP commands or libcurl's FTP paths, and are refused up front.
+    func serverPath(_ remote: String) async throws -> String {
+        if remote.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw FileProviderError.invalidPath(path: remote, reason: "FTP cannot carry control characters (such as a tab) in names")
+        }
+        let root = try await client.root()
+        if root == "/" { return remote }
+        return remote == "/" ? root : root + remote
+    }
+
+    /// The server's features (read once per provider).
+    func features() async throws -> FTPFeatures { try await client.currentSession().features }
+
+    // MARK: Errors
+
+    /// An error for "already exists", as every provider reports it.
+    func existsError(_ path: String) -> CocoaError {
+        CocoaError.posix(EEXIST, path: path, remote: name, writing: true)
+    }
+
+    /// Makes an ambiguous refusal (550/553/450: "not found or no permission"?) precise by looking at
+    /// the path: missing means not found; present means permission (or the wrong kind of item,
+    /// when `expecting` says which kind the operation needed).
+    func refine(_ error: any Error, path: String, expecting: FileObjectType? = nil) async -> any Error {
+        guard let ftp = error as? FileProviderFTPError, [450, 550, 553].contains(ftp.replyCode) else { return error }
+        let item: FileObject?
+        do {
+            item = try await itemIfPresent(path: path)
+        } catch {
+            return ftp
+        }
+        guard let item else {
+            return FileProviderFTPError(replyCode: ftp.replyCode, command: ftp.command, path: path, serverText: ftp.serverText, kind: .notFound)
+        }
+        if let expecting, item.type != expecting {
+            if expecting == .directory { return CocoaError.posix(ENOTDIR, path: path, remote: name) }
+            if item.isDirectory { return CocoaError.posix(EISDIR, path: path, remote: name) }
+        }
+        return FileProviderFTPError(replyCode: ftp.replyCode, command: ftp.command, path: path, serverText: ftp.serverText,
+                                    kind: ftp.replyCode == 450 ? .serverBusy : .permissionDenied)
+    }
+}
+
+extension String {
+    /// `"/a"` + `"b"` gives `"/a/b"`; the root gives `"/b"`.
+    func appendingRemoteComponent(_ component: String) -> String {
+        self == "/" ? "/" + component : self + "/" + component
+    }
+}

@@ -1,0 +1,381 @@
+import CCurl
+public import Foundation
+public import GatewayCore
+public import Logging
+import Synchronization
+
+/// An FTP/FTPS client on libcurl for one remote: a bounded pool of logged-in control connections
+/// reused across operations (libcurl replaces one the server closed), passive mode by default, TLS
+/// with session reuse on the data connections, streamed downloads, uploads and listings with
+/// back-pressure, and stalls turned into time-outs.
+///
+/// Paths given to it are absolute paths on the server (``root()`` gives the remote's root); names
+/// travel in ``FTPClientConfiguration/encoding``. Server refusals surface as
+/// ``FileProviderFTPError`` (reply code, path, server text); transport failures as `URLError`.
+public final class FTPClient: Sendable {
+    /// What the server told us once per remote: where the remote lives and what the server offers.
+    public struct Session: Sendable {
+        /// The remote's root as an absolute server path (login folder + base path).
+        public var root: String
+        /// The server's FEAT answer.
+        public var features: FTPFeatures
+    }
+
+    /// The configuration in use.
+    public let configuration: FTPClientConfiguration
+    private let pool: HandlePool
+    private let logger: Logger
+    private let session = Mutex<Session?>(nil)
+    private let origin: String
+
+    /// Bytes buffered between libcurl and the consumer, per transfer.
+    static let bufferCapacity = 4 << 20
+
+    /// Creates a client. Nothing is sent until the first operation.
+    public init(configuration: FTPClientConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.pool = HandlePool(limit: configuration.maxConnections)
+        self.logger = logger
+        var components = URLComponents()
+        components.scheme = configuration.baseURL.scheme?.lowercased() ?? "ftp"
+        components.host = configuration.baseURL.host
+        components.port = configuration.baseURL.port
+        self.origin = components.string ?? "ftp://localhost"
+        if configuration.insecureTLS {
+            logger.warning("TLS certificate verification is disabled for this remote (insecure_tls)")
+        }
+    }
+
+    // MARK: Session
+
+    /// Logs in once (if not done yet), reads FEAT and the login folder, and checks the base folder.
+    public func currentSession() async throws -> Session {
+        if let known = session.withLock({ $0 }) { return known }
+        let entry = Mutex<String?>(nil)
+        let base = configuration.baseURL
+        var baseURL = base.absoluteString
+        if !baseURL.hasSuffix("/") { baseURL += "/" }
+        let (transfer, body) = try await start(url: baseURL, path: "/", command: "FEAT") { easy, transfer in
+            try easy.set(CURLOPT_NOBODY, true)
+            try transfer.setQuote(["*FEAT"], encoding: self.configuration.encoding)
+        } finished: { easy, _ in
+            entry.withLock { $0 = easy.info(string: CURLINFO_FTP_ENTRY_PATH) }
+        }
+        try await Self.drain(body)
+        let replies = FTPReply.parse(transfer.replyLines)
+        let features = replies.last(where: { $0.code == 211 && $0.lines.count > 1 }).map(FTPFeatures.init(featReply:)) ?? .none
+        let root = Self.root(baseURL: base, entryPath: entry.withLock { $0 } ?? "/")
+        let established = Session(root: root, features: features)
+        logger.debug("ftp session", metadata: ["root": .string(root), "features": .string(features.names.sorted().joined(separator: ","))])
+        session.withLock { $0 = established }
+        return established
+    }
+
+    /// The session, if one was established already (no network traffic).
+    public var knownSession: Session? { session.withLock { $0 } }
+
+    /// The remote's root as an absolute server path.
+    public func root() async throws -> String { try await currentSession().root }
+
+    /// The remote's root: the base URL's path, relative to the login folder unless it starts with
+    /// `//` or `%2F` (RFC 1738 and libcurl's convention for absolute paths).
+    static func root(baseURL: URL, entryPath: String) -> String {
+        let encoded = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        var rest = Substring(encoded)
+        if rest.hasPrefix("/") { rest = rest.dropFirst() }
+        let decoded = String(rest).removingPercentEncoding ?? String(rest)
+        let joined = decoded.hasPrefix("/") ? decoded : (entryPath.hasSuffix("/") ? entryPath : entryPath + "/") + decoded
+        var components: [Substring] = []
+        for component in joined.split(separator: "/") where component != "." && !component.isEmpty {
+            if component == ".." { _ = components.popLast() } else { components.append(component) }
+        }
+        return "/" + components.joined(separator: "/")
+    }
+
+    // MARK: Operations
+
+    /// Sends commands on the control connection (`DELE`, `MKD`, `RNFR`/`RNTO`, `MLST`, `MFMT`...)
+    /// and returns every reply seen. `directory` is the folder the connection should be in
+    /// afterwards (the next transfer there needs no `CWD`). A command prefixed with `*` may fail.
+    public func execute(_ commands: [String], directory: String, path: String) async throws -> [FTPReply] {
+        try await repeating(commands.allSatisfy(Self.isRepeatable)) {
+            let (transfer, body) = try await start(url: url(directory, folder: true), path: path, command: commands.last) { easy, transfer in
+                try easy.set(CURLOPT_NOBODY, true)
+                try transfer.setQuote(commands, encoding: self.configuration.encoding)
+            }
+            try await Self.drain(body)
+            return FTPReply.parse(transfer.replyLines)
+        }
+    }
+
+    /// Lists a folder with `command` (`MLSD` or `LIST`) and streams the raw listing.
+    public func list(directory: String, command: String) async throws -> ByteStream {
+        try await repeating(true) {
+            try await start(url: url(directory, folder: true), path: directory, command: command) { easy, _ in
+                try easy.set(CURLOPT_CUSTOMREQUEST, command)
+            }.1
+        }
+    }
+
+    /// Streams a file from `offset`, `length` bytes or to the end (REST + RETR). Errors about the
+    /// file itself are thrown here, before the first byte.
+    public func retrieve(path: String, offset: Int64 = 0, length: Int64? = nil) async throws -> ByteStream {
+        try await repeating(true) {
+            try await start(url: url(path, folder: false), path: path, command: "RETR", expectedLength: length) { easy, _ in
+                if let length {
+                    try easy.set(CURLOPT_RANGE, "\(offset)-\(offset + max(length, 1) - 1)")
+                } else if offset > 0 {
+                    try easy.set(CURLOPT_RESUME_FROM_LARGE, offset: offset)
+                }
+            }.1
+        }
+    }
+
+    /// Uploads a stream to `path` (STOR, or APPE when `append`), waiting until the server confirms.
+    public func store(path: String, from stream: ByteStream, append: Bool = false) async throws {
+        let (_, body) = try await start(url: url(path, folder: false), path: path, command: append ? "APPE" : "STOR", upload: stream) { easy, _ in
+            if append { try easy.set(CURLOPT_APPEND, true) }
+        }
+        try await Self.drain(body)
+    }
+
+    /// Size and modification time of a file from `SIZE` and `MDTM`; throws for folders and
+    /// missing files (reply 550).
+    public func fileInfo(path: String) async throws -> (size: Int64?, modificationDate: Date?) {
+        let info = Mutex<(Int64, Int64)>((-1, -1))
+        try await repeating(true) {
+            let (_, body) = try await start(url: url(path, folder: false), path: path, command: "SIZE") { easy, _ in
+                try easy.set(CURLOPT_NOBODY, true)
+                try easy.set(CURLOPT_FILETIME, true)
+            } finished: { easy, code in
+                guard code == CURLE_OK else { return }
+                info.withLock { $0 = (easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T), easy.info(offset: CURLINFO_FILETIME_T)) }
+            }
+            try await Self.drain(body)
+        }
+        let (size, time) = info.withLock { $0 }
+        return (size >= 0 ? size : nil, time >= 0 ? Date(timeIntervalSince1970: TimeInterval(time)) : nil)
+    }
+
+    /// Whether `path` is a folder the server lets us enter (`CWD`).
+    public func isDirectory(path: String) async throws -> Bool {
+        do {
+            try await repeating(true) {
+                let (_, body) = try await start(url: url(path, folder: true), path: path, command: "CWD") { easy, _ in
+                    try easy.set(CURLOPT_NOBODY, true)
+                }
+                try await Self.drain(body)
+            }
+            return true
+        } catch let error as FileProviderFTPError where error.replyCode >= 500 {
+            return false
+        }
+    }
+
+    // MARK: Transfers
+
+    /// Waits for a transfer without a data connection (or an upload) to end. For `NOBODY`
+    /// requests libcurl writes HTTP-style lines of its own (`Content-Length: 12`); they are dropped.
+    static func drain(_ body: ByteStream) async throws {
+        for try await _ in body {}
+    }
+
+    /// Commands that can be sent again after a dropped connection without changing the outcome.
+    static func isRepeatable(_ command: String) -> Bool {
+        let verb = command.drop(while: { $0 == "*" }).prefix(while: { $0 != " " }).uppercased()
+        return ["FEAT", "MLST", "SIZE", "MDTM", "MFMT", "OPTS", "NOOP", "PWD", "STAT"].contains(verb)
+    }
+
+    /// Runs `body` again (up to `requestAttempts` times) when it fails on a connection problem and
+    /// `repeatable` says that is safe.
+    private func repeating<T>(_ repeatable: Bool, _ body: () async throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch where repeatable && attempt < configuration.requestAttempts && Self.isConnectionFailure(error) {
+                logger.debug("ftp connection failed; retrying", metadata: ["attempt": .stringConvertible(attempt), "error": .string("\(error)")])
+                try await Task.sleep(for: .milliseconds(50 * min(attempt, 20)))
+                attempt += 1
+            }
+        }
+    }
+
+    /// A dropped or refused connection, or a server reply meaning "try again" (421, 425, 426).
+    static func isConnectionFailure(_ error: any Error) -> Bool {
+        if let ftp = error as? FileProviderFTPError { return [421, 425, 426].contains(ftp.replyCode) }
+        if let url = error as? URLError { return url.code == .networkConnectionLost }
+        return false
+    }
+
+    /// Starts a transfer and returns once it delivered its first byte or ended; the stream carries
+    /// the data connection's bytes (empty for commands). `finished` runs on the transfer's thread
+    /// before its handle goes back to the pool.
+    private func start(url: String, path: String, command: String?, expectedLength: Int64? = nil, upload stream: ByteStream? = nil,
+                       configure: (CurlEasy, CurlTransfer) throws -> Void,
+                       finished: (@Sendable (CurlEasy, CURLcode) -> Void)? = nil) async throws -> (CurlTransfer, ByteStream) {
+        let easy = try await pool.acquire()
+        let download = DownloadChannel(capacity: Self.bufferCapacity)
+        var upload: UploadChannel?
+        if let stream {
+            let channel = UploadChannel(capacity: Self.bufferCapacity)
+            upload = channel
+            Task { await channel.pump(stream) }
+        }
+        let remote = configuration.remoteName
+        let transfer = CurlTransfer(easy: easy, path: path, remote: remote, download: download, upload: upload, mode: .ftp) { code, transfer in
+            Self.failure(code, replies: transfer.replyLines, path: path, command: command)
+        }
+        do {
+            try configureCommon(easy, url: url, transfer: transfer, uploading: stream)
+            try configure(easy, transfer)
+        } catch {
+            upload?.close()
+            pool.release(easy, reusable: false)
+            throw error
+        }
+        logger.debug("ftp request", metadata: ["command": .string(command ?? "?"), "path": .string(path)])
+        let sentUTF8 = transfer.sendsSessionSetup
+        transfer.start(releasingTo: pool, reusable: { Self.keepsConnection($0) }, finished: { code in
+            if code == CURLE_OK, sentUTF8 {
+                easy.needsSessionSetup = false
+            } else if easy.info(CURLINFO_NUM_CONNECTS) > 0 {
+                easy.needsSessionSetup = true  // a new connection: it has not been told yet
+            }
+            finished?(easy, code)
+        })
+        do {
+            _ = try await transfer.waitForHead()
+        } catch {
+            transfer.abort()
+            download.abandon()
+            throw error
+        }
+        return (transfer, transfer.bodyStream(expectedLength: expectedLength))
+    }
+
+    /// Whether a handle stays in the pool after a transfer that ended with `code`. Server refusals
+    /// leave the control connection usable; aborted or timed-out transfers drop it.
+    static func keepsConnection(_ code: CURLcode) -> Bool {
+        switch code {
+        case CURLE_ABORTED_BY_CALLBACK, CURLE_WRITE_ERROR, CURLE_READ_ERROR, CURLE_OPERATION_TIMEDOUT, CURLE_SEND_ERROR,
+             CURLE_RECV_ERROR, CURLE_SSL_CONNECT_ERROR:
+            return false
+        default:
+            return true
+        }
+    }
+
+    private func configureCommon(_ easy: CurlEasy, url: String, transfer: CurlTransfer, uploading stream: ByteStream?) throws {
+        easy.reset()
+        try easy.set(CURLOPT_URL, url)
+        try easy.set(CURLOPT_NOSIGNAL, true)
+        try easy.set(CURLOPT_PROTOCOLS_STR, configuration.tls == .implicit ? "ftps" : "ftp")
+        try easy.set(CURLOPT_TCP_KEEPALIVE, true)
+        try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
+        try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, HTTPClient.milliseconds(configuration.connectTimeout)))
+        let idleSeconds = max(1, (HTTPClient.milliseconds(configuration.idleTimeout) + 999) / 1000)
+        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+        try easy.set(CURLOPT_LOW_SPEED_TIME, idleSeconds)
+        try easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, idleSeconds)
+        try easy.set(CURLOPT_FTP_FILEMETHOD, Int(CURLFTPMETHOD_SINGLECWD.rawValue))
+        try easy.set(CURLOPT_FTP_USE_EPSV, configuration.passive)
+        try easy.set(CURLOPT_FTP_SKIP_PASV_IP, configuration.skipPasvIP)
+        if !configuration.passive { try easy.set(CURLOPT_FTPPORT, "-") }
+        if configuration.tls == .explicit { try easy.set(CURLOPT_USE_SSL, Int(CURLUSESSL_ALL.rawValue)) }
+        if configuration.tls != .none {
+            try easy.set(CURLOPT_SSL_SESSIONID_CACHE, true)
+            // TLS 1.2 unless configured otherwise: with TLS 1.3, libcurl resumes each data
+            // connection with a ticket the previous one already used, and servers that require
+            // session reuse (vsftpd's require_ssl_reuse) refuse every other transfer (522).
+            let cap = (configuration.tlsMaxVersion ?? .tls1_2) == .tls1_2 ? CurlTLS.max1_2 : CurlTLS.max1_3
+            try easy.set(CURLOPT_SSLVERSION, CurlTLS.minimum1_2 | cap)
+            if let caFile = configuration.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
+            if configuration.insecureTLS {
+                try easy.set(CURLOPT_SSL_VERIFYPEER, false)
+                try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
+            }
+        }
+        try easy.set(CURLOPT_USERNAME, configuration.user ?? "anonymous")
+        try easy.set(CURLOPT_PASSWORD, configuration.user == nil ? "gateway@" : configuration.password ?? "")
+        if let stream {
+            try easy.set(CURLOPT_UPLOAD, true)
+            if let length = stream.expectedLength { try easy.set(CURLOPT_INFILESIZE_LARGE, offset: length) }
+            try easy.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
+            try easy.set(CURLOPT_READDATA, pointer: transfer.context)
+        }
+        if easy.needsSessionSetup, configuration.encoding == .utf8, session.withLock({ $0?.features.utf8 }) == true {
+            transfer.sendsSessionSetup = true
+            transfer.quotePrefix = ["*OPTS UTF8 ON"]
+            try transfer.setQuote([], encoding: configuration.encoding)
+        }
+        try easy.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
+        try easy.set(CURLOPT_WRITEDATA, pointer: transfer.context)
+        try easy.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
+        try easy.set(CURLOPT_HEADERDATA, pointer: transfer.context)
+        try easy.set(CURLOPT_NOPROGRESS, false)
+        try easy.setProgress(callback: curlProgressCallback)
+        try easy.set(CURLOPT_XFERINFODATA, pointer: transfer.context)
+    }
+
+    // MARK: Paths
+
+    /// The URL of an absolute server path: every byte outside the unreserved set percent-encoded
+    /// (so `;type=`, `?` and `#` in names are just names), and `//` after the host for an absolute path.
+    func url(_ serverPath: String, folder: Bool) -> String {
+        var result = origin + "/"
+        let bytes = configuration.encoding == .utf8 ? Array(serverPath.utf8) : Array(serverPath.data(using: configuration.encoding, allowLossyConversion: false) ?? Data(serverPath.utf8))
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(bytes.count * 3)
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                encoded.append(byte)
+            default:
+                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+            }
+        }
+        result += String(decoding: encoded, as: UTF8.self)
+        if folder && !result.hasSuffix("/") { result += "/" }
+        return result
+    }
+
+    // MARK: Errors
+
+    /// libcurl results that mean the server refused a command (its reply says why).
+    static let refusalCodes: Set<UInt32> = [
+        CURLE_QUOTE_ERROR, CURLE_REMOTE_FILE_NOT_FOUND, CURLE_REMOTE_ACCESS_DENIED, CURLE_UPLOAD_FAILED,
+        CURLE_REMOTE_DISK_FULL, CURLE_FTP_COULDNT_RETR_FILE, CURLE_LOGIN_DENIED, CURLE_FTP_COULDNT_USE_REST,
+        CURLE_FTP_ACCEPT_FAILED, CURLE_FTP_WEIRD_PASV_REPLY, CURLE_FTP_WEIRD_227_FORMAT, CURLE_FTP_CANT_GET_HOST,
+        CURLE_FTP_COULDNT_SET_TYPE, CURLE_PARTIAL_FILE, CURLE_FTP_PORT_FAILED, CURLE_FTP_PRET_FAILED,
+        CURLE_REMOTE_FILE_EXISTS, CURLE_WEIRD_SERVER_REPLY, CURLE_RANGE_ERROR, CURLE_BAD_DOWNLOAD_RESUME,
+    ].reduce(into: []) { $0.insert($1.rawValue) }
+
+    /// The error for a failed transfer: the server's refusal as ``FileProviderFTPError`` when its
+    /// last reply was one, else `nil` (the caller falls back to a `URLError`).
+    static func failure(_ code: CURLcode, replies lines: [String], path: String, command: String?) -> (any Error)? {
+        guard refusalCodes.contains(code.rawValue), let last = FTPReply.parse(lines).last, last.code >= 400 else { return nil }
+        let verb = command.map { String($0.drop(while: { $0 == "*" }).prefix(while: { $0 != " " })) }
+        return FileProviderFTPError(replyCode: last.code, command: verb, path: path, serverText: last.text)
+    }
+}
+
+extension CurlTransfer {
+    /// Sets `CURLOPT_QUOTE`: ``quotePrefix`` then `commands`, sent after login and before the
+    /// transfer, in `encoding`. The list is owned by the transfer and freed with it.
+    func setQuote(_ commands: [String], encoding: String.Encoding) throws {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for command in quotePrefix + commands {
+            var bytes = (encoding == .utf8 ? Data(command.utf8) : command.data(using: encoding, allowLossyConversion: false)
+                ?? Data(command.utf8)).map { CChar(bitPattern: $0) }
+            bytes.append(0)
+            list = bytes.withUnsafeBufferPointer { curl_slist_append(list, $0.baseAddress) }
+        }
+        if let quoteList { curl_slist_free_all(quoteList) }
+        quoteList = list
+        try easy.set(CURLOPT_QUOTE, list: list)
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import GatewayTestSupport
+import StorageGateway
+import Testing
+
+/// Bad input and awkward moments against the real FTP servers of `scripts/test-servers.sh`.
+@Suite("FTP failures and connection handling")
+struct FTPFailureTests {
+    static func environment(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name] else {
+            throw TestSetupError("\(name) is not set: run ./scripts/test.sh (it starts the FTP servers)")
+        }
+        return value
+    }
+
+    static func vsftpd(tlsInstance: Bool = false, password: String? = nil, maxConnections: Int = 4) throws -> FTPClientConfiguration {
+        let url = try environment(tlsInstance ? "GATEWAY_TEST_FTP_VSFTPD_TLS_URL" : "GATEWAY_TEST_FTP_VSFTPD_URL")
+        return FTPClientConfiguration(baseURL: URL(string: url)!, remoteName: "ftp", user: try environment("GATEWAY_TEST_FTP_VSFTPD_USER"),
+                                      password: try password ?? environment("GATEWAY_TEST_FTP_PASSWORD"), maxConnections: maxConnections,
+                                      connectTimeout: .seconds(5), idleTimeout: .seconds(10))
+    }
+
+    @Test("a wrong password is 'not authenticated' (530), and the password appears nowhere")
+    func wrongPassword() async throws {
+        let secret = "Wr0ng-Secret-\(UUID().uuidString.prefix(6))"
+        let provider = FTPProvider(configuration: try Self.vsftpd(password: secret))
+        do {
+            _ = try await provider.contentsOfDirectory(path: "/").collectAll()
+            Issue.record("listing with a wrong password must fail")
+        } catch {
+            #expect(error.failureKind == .notAuthenticated, "got \(error)")
+            #expect(!error.isTransient)
+            let text = ErrorMessage.reason(for: error) + String(describing: error)
+            #expect(!text.contains(secret))
+            #expect(text.contains("530"), "\(text)")
+        }
+        #expect(await provider.isReachable() == false)
+    }
+
+    @Test("nothing listening: a prompt connection error")
+    func unreachable() async throws {
+        let port = try FreePort.make()
+        let provider = FTPProvider(configuration: FTPClientConfiguration(baseURL: URL(string: "ftp://127.0.0.1:\(port)/")!, remoteName: "gone",
+                                                                       user: "u", password: "p", connectTimeout: .seconds(3)))
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            _ = try await provider.attributesOfItem(path: "/x")
+            Issue.record("must fail")
+        } catch let error as URLError {
+            #expect(error.code == .cannotConnectToHost)
+            #expect(error.isTransient)
+        }
+        #expect(clock.now - start < .seconds(5))
+    }
+
+    @Test("a server that accepts and never greets times out instead of hanging")
+    func stalledServer() async throws {
+        let silent = try SilentServer()
+        defer { silent.stop() }
+        let provider = FTPProvider(configuration: FTPClientConfiguration(baseURL: URL(string: "ftp://127.0.0.1:\(silent.port)/")!,
+                                                                       remoteName: "stall", connectTimeout: .seconds(2), idleTimeout: .seconds(2)))
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            _ = try await provider.contents(path: "/file")
+            Issue.record("must fail")
+        } catch {
+            #expect(error.failureKind == .timedOut, "got \(error)")
+            #expect(error.isTransient)
+        }
+        #expect(clock.now - start < .seconds(10))
+    }
+
+    @Test("FTP has no quota: a clear 'unavailable', not zeros")
+    func noQuota() async throws {
+        let provider = FTPProvider(configuration: try Self.vsftpd())
+        #expect(!provider.capabilities.supports(.quota))
+        #expect(!provider.capabilities.supports(.serverSideCopy))
+        do {
+            _ = try await provider.storageProperties()
+            Issue.record("must fail")
+        } catch {
+            #expect(error.failureKind == .unsupported)
+            #expect(ErrorMessage.reason(for: error).contains("do not report quota"))
+        }
+    }
+
+    @Test("explicit FTPS: an untrusted certificate is refused; ca_file, insecure_tls and a TLS 1.2 cap work; plain login is refused")
+    func tls() async throws {
+        let caFile = try Self.environment("GATEWAY_TEST_FTP_VSFTPD_TLS_CA")
+        var configuration = try Self.vsftpd(tlsInstance: true)
+        configuration.tls = .explicit
+        do {
+            _ = try await FTPProvider(configuration: configuration).attributesOfItem(path: "/")
+            Issue.record("an untrusted certificate must be refused")
+        } catch let error as URLError {
+            #expect([.serverCertificateUntrusted, .secureConnectionFailed].contains(error.code), "got \(error)")
+        }
+        var trusted = configuration
+        trusted.caFile = caFile
+        #expect(try await FTPProvider(configuration: trusted).attributesOfItem(path: "/").isDirectory)
+        var capped = trusted
+        capped.tlsMaxVersion = .tls1_2
+        let provider = FTPProvider(configuration: capped)
+        let name = "/tls12-\(UUID().uuidString.prefix(6)).txt"
+        try await provider.writeContents(path: name, data: Data("over TLS 1.2".utf8))
+        #expect(try await provider.contents(path: name) == Data("over TLS 1.2".utf8))
+        try await provider.removeItem(path: name, recursive: false)
+        var insecure = configuration
+        insecure.insecureTLS = true
+        #expect(try await FTPProvider(configuration: insecure).attributesOfItem(path: "/").isDirectory)
+        var plain = configuration
+        plain.tls = .none
+        do {
+            _ = try await FTPProvider(configuration: plain).attributesOfItem(path: "/")
+            Issue.record("the TLS-only server must refuse a plain login")
+        } catch {
+            #expect(error.failureKind == .notAuthenticated, "got \(error)")
+        }
+    }
+
+    @Test("ranged reads and abandoned reads do not poison the one pooled connection")
+    func earlyCloseKeepsPoolUsable() async throws {
+        let provider = FTPProvider(configuration: try Self.vsftpd(maxConnections: 1))
+        let folder = "/early-\(UUID().uuidString.prefix(6))"
+        try await provider.createFolder(path: folder, withIntermediateDirectories: false)
+        let data = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try await provider.writeContents(path: folder + "/big.bin", data: data)
+        for round in 0..<3 {
+            let range = try await provider.contents(path: folder + "/big.bin", offset: Int64(1000 * round + 7), length: 100)
+            #expect(range == data.subdata(in: (1000 * round + 7)..<(1000 * round + 107)))
+            // Read one chunk of a whole-file stream and drop it.
+            var iterator = try await provider.readStream(path: folder + "/big.bin").makeAsyncIterator()
+            #expect(try await iterator.next()?.isEmpty == false)
+        }
+        #expect(try await provider.contentsOfDirectory(path: folder).collectAll().map(\.name) == ["big.bin"])
+        #expect(try await provider.contents(path: folder + "/big.bin") == data)
+        try await provider.removeItem(path: folder, recursive: true)
+    }
+
+    @Test("a control connection the server dropped is replaced without the caller noticing")
+    func droppedControlConnection() async throws {
+        var configuration = try Self.vsftpd(maxConnections: 1)
+        let serverPort = try #require(configuration.baseURL.port)
+        // The control connection goes through a proxy that can cut it; data connections (EPSV
+        // answers only a port) go straight to the server.
+        let proxy = try DroppingProxy(targetPort: serverPort, dropAfter: .max, maxDrops: 0)
+        defer { proxy.stop() }
+        configuration.baseURL = URL(string: "ftp://127.0.0.1:\(proxy.port)/")!
+        let provider = FTPProvider(configuration: configuration)
+        let folder = "/drop-\(UUID().uuidString.prefix(6))"
+        try await provider.createFolder(path: folder, withIntermediateDirectories: false)
+        try await provider.writeContents(path: folder + "/a.txt", data: Data("a".utf8))
+        for _ in 0..<3 {
+            proxy.cutAll()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await provider.contentsOfDirectory(path: folder).collectAll().map(\.name) == ["a.txt"])
+            proxy.cutAll()
+            #expect(try await provider.contents(path: folder + "/a.txt") == Data("a".utf8))
+            proxy.cutAll()
+            #expect(try await provider.attributesOfItem(path: folder + "/a.txt").size == 1)
+        }
+        try await provider.removeItem(path: folder, recursive: true)
+    }
+
+    @Test("config keys are validated with clear messages")
+    func configValidation() {
+        let registry = StorageGateway.makeRegistry()
+        func problems(_ remote: String) -> [String] {
+            do {
+                _ = try GatewayConfiguration.parse(data: Data(#"{"remotes": {"f": \#(remote)}}"#.utf8), source: "c.json", registry: registry)
+                return []
+            } catch let error as ConfigError {
+                return error.problems.map(\.description)
+            } catch {
+                return ["\(error)"]
+            }
+        }
+        #expect(problems(#"{"type": "ftp", "url": "http://h/"}"#).first?.contains("ftp:// or ftps://") == true)
+        #expect(problems(#"{"type": "ftp", "url": "ftp://u:p@h/"}"#).first?.contains("credentials") == true)
+        #expect(problems(#"{"type": "ftp", "url": "ftp://h/", "tls": "explict"}"#).first?.contains(#"did you mean "explicit""#) == true)
+        #expect(problems(#"{"type": "ftp", "url": "ftps://h/", "tls": "explicit"}"#).first?.contains("implicit") == true)
+        #expect(problems(#"{"type": "ftp", "url": "ftp://h/", "tls_max_version": "1.1"}"#).first?.contains("1.2 or 1.3") == true)
+        #expect(problems(#"{"type": "ftp", "url": "ftp://h/", "encoding": "latin-1"}"#).first?.contains("latin1") == true)
+        #expect(problems(#"{"type": "ftp", "url": "ftp://h/", "max_connections": 0}"#).first?.contains("between 1 and 64") == true)
+        #expect(problems(#"{"type": "ftp", "url": "ftp://h/", "pasive": true}"#).first?.contains("passive") == true)
+        #expect(problems(#"{"type": "ftp", "url": "ftp://h/", "user": "u", "password_env": "X", "tls": "explicit", "passive": false}"#).isEmpty)
+    }
+}

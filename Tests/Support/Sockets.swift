@@ -1,0 +1,67 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A test could not set up what it needs (a server is not running): it fails with this explanation.
+public struct TestSetupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A TCP socket bound to 127.0.0.1 on a port the system picks, listening when asked.
+public enum LoopbackSocket {
+    public static func bind(listening: Bool) throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, length) == 0 && (!listening || listen(fd, 8) == 0) && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else {
+            close(fd)
+            throw TestSetupError("cannot bind a socket on 127.0.0.1")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (nothing listens on it once returned).
+public enum FreePort {
+    public static func make() throws -> Int {
+        let (fd, port) = try LoopbackSocket.bind(listening: false)
+        close(fd)
+        return port
+    }
+}
+
+/// Accepts connections on 127.0.0.1 and never answers: a stalled server.
+public final class SilentServer: @unchecked Sendable {
+    public let port: Int
+    private let fd: Int32
+    private var accepted: [Int32] = []
+    private let lock = NSLock()
+
+    public init() throws {
+        (fd, port) = try LoopbackSocket.bind(listening: true)
+        let listener = fd
+        Thread.detachNewThread { [self] in
+            while true {
+                let client = accept(listener, nil, nil)
+                if client < 0 { return }
+                lock.withLock { accepted.append(client) }
+            }
+        }
+    }
+
+    public func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        lock.withLock { accepted.forEach { close($0) } }
+    }
+}
