@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): runs `gateway` beside `cp`/`cat`/`ls` and `rclone` on the same data, in
 # one run and interleaved (each round runs every tool once), and prints the median wall time, the
-# peak RSS (from /usr/bin/time) and the ratios. Sections: local (beside cp/cat/ls) and webdav
-# (beside curl on the same Apache mod_dav server the tests use); FTP rows come with its provider.
+# peak RSS (from /usr/bin/time) and the ratios. Sections: local (beside cp/cat/ls), webdav
+# (beside curl on the same Apache mod_dav server the tests use) and ftp (beside curl on the
+# tests' vsftpd, plus WebDAV -> FTP).
 #
 #   ./scripts/bench.sh            # 1 GiB file, 2,000 x 4 KiB files, 10,000-entry folder, 3 rounds
-#   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 BENCH_SECTIONS=webdav ./scripts/bench.sh
+#   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 BENCH_SECTIONS="webdav ftp" ./scripts/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +14,7 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav}
+sections=${BENCH_SECTIONS:-local webdav ftp}
 
 bash scripts/setup-deps.sh >/dev/null
 [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
@@ -30,7 +31,8 @@ trap 'bash scripts/test-servers.sh stop >/dev/null 2>&1 || true; rm -rf "$work"'
 mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
-if [[ " $sections " == *" webdav "* ]]; then
+ftp_url=""
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -42,9 +44,18 @@ if [[ " $sections " == *" webdav "* ]]; then
     export RCLONE_CONFIG_DAV_TYPE=webdav RCLONE_CONFIG_DAV_URL=$dav_url RCLONE_CONFIG_DAV_USER=$dav_user
     RCLONE_CONFIG_DAV_PASS=$(rclone obscure "$DAV_PASSWORD")
     export RCLONE_CONFIG_DAV_PASS RCLONE_CONFIG_DAV_VENDOR=other
+    # FTP: the plain vsftpd instance; rclone's on-the-fly remote "ftp" for it.
+    ftp_url=$GATEWAY_TEST_FTP_VSFTPD_URL
+    ftp_user=$GATEWAY_TEST_FTP_VSFTPD_USER
+    export FTP_PASSWORD=$GATEWAY_TEST_FTP_PASSWORD
+    ftp_root="$GATEWAY_TEST_STATE/vsftpd/data"
+    ftp_port=${ftp_url##*:}; ftp_port=${ftp_port%/}
+    export RCLONE_CONFIG_FTP_TYPE=ftp RCLONE_CONFIG_FTP_HOST=127.0.0.1 RCLONE_CONFIG_FTP_PORT=$ftp_port RCLONE_CONFIG_FTP_USER=$ftp_user
+    RCLONE_CONFIG_FTP_PASS=$(rclone obscure "$FTP_PASSWORD")
+    export RCLONE_CONFIG_FTP_PASS
 fi
-printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}}}\n' \
-    "$work" "${dav_url:-http://127.0.0.1:1/}" > "$work/config.json"
+printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}}}\n' \
+    "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" > "$work/config.json"
 export GATEWAY_CONFIG="$work/config.json"
 
 echo "preparing data: ${size_mib} MiB file, ${small_files} x 4 KiB files, ${listing_entries}-entry folder"
@@ -53,6 +64,7 @@ for ((i = 0; i < small_files; i++)); do head -c 4096 /dev/urandom > "$work/small
 for ((i = 0; i < listing_entries; i++)); do : > "$work/listing/entry-$i"; done
 if [ -n "$dav_url" ]; then
     cp -r "$work/listing" "$dav_root/listing" && chown -R www-data:www-data "$dav_root/listing"
+    cp -r "$work/listing" "$ftp_root/listing" && chown -R "$ftp_user" "$ftp_root/listing"
 fi
 sync
 
@@ -73,6 +85,9 @@ clean() { rm -rf "$work/out" "$work/remote/"*; mkdir -p "$work/out"; }
 # Empties the WebDAV server's folder (on its disk, so cleaning is not measured) except the listing.
 dav_clean() { find "$dav_root" -mindepth 1 -maxdepth 1 ! -name listing -exec rm -rf {} +; mkdir -p "$dav_root/up"; chown www-data:www-data "$dav_root/up"; }
 auth="${GATEWAY_TEST_WEBDAV_USER:-}:${DAV_PASSWORD:-}"
+ftp_auth="${GATEWAY_TEST_FTP_VSFTPD_USER:-}:${FTP_PASSWORD:-}"
+# Empties the FTP server's folder except the listing.
+ftp_clean() { find "$ftp_root" -mindepth 1 -maxdepth 1 ! -name listing -exec rm -rf {} +; mkdir -p "$ftp_root/up"; chown "$ftp_user" "$ftp_root/up"; }
 
 for ((round = 1; round <= rounds; round++)); do
     echo "round $round/$rounds"
@@ -95,6 +110,34 @@ for ((round = 1; round <= rounds; round++)); do
     measure "dav listing: curl PROPFIND" curl -sS -f -u "$auth" -X PROPFIND -H "Depth: 1" -o /dev/null "${dav_url}listing/"
     measure "dav listing: rclone lsl" rclone lsl --max-depth 1 dav:listing
     measure "dav listing: gateway ls -l" "$gateway" ls -l dav:listing
+    fi
+    if [[ " $sections " == *" ftp "* ]]; then
+    # FTP (vsftpd): 1 GiB upload and download.
+    ftp_clean; measure "ftp upload: curl -T" curl -sS -f -u "$ftp_auth" -T "$work/big.bin" "${ftp_url}big.bin"
+    ftp_clean; measure "ftp upload: rclone copyto" rclone copyto "$work/big.bin" ftp:big.bin
+    ftp_clean; measure "ftp upload: gateway copy" "$gateway" copy --quiet "$work/big.bin" ftp:big.bin
+    cmp -s "$work/big.bin" "$ftp_root/big.bin" || { echo "FTP upload differs" >&2; exit 1; }
+    clean; measure "ftp download: curl" curl -sS -f -u "$ftp_auth" -o "$work/out/big.bin" "${ftp_url}big.bin"
+    clean; measure "ftp download: rclone copyto" rclone copyto ftp:big.bin "$work/out/big.bin"
+    clean; measure "ftp download: gateway copy" "$gateway" copy --quiet ftp:big.bin "$work/out/big.bin"
+    cmp -s "$work/big.bin" "$work/out/big.bin" || { echo "FTP download differs" >&2; exit 1; }
+    # 2,000 x 4 KiB uploaded (curl: one process, one control connection, files in sequence).
+    ftp_clean; measure "ftp small files: curl -T glob" curl -sS -f -u "$ftp_auth" -T "$work/small/f[0-$((small_files - 1))]" "${ftp_url}up/"
+    ftp_clean; measure "ftp small files: rclone copy" rclone copy "$work/small" ftp:up
+    ftp_clean; measure "ftp small files: gateway copy" "$gateway" copy --quiet "$work/small" ftp:up
+    [ "$(ls "$ftp_root/up" | wc -l)" -eq "$small_files" ] || { echo "FTP small-file upload incomplete" >&2; exit 1; }
+    # A 10,000-entry folder: curl's raw LIST transfer is the baseline.
+    measure "ftp listing: curl LIST" curl -sS -f -u "$ftp_auth" -o /dev/null "${ftp_url}listing/"
+    measure "ftp listing: rclone lsl" rclone lsl --max-depth 1 ftp:listing
+    measure "ftp listing: gateway ls -l" "$gateway" ls -l ftp:listing
+    # 1 GiB WebDAV -> FTP (curl: a download piped into an upload).
+    if [[ " $sections " == *" webdav "* ]]; then
+        cp "$work/big.bin" "$dav_root/big.bin" && chown www-data:www-data "$dav_root/big.bin"
+        ftp_clean; measure "dav->ftp: curl | curl" sh -c "curl -sS -f -u '$auth' '${dav_url}big.bin' | curl -sS -f -u '$ftp_auth' -T - '${ftp_url}big.bin'"
+        ftp_clean; measure "dav->ftp: rclone copyto" rclone copyto dav:big.bin ftp:big.bin
+        ftp_clean; measure "dav->ftp: gateway copy" "$gateway" copy --quiet dav:big.bin ftp:big.bin
+        cmp -s "$work/big.bin" "$ftp_root/big.bin" || { echo "WebDAV -> FTP copy differs" >&2; exit 1; }
+    fi
     fi
     [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.
@@ -138,7 +181,7 @@ for group, tools in groups.items():
     baseline = tools[0][1]
     rclone = next((t for name, t, _ in tools if name.startswith("rclone")), None)
     for tool, seconds, rss in tools:
-        if group.startswith("big") or group.endswith("upload") or group.endswith("download"):
+        if group.startswith("big") or group.endswith("upload") or group.endswith("download") or "->" in group:
             rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
         elif "small" in group:
             rate = f"{small / max(seconds, 1e-3):.0f} files/s"

@@ -51,7 +51,8 @@ struct FTPFailureTests {
             #expect(error.code == .cannotConnectToHost)
             #expect(error.isTransient)
         }
-        #expect(clock.now - start < .seconds(5))
+        // Prompt, not a hang (generous: the other suites share this machine's two cores).
+        #expect(clock.now - start < .seconds(30))
     }
 
     @Test("a server that accepts and never greets times out instead of hanging")
@@ -69,7 +70,8 @@ struct FTPFailureTests {
             #expect(error.failureKind == .timedOut, "got \(error)")
             #expect(error.isTransient)
         }
-        #expect(clock.now - start < .seconds(10))
+        // A hang would never end; the bound is generous because the other suites share the machine.
+        #expect(clock.now - start < .seconds(30))
     }
 
     @Test("FTP has no quota: a clear 'unavailable', not zeros")

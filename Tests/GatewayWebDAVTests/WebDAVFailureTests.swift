@@ -48,7 +48,8 @@ struct WebDAVFailureTests {
             #expect(error.isTransient)
             #expect(ErrorMessage.reason(for: error).contains("cannot connect"))
         }
-        #expect(clock.now - start < .seconds(5))
+        // Prompt, not a hang (generous: the other suites share this machine's two cores).
+        #expect(clock.now - start < .seconds(30))
     }
 
     @Test("a server that accepts and then says nothing times out instead of hanging")
@@ -66,7 +67,8 @@ struct WebDAVFailureTests {
             #expect(error.failureKind == .timedOut, "got \(error)")
             #expect(error.isTransient)
         }
-        #expect(clock.now - start < .seconds(10))
+        // A hang would never end; the bound is generous because the other suites share the machine.
+        #expect(clock.now - start < .seconds(30))
     }
 
     @Test("TLS: an untrusted certificate is refused by default; ca_file or insecure_tls let it through")

@@ -12,7 +12,10 @@ extension CURLcode {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: code = .cannotFindHost
         case CURLE_OPERATION_TIMEDOUT: code = .timedOut
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM,
-             CURLE_SEND_FAIL_REWIND:
+             CURLE_SEND_FAIL_REWIND,
+             // FTP data connections that could not be set up (a garbled or refused EPSV/PASV/PORT).
+             CURLE_FTP_WEIRD_PASV_REPLY, CURLE_FTP_WEIRD_227_FORMAT, CURLE_FTP_CANT_GET_HOST, CURLE_FTP_ACCEPT_FAILED,
+             CURLE_FTP_ACCEPT_TIMEOUT, CURLE_FTP_PORT_FAILED:
             code = .networkConnectionLost
         case CURLE_PEER_FAILED_VERIFICATION: code = .serverCertificateUntrusted
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE,

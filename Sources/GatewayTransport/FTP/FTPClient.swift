@@ -259,7 +259,8 @@ public final class FTPClient: Sendable {
     static func keepsConnection(_ code: CURLcode) -> Bool {
         switch code {
         case CURLE_ABORTED_BY_CALLBACK, CURLE_WRITE_ERROR, CURLE_READ_ERROR, CURLE_OPERATION_TIMEDOUT, CURLE_SEND_ERROR,
-             CURLE_RECV_ERROR, CURLE_SSL_CONNECT_ERROR:
+             CURLE_RECV_ERROR, CURLE_SSL_CONNECT_ERROR, CURLE_FTP_WEIRD_PASV_REPLY, CURLE_FTP_WEIRD_227_FORMAT,
+             CURLE_FTP_CANT_GET_HOST, CURLE_FTP_ACCEPT_FAILED, CURLE_FTP_ACCEPT_TIMEOUT, CURLE_WEIRD_SERVER_REPLY:
             return false
         default:
             return true
