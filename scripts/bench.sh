@@ -131,7 +131,7 @@ for ((round = 1; round <= rounds; round++)); do
     measure "ftp listing: rclone lsl" rclone lsl --max-depth 1 ftp:listing
     measure "ftp listing: gateway ls -l" "$gateway" ls -l ftp:listing
     # 1 GiB WebDAV -> FTP (curl: a download piped into an upload).
-    if [[ " $sections " == *" webdav "* ]]; then
+    if [ -n "$dav_url" ]; then
         cp "$work/big.bin" "$dav_root/big.bin" && chown www-data:www-data "$dav_root/big.bin"
         ftp_clean; measure "dav->ftp: curl | curl" sh -c "curl -sS -f -u '$auth' '${dav_url}big.bin' | curl -sS -f -u '$ftp_auth' -T - '${ftp_url}big.bin'"
         ftp_clean; measure "dav->ftp: rclone copyto" rclone copyto dav:big.bin ftp:big.bin

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's demo: builds the `gateway` CLI in release mode and shows what it does, first on the
-# built-in default configuration (no config file: bare paths are the local file system), then through
-# a WebDAV server on 127.0.0.1 (Apache httpd + mod_dav, started by scripts/test-servers.sh like the
-# tests' servers), in a fresh temporary folder that is removed afterwards, servers stopped.
+# built-in default configuration (no config file: bare paths are the local file system), then a
+# copy local -> FTP (vsftpd) -> WebDAV (Apache httpd + mod_dav) -> local on servers on 127.0.0.1
+# started by scripts/test-servers.sh like the tests' servers, in a fresh temporary folder that is
+# removed afterwards, servers stopped.
 # Idempotent; needs Debian with Swift 6 installed.
 #
 # Set GATEWAY_DEMO_SKIP_BUILD=1 to skip the build and use the existing .build/release/gateway.
@@ -117,22 +118,30 @@ step "byte-equality check: diff -r SOURCE COPY"
 diff -r "$src" "$demo/copy"
 echo "source and copy are identical"
 
-# --- WebDAV: the same tree through Apache httpd + mod_dav on 127.0.0.1 ----------------------
-step "WebDAV test servers on 127.0.0.1 (scripts/test-servers.sh start)"
+# --- FTP and WebDAV: the same tree through vsftpd and Apache httpd + mod_dav on 127.0.0.1 ----
+step "FTP and WebDAV test servers on 127.0.0.1 (scripts/test-servers.sh start)"
 # Apache's workers run as www-data and keep their files below $work: let them through (not read).
 chmod 711 "$work"
 servers_started=1
 GATEWAY_TEST_STATE="$server_state" bash scripts/test-servers.sh start >/dev/null
 # shellcheck disable=SC1091
 source "$server_state/env"
+echo "vsftpd (FTP):   $GATEWAY_TEST_FTP_VSFTPD_URL"
 echo "Apache mod_dav: $GATEWAY_TEST_WEBDAV_APACHE_URL"
 
-# The password stays out of the config file: the file names an environment variable holding it.
+# Passwords stay out of the config file: the file names environment variables holding them.
 export GATEWAY_DEMO_DAV_PASSWORD="$GATEWAY_TEST_WEBDAV_PASSWORD"
-dav_config="$work/dav-config.json"
+export GATEWAY_DEMO_FTP_PASSWORD="$GATEWAY_TEST_FTP_PASSWORD"
+dav_config="$work/config.json"
 cat > "$dav_config" <<JSON
 {
   "remotes": {
+    "ftp": {
+      "type": "ftp",
+      "url": "$GATEWAY_TEST_FTP_VSFTPD_URL",
+      "user": "$GATEWAY_TEST_FTP_VSFTPD_USER",
+      "password_env": "GATEWAY_DEMO_FTP_PASSWORD"
+    },
     "dav": {
       "type": "webdav",
       "url": "$GATEWAY_TEST_WEBDAV_APACHE_URL",
@@ -147,28 +156,38 @@ step "the config file (no password in it), gateway --config CFG config validate"
 cat "$dav_config"
 gateway --config "$dav_config" config validate
 
-step "gateway --config CFG copy SOURCE dav:demo (upload: PUT to a temporary name, then MOVE)"
-gateway --config "$dav_config" copy "$src" dav:demo
+step "gateway --config CFG copy SOURCE ftp:demo (upload: STOR to a temporary name, then RNFR/RNTO)"
+gateway --config "$dav_config" copy "$src" ftp:demo
+
+step "gateway --config CFG ls -lR ftp:demo"
+gateway --config "$dav_config" ls -lR ftp:demo
+
+step "gateway --config CFG copy ftp:demo dav:demo (FTP download streamed into a WebDAV upload)"
+gateway --config "$dav_config" copy ftp:demo dav:demo
 
 step "gateway --config CFG ls -lR dav:demo"
 gateway --config "$dav_config" ls -lR dav:demo
 
-step "gateway --config CFG about dav: (Apache reports no quota: one line on stderr, exit code 1)"
-status=0
-gateway --config "$dav_config" about dav: 2>&1 || status=$?
-echo "exit code: $status"
-if [ "$status" -ne 1 ]; then
-    echo "expected exit code 1, got $status" >&2
-    exit 1
-fi
+for remote in ftp dav; do
+    step "gateway --config CFG about $remote: (no quota reported: one line on stderr, exit code 1)"
+    status=0
+    gateway --config "$dav_config" about "$remote:" 2>&1 || status=$?
+    echo "exit code: $status"
+    if [ "$status" -ne 1 ]; then
+        echo "expected exit code 1, got $status" >&2
+        exit 1
+    fi
+done
 
 step "gateway --config CFG copy dav:demo BACK (download)"
 gateway --config "$dav_config" copy dav:demo "$demo/back"
 
 step "byte-equality check: diff -r SOURCE BACK"
 diff -r "$src" "$demo/back"
-echo "source and the copy back from WebDAV are identical"
+echo "source and the copy back (local -> FTP -> WebDAV -> local) are identical"
 
-# The FTP/FTPS demo will be added here with the FTP provider.
+step "gateway --config CFG check SOURCE ftp:demo (exit 0: nothing differs)"
+gateway --config "$dav_config" check "$src" ftp:demo
+
 
 printf '\ndemo finished OK\n'

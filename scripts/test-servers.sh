@@ -21,7 +21,7 @@ start)
     tls_port=$(free_port)
     apache_base=$(bash scripts/servers/apache-webdav.sh start "$state" "$(free_port)" "$tls_port")
     rclone_url=$(bash scripts/servers/rclone-webdav.sh start "$state" "$(free_port)")
-    read -r vsftpd_url vsftpd_tls_url < <(bash scripts/servers/vsftpd.sh start "$state" "$(free_port)" "$(free_port)")
+    read -r vsftpd_url vsftpd_tls_url vsftpd_implicit_url < <(bash scripts/servers/vsftpd.sh start "$state" "$(free_port)" "$(free_port)" "$(free_port)")
     pyftpdlib_url=$(bash scripts/servers/pyftpdlib.sh start "$state" "$(free_port)")
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
@@ -37,6 +37,7 @@ export GATEWAY_TEST_WEBDAV_PASSWORD=gateway-test
 export GATEWAY_TEST_FTP_VSFTPD_URL=$vsftpd_url
 export GATEWAY_TEST_FTP_VSFTPD_USER=gatewayftp
 export GATEWAY_TEST_FTP_VSFTPD_TLS_URL=$vsftpd_tls_url
+export GATEWAY_TEST_FTP_VSFTPD_IMPLICIT_URL=$vsftpd_implicit_url
 export GATEWAY_TEST_FTP_VSFTPD_TLS_CA=$state/vsftpd/tls/cert.pem
 export GATEWAY_TEST_FTP_PYFTPDLIB_URL=$pyftpdlib_url
 export GATEWAY_TEST_FTP_PYFTPDLIB_USER=gateway

@@ -27,7 +27,7 @@ extension FTPProvider {
                     machine = try await features().machineListings
                     let command = machine ? "MLSD" : listHidden ? "LIST -a" : "LIST"
                     do {
-                        body = try await client.list(directory: try await serverPath(folder), command: command).makeAsyncIterator()
+                        body = try await client.list(directory: try await serverPath(folder), command: command, path: folder).makeAsyncIterator()
                     } catch {
                         throw await refine(error, path: folder, expecting: .directory)
                     }
@@ -96,7 +96,7 @@ extension FTPProvider {
         let remote = try RemotePath.normalize(path)
         let target = try await serverPath(remote)
         if remote == "/" {
-            guard try await client.isDirectory(path: target) else { throw CocoaError.posix(ENOENT, path: remote, remote: name) }
+            guard try await client.isDirectory(target, path: remote) else { throw CocoaError.posix(ENOENT, path: remote, remote: name) }
             return FileObject(path: "/", type: .directory)
         }
         if try await features().machineListings {
@@ -104,11 +104,11 @@ extension FTPProvider {
         }
         // No MLST: SIZE and MDTM describe files; a folder is one the server lets us enter.
         do {
-            let info = try await client.fileInfo(path: target)
+            let info = try await client.fileInfo(target, path: remote)
             return FileObject(path: remote, type: .file, size: info.size, modificationDate: info.modificationDate,
                               versionTag: Self.versionTag(size: info.size, date: info.modificationDate))
         } catch let error as FileProviderFTPError where error.replyCode >= 500 {
-            if try await client.isDirectory(path: target) { return FileObject(path: remote, type: .directory) }
+            if try await client.isDirectory(target, path: remote) { return FileObject(path: remote, type: .directory) }
             throw FileProviderFTPError(replyCode: error.replyCode, command: error.command, path: remote, serverText: error.serverText, kind: .notFound)
         }
     }

@@ -27,7 +27,7 @@ extension FTPProvider {
         let targetPath = try await serverPath(target)
         do {
             do {
-                try await client.store(path: targetPath, from: counted)
+                try await client.store(targetPath, path: remote, from: counted)
             } catch let error as FileProviderFTPError {
                 throw await refineWriteFailure(error, remote: remote)
             }

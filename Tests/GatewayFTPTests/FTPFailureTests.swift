@@ -88,7 +88,7 @@ struct FTPFailureTests {
         }
     }
 
-    @Test("explicit FTPS: an untrusted certificate is refused; ca_file, insecure_tls and a TLS 1.2 cap work; plain login is refused")
+    @Test("FTPS: an untrusted certificate is refused; ca_file, insecure_tls, a TLS 1.2 cap and implicit TLS work; plain login is refused")
     func tls() async throws {
         let caFile = try Self.environment("GATEWAY_TEST_FTP_VSFTPD_TLS_CA")
         var configuration = try Self.vsftpd(tlsInstance: true)
@@ -108,10 +108,23 @@ struct FTPFailureTests {
         let name = "/tls12-\(UUID().uuidString.prefix(6)).txt"
         try await provider.writeContents(path: name, data: Data("over TLS 1.2".utf8))
         #expect(try await provider.contents(path: name) == Data("over TLS 1.2".utf8))
-        try await provider.removeItem(path: name, recursive: false)
         var insecure = configuration
         insecure.insecureTLS = true
         #expect(try await FTPProvider(configuration: insecure).attributesOfItem(path: "/").isDirectory)
+        // Implicit TLS: an ftps:// URL, or an ftp:// URL with tls "implicit".
+        let implicitURL = try #require(URL(string: try Self.environment("GATEWAY_TEST_FTP_VSFTPD_IMPLICIT_URL")))
+        #expect(FTPClientConfiguration(baseURL: implicitURL, remoteName: "x").tls == .implicit)
+        let implicitProvider = FTPProvider(configuration: FTPClientConfiguration(
+            baseURL: implicitURL, remoteName: "implicit", user: configuration.user, password: configuration.password, caFile: caFile))
+        try await implicitProvider.writeContents(path: name, data: Data("implicit".utf8))
+        #expect(try await implicitProvider.contentsOfDirectory(path: "/").collectAll().contains { $0.name == String(name.dropFirst()) })
+        var components = URLComponents(url: implicitURL, resolvingAgainstBaseURL: false)!
+        components.scheme = "ftp"
+        let viaKey = FTPProvider(configuration: FTPClientConfiguration(
+            baseURL: components.url!, remoteName: "implicit-key", user: configuration.user, password: configuration.password,
+            tls: .implicit, caFile: caFile))
+        #expect(try await viaKey.contents(path: name) == Data("implicit".utf8))
+        try await viaKey.removeItem(path: name, recursive: false)
         var plain = configuration
         plain.tls = .none
         do {

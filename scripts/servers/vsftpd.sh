@@ -4,7 +4,9 @@
 #   plain FTP                      (no chroot: the login folder is an absolute path on the server)
 #   explicit FTPS (AUTH TLS)       (TLS required for login and data, require_ssl_reuse=YES,
 #                                   self-signed certificate for 127.0.0.1 in STATE_DIR/vsftpd/tls/cert.pem)
-#   vsftpd.sh start STATE_DIR PLAIN_PORT TLS_PORT   -> prints "ftp://127.0.0.1:PLAIN_PORT/ ftp://127.0.0.1:TLS_PORT/"
+#   implicit FTPS                  (TLS from the first byte, same certificate and rules)
+#   vsftpd.sh start STATE_DIR PLAIN_PORT TLS_PORT IMPLICIT_PORT
+#       -> prints "ftp://127.0.0.1:PLAIN_PORT/ ftp://127.0.0.1:TLS_PORT/ ftps://127.0.0.1:IMPLICIT_PORT/"
 #   vsftpd.sh stop STATE_DIR
 # Logs in as the system user "gatewayftp" (password "gateway-test", created here, no shell) through
 # a PAM service of our own that checks only the password.
@@ -18,6 +20,7 @@ case "$action" in
 start)
     plain_port=$3
     tls_port=$4
+    implicit_port=$5
     mkdir -p "$dir/data" "$dir/tls" "$dir/empty"
     chmod 755 "$state" "$dir"
     if ! id "$user" >/dev/null 2>&1; then
@@ -48,18 +51,21 @@ idle_session_timeout=600
 data_connection_timeout=120
 pasv_enable=YES
 pasv_address=127.0.0.1
-xferlog_enable=YES
-log_ftp_protocol=YES
+xferlog_enable=NO
+
 dual_log_enable=NO"
     printf '%s\nlisten_port=%s\nvsftpd_log_file=%s\n' "$common" "$plain_port" "$dir/plain.log" > "$dir/plain.conf"
     printf '%s\nlisten_port=%s\nvsftpd_log_file=%s\nssl_enable=YES\nrsa_cert_file=%s\nrsa_private_key_file=%s
 force_local_logins_ssl=YES\nforce_local_data_ssl=YES\nrequire_ssl_reuse=YES\nssl_tlsv1=NO\nssl_sslv2=NO\nssl_sslv3=NO\n' \
         "$common" "$tls_port" "$dir/tls.log" "$dir/tls/cert.pem" "$dir/tls/key.pem" > "$dir/tls.conf"
-    for instance in plain tls; do
+    sed -e "s/^listen_port=.*/listen_port=$implicit_port/" -e "s#^vsftpd_log_file=.*#vsftpd_log_file=$dir/implicit.log#" \
+        "$dir/tls.conf" > "$dir/implicit.conf"
+    echo "implicit_ssl=YES" >> "$dir/implicit.conf"
+    for instance in plain tls implicit; do
         nohup /usr/sbin/vsftpd "$dir/$instance.conf" > "$dir/$instance.out" 2>&1 &
         echo $! > "$dir/$instance.pid"
     done
-    for port in "$plain_port" "$tls_port"; do
+    for port in "$plain_port" "$tls_port"; do  # (the implicit instance greets only after TLS)
         for attempt in $(seq 1 50); do
             if python3 -c "import socket,sys; s=socket.create_connection(('127.0.0.1',$port),1); sys.exit(0 if s.recv(100).startswith(b'220') else 1)" 2>/dev/null; then
                 break
@@ -72,15 +78,19 @@ force_local_logins_ssl=YES\nforce_local_data_ssl=YES\nrequire_ssl_reuse=YES\nssl
             sleep 0.1
         done
     done
-    echo "ftp://127.0.0.1:$plain_port/ ftp://127.0.0.1:$tls_port/"
+    for _ in $(seq 1 50); do
+        python3 -c "import socket; socket.create_connection(('127.0.0.1',$implicit_port),1)" 2>/dev/null && break
+        sleep 0.1
+    done
+    echo "ftp://127.0.0.1:$plain_port/ ftp://127.0.0.1:$tls_port/ ftps://127.0.0.1:$implicit_port/"
     ;;
 stop)
-    for instance in plain tls; do
+    for instance in plain tls implicit; do
         if [ -f "$dir/$instance.pid" ]; then kill "$(cat "$dir/$instance.pid")" 2>/dev/null || true; rm -f "$dir/$instance.pid"; fi
     done
     ;;
 *)
-    echo "usage: $0 start STATE_DIR PLAIN_PORT TLS_PORT | stop STATE_DIR" >&2
+    echo "usage: $0 start STATE_DIR PLAIN_PORT TLS_PORT IMPLICIT_PORT | stop STATE_DIR" >&2
     exit 2
     ;;
 esac

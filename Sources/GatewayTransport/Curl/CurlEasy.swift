@@ -20,7 +20,14 @@ final class CurlEasy: @unchecked Sendable {
         self.handle = handle
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    /// The multi handle ``performPolling()`` drives this handle with, created on first use and
+    /// kept (its connection cache holds the handle's open connections between transfers).
+    private var multi: UnsafeMutableRawPointer?
+
+    deinit {
+        if let multi { curl_multi_cleanup(multi) }
+        curl_easy_cleanup(handle)
+    }
 
     /// Clears every option set for the previous request, keeping connections and caches.
     func reset() { curl_easy_reset(handle) }
@@ -84,6 +91,26 @@ final class CurlEasy: @unchecked Sendable {
 
     /// Runs the transfer; blocks the calling thread until it ends.
     func perform() -> CURLcode { curl_easy_perform(handle) }
+
+    /// Runs the transfer like ``perform()``, but waits for socket activity at most `interval` at a
+    /// time. libcurl 7.88's `curl_easy_perform` can sleep a full second while an FTP data
+    /// connection is still being set up (that socket is not in its wait set); with many transfers
+    /// at once that stall hits often. Blocks the calling thread until the transfer ends.
+    func performPolling(interval milliseconds: Int32 = 5) -> CURLcode {
+        if multi == nil { multi = curl_multi_init() }
+        guard let multi, curl_multi_add_handle(multi, handle) == CURLM_OK else { return curl_easy_perform(handle) }
+        defer { curl_multi_remove_handle(multi, handle) }
+        var running: Int32 = 1
+        while running > 0 {
+            guard curl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
+            if running > 0 { _ = curl_multi_poll(multi, nil, 0, milliseconds, nil) }
+        }
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            if message.pointee.msg == CURLMSG_DONE { return message.pointee.data.result }
+        }
+        return CURLE_OK
+    }
 
     private func check(_ code: CURLcode, _ option: CURLoption) throws {
         guard code == CURLE_OK else {

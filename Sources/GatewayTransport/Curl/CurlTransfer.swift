@@ -62,10 +62,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then
     /// completes it and gives the handle back to `pool`. `finished` runs on that thread first.
-    func start(releasingTo pool: HandlePool, reusable: @escaping @Sendable (CURLcode) -> Bool,
+    func start(releasingTo pool: HandlePool, polling: Bool = false, reusable: @escaping @Sendable (CURLcode) -> Bool,
                finished: (@Sendable (CURLcode) -> Void)? = nil) {
         let thread = Thread { [self] in
-            let code = easy.perform()
+            let code = polling ? easy.performPolling() : easy.perform()
             finished?(code)
             complete(code)
             pool.release(easy, reusable: reusable(code))

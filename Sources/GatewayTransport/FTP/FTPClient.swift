@@ -37,7 +37,7 @@ public final class FTPClient: Sendable {
         self.pool = HandlePool(limit: configuration.maxConnections)
         self.logger = logger
         var components = URLComponents()
-        components.scheme = configuration.baseURL.scheme?.lowercased() ?? "ftp"
+        components.scheme = configuration.tls == .implicit ? "ftps" : "ftp"
         components.host = configuration.baseURL.host
         components.port = configuration.baseURL.port
         self.origin = components.string ?? "ftp://localhost"
@@ -53,7 +53,7 @@ public final class FTPClient: Sendable {
         if let known = session.withLock({ $0 }) { return known }
         let entry = Mutex<String?>(nil)
         let base = configuration.baseURL
-        var baseURL = base.absoluteString
+        var baseURL = origin + (URLComponents(url: base, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? "/")
         if !baseURL.hasSuffix("/") { baseURL += "/" }
         let (transfer, body) = try await start(url: baseURL, path: "/", command: "FEAT") { easy, transfer in
             try easy.set(CURLOPT_NOBODY, true)
@@ -108,20 +108,21 @@ public final class FTPClient: Sendable {
         }
     }
 
-    /// Lists a folder with `command` (`MLSD` or `LIST`) and streams the raw listing.
-    public func list(directory: String, command: String) async throws -> ByteStream {
+    /// Lists a folder with `command` (`MLSD` or `LIST`) and streams the raw listing. `path` is the
+    /// remote path errors name.
+    public func list(directory: String, command: String, path: String) async throws -> ByteStream {
         try await repeating(true) {
-            try await start(url: url(directory, folder: true), path: directory, command: command) { easy, _ in
+            try await start(url: url(directory, folder: true), path: path, command: command) { easy, _ in
                 try easy.set(CURLOPT_CUSTOMREQUEST, command)
             }.1
         }
     }
 
-    /// Streams a file from `offset`, `length` bytes or to the end (REST + RETR). Errors about the
-    /// file itself are thrown here, before the first byte.
-    public func retrieve(path: String, offset: Int64 = 0, length: Int64? = nil) async throws -> ByteStream {
+    /// Streams the file at `serverPath` from `offset`, `length` bytes or to the end (REST + RETR).
+    /// Errors about the file itself are thrown here, before the first byte; they name `path`.
+    public func retrieve(_ serverPath: String, path: String, offset: Int64 = 0, length: Int64? = nil) async throws -> ByteStream {
         try await repeating(true) {
-            try await start(url: url(path, folder: false), path: path, command: "RETR", expectedLength: length) { easy, _ in
+            try await start(url: url(serverPath, folder: false), path: path, command: "RETR", expectedLength: length) { easy, _ in
                 if let length {
                     try easy.set(CURLOPT_RANGE, "\(offset)-\(offset + max(length, 1) - 1)")
                 } else if offset > 0 {
@@ -131,20 +132,20 @@ public final class FTPClient: Sendable {
         }
     }
 
-    /// Uploads a stream to `path` (STOR, or APPE when `append`), waiting until the server confirms.
-    public func store(path: String, from stream: ByteStream, append: Bool = false) async throws {
-        let (_, body) = try await start(url: url(path, folder: false), path: path, command: append ? "APPE" : "STOR", upload: stream) { easy, _ in
+    /// Uploads a stream to `serverPath` (STOR, or APPE when `append`), waiting until the server confirms.
+    public func store(_ serverPath: String, path: String, from stream: ByteStream, append: Bool = false) async throws {
+        let (_, body) = try await start(url: url(serverPath, folder: false), path: path, command: append ? "APPE" : "STOR", upload: stream) { easy, _ in
             if append { try easy.set(CURLOPT_APPEND, true) }
         }
         try await Self.drain(body)
     }
 
-    /// Size and modification time of a file from `SIZE` and `MDTM`; throws for folders and
-    /// missing files (reply 550).
-    public func fileInfo(path: String) async throws -> (size: Int64?, modificationDate: Date?) {
+    /// Size and modification time of the file at `serverPath` from `SIZE` and `MDTM`; throws for
+    /// folders and missing files (reply 550).
+    public func fileInfo(_ serverPath: String, path: String) async throws -> (size: Int64?, modificationDate: Date?) {
         let info = Mutex<(Int64, Int64)>((-1, -1))
         try await repeating(true) {
-            let (_, body) = try await start(url: url(path, folder: false), path: path, command: "SIZE") { easy, _ in
+            let (_, body) = try await start(url: url(serverPath, folder: false), path: path, command: "SIZE") { easy, _ in
                 try easy.set(CURLOPT_NOBODY, true)
                 try easy.set(CURLOPT_FILETIME, true)
             } finished: { easy, code in
@@ -157,11 +158,11 @@ public final class FTPClient: Sendable {
         return (size >= 0 ? size : nil, time >= 0 ? Date(timeIntervalSince1970: TimeInterval(time)) : nil)
     }
 
-    /// Whether `path` is a folder the server lets us enter (`CWD`).
-    public func isDirectory(path: String) async throws -> Bool {
+    /// Whether `serverPath` is a folder the server lets us enter (`CWD`).
+    public func isDirectory(_ serverPath: String, path: String) async throws -> Bool {
         do {
             try await repeating(true) {
-                let (_, body) = try await start(url: url(path, folder: true), path: path, command: "CWD") { easy, _ in
+                let (_, body) = try await start(url: url(serverPath, folder: true), path: path, command: "CWD") { easy, _ in
                     try easy.set(CURLOPT_NOBODY, true)
                 }
                 try await Self.drain(body)
@@ -236,7 +237,7 @@ public final class FTPClient: Sendable {
         }
         logger.debug("ftp request", metadata: ["command": .string(command ?? "?"), "path": .string(path)])
         let sentUTF8 = transfer.sendsSessionSetup
-        transfer.start(releasingTo: pool, reusable: { Self.keepsConnection($0) }, finished: { code in
+        transfer.start(releasingTo: pool, polling: true, reusable: { Self.keepsConnection($0) }, finished: { code in
             if code == CURLE_OK, sentUTF8 {
                 easy.needsSessionSetup = false
             } else if easy.info(CURLINFO_NUM_CONNECTS) > 0 {
