@@ -20,12 +20,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
     targets: [
-        // Core: protocols, models, errors, registry, config, paths. Knows no backend, links no C library.
+        // Core: protocols, models, errors, registry, config, paths, content hashes (swift-crypto). Knows no backend, links no system library.
         .target(
             name: "GatewayCore",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: [.product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // Backends, one target each.
@@ -96,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProviderBehaviourTests",
-            dependencies: ["StorageGateway", "GatewayTestSupport"],
+            dependencies: ["StorageGateway", "GatewayTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(

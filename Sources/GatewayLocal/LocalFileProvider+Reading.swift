@@ -30,6 +30,12 @@ extension LocalFileProvider {
         reader.configure(start: start, end: end, chunkSize: max(4096, options.chunkSize), path: remote, remote: name)
         return ByteStream(expectedLength: end - start) { try reader.next() }
     }
+
+    /// Computes the digest by reading the file once, in chunks (local reads are cheap; nothing is
+    /// cached, so the answer is always that of the current contents).
+    public func hash(of path: String, algorithm: HashAlgorithm) async throws -> String? {
+        try await ContentHasher.hash(readStream(path: path, options: ReadOptions()), algorithm)
+    }
 }
 
 /// Reads a byte range of an open file with `pread`, one chunk per call; closes the file when done

@@ -14,9 +14,9 @@ public import Logging
 /// temporary file beside the target, renamed into place when complete).
 ///
 /// The provider is organised like every backend: this file (configuration and attributes),
-/// `+Listing` (listing), `+Reading` (reads), `+Writing` (writes), `+Operations` (folders, moves,
+/// `+Listing` (listing), `+Reading` (reads and content hashes), `+Writing` (writes), `+Operations` (folders, moves,
 /// copies, removal), `+Descriptor` (config keys and registration).
-public final class LocalFileProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite {
+public final class LocalFileProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite, FileProviderHashing {
     public static let type = "local"
 
     public let name: String
@@ -24,6 +24,7 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
     public let capabilities = ProviderCapabilities(
         features: [.serverSideCopy, .serverSideMove, .quota, .setModificationDate, .rangedRead, .resumeDownload,
                    .atomicWrite, .symbolicLinks, .conditionalWrite, .modificationTimes],
+        hashAlgorithms: Set(HashAlgorithm.allCases),
         modificationTimePrecision: .nanoseconds(1)
     )
 

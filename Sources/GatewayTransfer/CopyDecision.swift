@@ -1,5 +1,15 @@
 public import GatewayCore
 
+/// What comparing two files' content hashes found (`--checksum`).
+public enum ChecksumVerdict: Sendable, Equatable {
+    /// Both sides have the hash, and it is the same.
+    case same
+    /// Both sides have the hash, and it differs.
+    case different
+    /// A side has no hash for the file (nothing stored), so the size alone decides.
+    case unavailable
+}
+
 /// Whether a file needs copying, given what the destination holds.
 public enum CopyDecision: Sendable, Equatable {
     case copy
@@ -7,13 +17,20 @@ public enum CopyDecision: Sendable, Equatable {
 
     /// Decides like rclone: by default the same size and modification time (within `precision`)
     /// means unchanged. Where the destination cannot keep modification times (`comparesTimes` is
-    /// `false`), the size alone decides.
+    /// `false`), the size alone decides. With a `checksum` verdict (files of the same size compared
+    /// by hash), the hashes decide instead of the times.
     public static func decide(source: FileObject, destination: FileObject?, options: CopyOptions,
-                              precision: Duration, comparesTimes: Bool) -> CopyDecision {
+                              precision: Duration, comparesTimes: Bool, checksum: ChecksumVerdict? = nil) -> CopyDecision {
         guard let destination, !destination.isDirectory else { return .copy }
         let tolerance = Double(precision.components.seconds) + Double(precision.components.attoseconds) / 1e18
         // Identical files first, so that a move can tell "same file" from "kept as it is".
-        if source.size == destination.size {
+        if source.size == destination.size, let checksum {
+            switch checksum {
+            case .same: return .skip(reason: "unchanged (same checksum)")
+            case .unavailable: return .skip(reason: "unchanged (same size; no checksum to compare)")
+            case .different: break
+            }
+        } else if source.size == destination.size {
             if options.sizeOnly || !comparesTimes { return .skip(reason: "unchanged (same size)") }
             guard let sourceTime = source.modificationDate, let destinationTime = destination.modificationDate else {
                 return .skip(reason: "unchanged (same size)")

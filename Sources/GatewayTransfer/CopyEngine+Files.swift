@@ -25,12 +25,20 @@ extension CopyEngine {
         let comparesTimes = options.preserveModificationTimes
             && destination.provider.capabilities.supports(.setModificationDate)
             && source.provider.capabilities.supports(.modificationTimes)
-        let decision = CopyDecision.decide(source: job.source, destination: existing, options: options,
-                                           precision: precision, comparesTimes: comparesTimes)
         // A single-file run names its endpoints as given; a tree run names each file below them.
         let sourceFile = job.source.path == source.path ? source
             : TransferEndpoint(provider: source.provider, path: job.source.path,
                                displayName: (try? source.appending(job.relative).displayName) ?? job.relative)
+        let checksum: (verdict: ChecksumVerdict?, sourceHashes: [HashAlgorithm: String])
+        do {
+            checksum = try await compareChecksums(job.source, on: sourceFile, with: existing, on: destination)
+        } catch {
+            progress?.addFile()
+            state.fail(job.relative, operation: "checksum", item: sourceFile.displayName, error: error)
+            return
+        }
+        let decision = CopyDecision.decide(source: job.source, destination: existing, options: options,
+                                           precision: precision, comparesTimes: comparesTimes, checksum: checksum.verdict)
         let target = destinationPath == destination.path ? destination
             : TransferEndpoint(provider: destination.provider, path: destinationPath,
                                displayName: (try? destination.appending(job.relative).displayName) ?? job.relative)
@@ -48,7 +56,8 @@ extension CopyEngine {
             return
         }
         progress?.setCurrentItem(job.relative)
-        let transferOptions = TransferOptions(overwrite: true, preserveModificationTimes: options.preserveModificationTimes)
+        let transferOptions = TransferOptions(overwrite: true, preserveModificationTimes: options.preserveModificationTimes,
+                                              sourceHashes: checksum.sourceHashes)
         do {
             try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
                                 onRetry: { attempt, delay, error in

@@ -42,9 +42,11 @@ extension CopyEngine {
     }
 
     /// Compares two trees (or files): what is missing, extra or different at the destination.
-    /// Files are compared by size, and by modification time too when both sides keep exact times.
+    /// Files are compared by size, and by modification time too when both sides keep exact times;
+    /// with ``CopyOptions/checksum``, files of the same size by content hash instead.
     public func check(source: TransferEndpoint, destination: TransferEndpoint) async throws -> CheckReport {
         var report = CheckReport()
+        if let notice = checksumNotice(source, destination) { report.notices.append(notice) }
         let root = try await source.provider.attributesOfItem(path: source.path)
         let comparesTimes = destination.provider.capabilities.supports(.setModificationDate)
             && source.provider.capabilities.supports(.modificationTimes) && !options.sizeOnly
@@ -55,8 +57,10 @@ extension CopyEngine {
                     report.missing.append(relative)
                     return
                 }
+                let endpoint = TransferEndpoint(provider: source.provider, path: item.path)
+                let checksum = try await compareChecksums(item, on: endpoint, with: other, on: destination, forCopy: false).verdict
                 let decision = CopyDecision.decide(source: item, destination: other, options: CopyOptions(sizeOnly: !comparesTimes),
-                                                   precision: precision, comparesTimes: comparesTimes)
+                                                   precision: precision, comparesTimes: comparesTimes, checksum: checksum)
                 if case .skip = decision { report.matching += 1 } else { report.different.append(relative) }
             } catch {
                 report.errors.append("\(relative): \(ErrorMessage.reason(for: error))")

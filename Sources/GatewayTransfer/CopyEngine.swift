@@ -35,6 +35,7 @@ public struct CopyEngine: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let state = RunState(onEvent: onEvent, dryRun: options.dryRun)
+        if let notice = checksumNotice(source, destination) { state.event(.notice(notice)) }
         let root = try await source.provider.attributesOfItem(path: source.path)
         if root.isDirectory {
             try Transfer.refuseNesting(source: source, destination: destination)

@@ -58,6 +58,8 @@ public struct CheckReport: Sendable {
     public var matching = 0
     /// Items that could not be compared.
     public var errors: [String] = []
+    /// Notes for the operator (for example that no hash could be compared).
+    public var notices: [String] = []
 
     /// Creates an empty report.
     public init() {}

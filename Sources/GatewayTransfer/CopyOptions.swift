@@ -21,6 +21,10 @@ public struct CopyOptions: Sendable {
     public var update: Bool
     /// Compare by size only (when neither times nor hashes can be trusted).
     public var sizeOnly: Bool
+    /// Compare files of the same size by content hash instead of modification time, where both
+    /// sides answer for a common algorithm (``ProviderCapabilities/hashAlgorithms``); where they
+    /// share none, or a file has no stored hash, by size only.
+    public var checksum: Bool = false
     /// Report what would happen; change nothing.
     public var dryRun: Bool
     /// Attempts per file when a transient error (time-out, dropped connection, 5xx, 429) happens.

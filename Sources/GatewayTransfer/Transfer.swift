@@ -37,11 +37,17 @@ public struct TransferOptions: Sendable {
     public var overwrite: Bool
     /// Give copies the source's modification time where the destination can set it.
     public var preserveModificationTimes: Bool
+    /// Content hashes the source file is known to have (from its listing, or compared by
+    /// `--checksum`). A streamed copy hashes the bytes as they pass and fails with
+    /// ``FileProviderError/checksumMismatch(path:algorithm:expected:actual:)``, storing nothing, when
+    /// they differ; the destination is also told the hashes (``WriteOptions/contentHashes``).
+    public var sourceHashes: [HashAlgorithm: String]
 
     /// Creates options; by default existing files are replaced and times preserved.
-    public init(overwrite: Bool = true, preserveModificationTimes: Bool = true) {
+    public init(overwrite: Bool = true, preserveModificationTimes: Bool = true, sourceHashes: [HashAlgorithm: String] = [:]) {
         self.overwrite = overwrite
         self.preserveModificationTimes = preserveModificationTimes
+        self.sourceHashes = sourceHashes
     }
 }
 
@@ -71,9 +77,14 @@ public enum Transfer {
         } else {
             attributes = try await source.provider.attributesOfItem(path: source.path)
         }
-        let stream = try await reader.readStream(path: source.path, options: ReadOptions())
+        var stream = try await reader.readStream(path: source.path, options: ReadOptions())
         var write = WriteOptions(overwrite: options.overwrite, atomically: true, expectedSize: stream.expectedLength, progress: progress)
         write.returnsStoredAttributes = false
+        let hashes = options.sourceHashes.merging(attributes.hashes) { known, _ in known }
+        if let algorithm = HashAlgorithm.preference.first(where: { hashes[$0] != nil }), let expected = hashes[algorithm] {
+            stream = stream.verifying(algorithm, expected: expected, path: source.path)
+            write.contentHashes = hashes
+        }
         if options.preserveModificationTimes, destination.provider.capabilities.supports(.setModificationDate) {
             write.modificationDate = attributes.modificationDate
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 
 /// Dates in WebDAV properties: `getlastmodified` is an HTTP date (RFC 1123, e.g.
 /// `Sat, 21 Nov 2026 13:23:43 GMT`), `creationdate` is RFC 3339 (`2026-11-21T13:23:43Z`).
@@ -84,5 +85,31 @@ enum ETag {
         guard let a, let b else { return a == b }
         func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
         return opaque(a) == opaque(b)
+    }
+}
+
+/// ownCloud/Nextcloud content checksums: `oc:checksums` values and `OC-Checksum` headers, written
+/// `TYPE:hex` (`SHA1:da39a3ee…`), several separated by spaces.
+enum OwnCloudChecksums {
+    /// The hashes the server can check and keep, in the order they are offered.
+    static let supported: [HashAlgorithm] = [.sha1, .md5]
+
+    /// Reads `SHA1:… MD5:… ADLER32:…`; unknown types and malformed digests are left out.
+    static func parse(_ text: String) -> [HashAlgorithm: String] {
+        var hashes: [HashAlgorithm: String] = [:]
+        for token in text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" || $0 == "," }) {
+            guard let colon = token.firstIndex(of: ":"),
+                  let algorithm = HashAlgorithm(checksumTypeName: String(token[..<colon])) else { continue }
+            let digest = token[token.index(after: colon)...].lowercased()
+            guard digest.count == algorithm.hexLength, digest.allSatisfy(\.isHexDigit) else { continue }
+            hashes[algorithm] = digest
+        }
+        return hashes
+    }
+
+    /// The `OC-Checksum` header value for the first supported hash among `hashes`.
+    static func header(for hashes: [HashAlgorithm: String]) -> String? {
+        guard let algorithm = supported.first(where: { hashes[$0] != nil }), let digest = hashes[algorithm] else { return nil }
+        return "\(algorithm.checksumTypeName):\(digest)"
     }
 }

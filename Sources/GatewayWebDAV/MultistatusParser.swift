@@ -16,6 +16,8 @@ struct DAVResource: Sendable, Equatable {
     var creationDate: String?
     var quotaAvailable: Int64?
     var quotaUsed: Int64?
+    /// ownCloud/Nextcloud's stored content hashes (`oc:checksums`): `SHA1:… MD5:…`, space-separated.
+    var checksums: String?
     /// A server's error text for this item (`DAV:responsedescription`).
     var description: String?
 }
@@ -23,7 +25,8 @@ struct DAVResource: Sendable, Equatable {
 /// A streaming (SAX) parser for WebDAV 207 Multi-Status bodies, fed chunk by chunk as the response
 /// arrives, so memory stays flat for folders of any size.
 ///
-/// Elements are matched by namespace URI (`DAV:`) and local name, never by prefix. Parsed responses
+/// Elements are matched by namespace URI (`DAV:`, and ownCloud's `http://owncloud.org/ns` for stored
+/// checksums) and local name, never by prefix. Parsed responses
 /// collect in ``completed``; the caller drains them between chunks.
 final class MultistatusParser {
     /// Responses parsed so far and not yet taken.
@@ -32,7 +35,7 @@ final class MultistatusParser {
     private var context: xmlParserCtxtPtr?
     private var handler = xmlSAXHandler()
     private var failure: String?
-    private var path: [String] = []          // DAV: local names of open elements ("" for other namespaces)
+    private var path: [String] = []          // DAV: local names of open elements ("oc:" + name for ownCloud's, "" for others)
     private var current: DAVResource?
     private var propstat: DAVResource?        // properties of the propstat being read
     private var propstatStatus: Int?
@@ -153,6 +156,10 @@ final class MultistatusParser {
             propstat?.quotaAvailable = Int64(endText().trimmingCharacters(in: .whitespacesAndNewlines))
         case ("prop", "quota-used-bytes"):
             propstat?.quotaUsed = Int64(endText().trimmingCharacters(in: .whitespacesAndNewlines))
+        case ("oc:checksums", "oc:checksum"):
+            text += " "  // several <oc:checksum> elements, one hash each, or one with several
+        case ("prop", "oc:checksums"):
+            propstat?.checksums = endText().trimmingCharacters(in: .whitespacesAndNewlines)
         case ("prop", _):
             _ = endText()
         case ("response", "propstat"):
@@ -176,6 +183,7 @@ final class MultistatusParser {
         current!.creationDate = found.creationDate ?? current!.creationDate
         current!.quotaAvailable = found.quotaAvailable ?? current!.quotaAvailable
         current!.quotaUsed = found.quotaUsed ?? current!.quotaUsed
+        current!.checksums = found.checksums ?? current!.checksums
     }
 
     private func characters(_ characters: UnsafePointer<xmlChar>?, _ length: Int) {
@@ -193,13 +201,18 @@ final class MultistatusParser {
         return text
     }
 
-    /// The local name when the element is in the `DAV:` namespace, else an empty string.
+    /// The local name when the element is in the `DAV:` namespace, `oc:` and the local name in
+    /// ownCloud's namespace, else an empty string.
     private static func davName(_ localName: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> String {
         guard let localName, let uri else { return "" }
         // Compare the namespace without allocating: "DAV:" is 4 bytes plus the terminator.
         let isDAV = uri[0] == 0x44 && uri[1] == 0x41 && uri[2] == 0x56 && uri[3] == 0x3A && uri[4] == 0
-        return isDAV ? String(cString: localName) : ""
+        if isDAV { return String(cString: localName) }
+        if xmlStrEqual(uri, ownCloudNamespace) != 0 { return "oc:" + String(cString: localName) }
+        return ""
     }
+
+    private static let ownCloudNamespace: [xmlChar] = Array("http://owncloud.org/ns".utf8) + [0]
 
     /// `HTTP/1.1 404 Not Found` gives 404.
     static func statusCode(_ line: String) -> Int? {

@@ -10,6 +10,15 @@ extension WebDAVProvider {
         <D:getetag/><D:getcontenttype/><D:creationdate/></D:prop></D:propfind>
         """.utf8)
 
+    /// The same with ownCloud/Nextcloud's stored content hashes, for `vendor` `nextcloud`/`owncloud`.
+    static let vendorPropfindBody = Data("""
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:propfind xmlns:D="DAV:" xmlns:oc="http://owncloud.org/ns"><D:prop><D:resourcetype/><D:getcontentlength/>        <D:getlastmodified/><D:getetag/><D:getcontenttype/><D:creationdate/><oc:checksums/></D:prop></D:propfind>
+        """.utf8)
+
+    /// The PROPFIND body for this server's vendor.
+    var propfindBody: Data { vendor == .other ? Self.propfindBody : Self.vendorPropfindBody }
+
     static let quotaBody = Data("""
         <?xml version="1.0" encoding="utf-8"?>
         <D:propfind xmlns:D="DAV:"><D:prop><D:quota-available-bytes/><D:quota-used-bytes/></D:prop></D:propfind>
@@ -41,6 +50,17 @@ extension WebDAVProvider {
         throw FileProviderHTTPError(statusCode: 310, path: path, serverText: "too many redirects")
     }
 
+    /// The hash the server stored for the file (`oc:checksums`, with `vendor` `nextcloud` or
+    /// `owncloud`); `nil` when it stored none, as for files uploaded without an `OC-Checksum`.
+    public func hash(of path: String, algorithm: HashAlgorithm) async throws -> String? {
+        guard capabilities.hashAlgorithms.contains(algorithm) else {
+            throw FileProviderError.unsupported(operation: "\(algorithm.rawValue) hashes (vendor \"\(vendor.rawValue)\")", path: path)
+        }
+        let item = try await attributesOfItem(path: path)
+        guard !item.isDirectory else { throw CocoaError.posix(EISDIR, path: item.path, remote: name) }
+        return item.hashes[algorithm]
+    }
+
     /// Turns a parsed response into a ``FileObject`` (nil when the href lies outside the remote).
     func fileObject(_ resource: DAVResource, requestPath: String) -> FileObject? {
         guard let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
@@ -56,7 +76,8 @@ extension WebDAVProvider {
             modificationDate: modified,
             contentType: resource.isCollection ? nil : resource.contentType,
             versionTag: version,
-            extraProperties: extra
+            extraProperties: extra,
+            hashes: resource.checksums.map(OwnCloudChecksums.parse) ?? [:]
         )
     }
 
@@ -82,7 +103,7 @@ extension WebDAVProvider {
             var finished = false
             return {
                 if parser == nil {
-                    let stream = try await self.propfind(folder, depth: "1", body: Self.propfindBody, folder: true)
+                    let stream = try await self.propfind(folder, depth: "1", body: self.propfindBody, folder: true)
                     body = stream.makeAsyncIterator()
                     parser = MultistatusParser()
                 }
@@ -112,7 +133,7 @@ extension WebDAVProvider {
     public func attributesOfItem(path: String) async throws -> FileObject {
         let remote = try RemotePath.normalize(path)
         let parser = MultistatusParser()
-        for try await chunk in try await propfind(remote, depth: "0", body: Self.propfindBody, folder: remote == "/") {
+        for try await chunk in try await propfind(remote, depth: "0", body: propfindBody, folder: remote == "/") {
             try parser.feed(chunk, path: remote)
         }
         try parser.finish(path: remote)
@@ -162,7 +183,7 @@ extension WebDAVProvider {
                 }
                 if parser == nil {
                     do {
-                        body = try await self.propfind(root, depth: "infinity", body: Self.propfindBody, folder: true).makeAsyncIterator()
+                        body = try await self.propfind(root, depth: "infinity", body: self.propfindBody, folder: true).makeAsyncIterator()
                         parser = MultistatusParser()
                     } catch let error as FileProviderHTTPError where [403, 400, 501].contains(error.statusCode) {
                         self.logger.debug("Depth: infinity refused; walking folder by folder", metadata: ["path": .string(root)])

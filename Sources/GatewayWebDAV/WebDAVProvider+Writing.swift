@@ -28,6 +28,9 @@ extension WebDAVProvider {
         if let date = options.modificationDate, vendor != .other {
             headers.append((name: "X-OC-Mtime", value: String(Int64(date.timeIntervalSince1970))))
         }
+        if vendor != .other, let checksum = OwnCloudChecksums.header(for: options.contentHashes) {
+            headers.append((name: "OC-Checksum", value: checksum))
+        }
         if let expected = options.ifVersion, !options.atomically, !expected.hasPrefix("W/"), !expected.hasPrefix("lm:") {
             headers.append((name: "If-Match", value: expected))
         }

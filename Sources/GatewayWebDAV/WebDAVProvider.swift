@@ -7,16 +7,17 @@ public import Logging
 /// streamed bodies; 207 Multi-Status answers are parsed as they arrive (libxml2 SAX).
 ///
 /// Organised like every backend: this file (configuration, requests, errors), `+Listing` (PROPFIND:
-/// listing, stat, quota), `+Reading` (GET), `+Writing` (PUT, atomic via a temporary name and MOVE),
+/// listing, stat, quota, stored checksums), `+Reading` (GET), `+Writing` (PUT, atomic via a temporary name and MOVE),
 /// `+Operations` (MKCOL, COPY, MOVE, DELETE), `+Descriptor` (config keys).
-public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite {
+public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite, FileProviderHashing {
     public static let type = "webdav"
 
     /// Server flavours with extensions beyond RFC 4918.
     public enum Vendor: String, Sendable, CaseIterable {
         /// Plain RFC 4918.
         case other
-        /// Nextcloud: `X-OC-Mtime` sets modification times.
+        /// Nextcloud: `X-OC-Mtime` sets modification times; `OC-Checksum` headers and the
+        /// `oc:checksums` property carry stored SHA-1/MD5 hashes.
         case nextcloud
         /// ownCloud: as Nextcloud.
         case owncloud
@@ -50,7 +51,9 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
             .modificationTimes,
         ]
         if vendor != .other { features.insert(.setModificationDate) }
-        self.capabilities = ProviderCapabilities(features: features, modificationTimePrecision: .seconds(1))
+        self.capabilities = ProviderCapabilities(features: features,
+                                                 hashAlgorithms: vendor == .other ? [] : Set(OwnCloudChecksums.supported),
+                                                 modificationTimePrecision: .seconds(1))
     }
 
     public func url(of path: String) throws -> URL {

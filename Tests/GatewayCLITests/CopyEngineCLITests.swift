@@ -3,6 +3,29 @@ import Testing
 
 @Suite("gateway copy, sync and check")
 struct CopyEngineCLITests {
+    @Test("--checksum (-c): copy and check compare same-size files by content, not by time")
+    func checksum() throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("src/a.txt", Data("aaaa".utf8))
+        try s.write("dst/a.txt", Data("bbbb".utf8))
+        let time = Date(timeIntervalSince1970: 1_790_000_000)
+        for file in ["src/a.txt", "dst/a.txt"] { try FileManager.default.setAttributes([.modificationDate: time], ofItemAtPath: s.path(file)) }
+
+        #expect(try s.runner.run(["check", "src", "dst"]).status == 0, "same size and time look unchanged")
+        let check = try s.runner.run(["check", "-c", "src", "dst"])
+        #expect(check.status == 1)
+        #expect(check.text == "different a.txt\n")
+        #expect(try s.runner.run(["copy", "src", "dst"]).stderr.contains("skipped 1"))
+        let copy = try s.runner.run(["copy", "--checksum", "-v", "src", "dst"])
+        #expect(copy.status == 0, "stderr: \(copy.stderr)")
+        #expect(copy.stderr.contains("copied 1 file"))
+        #expect(try s.read("dst/a.txt") == Data("aaaa".utf8))
+        let again = try s.runner.run(["copy", "-c", "-v", "src", "dst"])
+        #expect(again.stderr.contains("skipped: unchanged (same checksum)"), "stderr: \(again.stderr)")
+        #expect(try s.runner.run(["check", "--checksum", "src", "dst"]).status == 0)
+    }
+
     @Test("copy skips unchanged files; --json summary; sync --dry-run lists deletions; sync deletes; check exit codes")
     func workflow() throws {
         let s = try CLIScratch()

@@ -71,6 +71,29 @@ struct ErrorTests {
 
 @Suite("Streams, listings and progress")
 struct StreamTests {
+    @Test("a verifying stream withholds the chunk that completes a file whose hash does not match")
+    func verifyingStream() async throws {
+        let data = Data(repeating: 7, count: 10_000)
+        let good = ContentHasher.hash(data, .sha256)
+        #expect(try await ByteStream(data: data, chunkSize: 3_000).verifying(.sha256, expected: good.uppercased(), path: "/f").collect() == data)
+        for knownLength in [true, false] {
+            // Known length: the 4th chunk completes the file and is never handed on; unknown: the end is refused.
+            let chunks = ByteStream(data: data, chunkSize: 3_000)
+            let source = knownLength ? chunks : ByteStream(chunks, expectedLength: nil)
+            var delivered = 0
+            do {
+                for try await chunk in source.verifying(.md5, expected: good, path: "/f") { delivered += chunk.count }
+                Issue.record("a mismatch must throw")
+            } catch let error as FileProviderError {
+                #expect(error.failureKind == .checksumMismatch)
+                #expect(error.failureKind.isTransient)
+                #expect(error.path == "/f")
+            }
+            let length: Int64? = knownLength ? 10_000 : nil
+            #expect(delivered == (length == nil ? 10_000 : 9_000))
+        }
+    }
+
     @Test("a listing that stops before its last page is reported as truncated")
     func truncatedListing() async throws {
         let listing = DirectoryListing(path: "/d") {

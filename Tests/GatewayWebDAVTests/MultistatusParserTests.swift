@@ -140,6 +140,44 @@ struct MultistatusParserTests {
         count += parser.drain().count
         #expect(count == 20_000)
     }
+
+    @Test("ownCloud/Nextcloud checksums: oc:checksums under any prefix, one or several oc:checksum elements")
+    func ownCloudChecksums() throws {
+        // As Apache returns a dead property; Nextcloud writes the same under the oc: prefix.
+        let body = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:multistatus xmlns:D="DAV:" xmlns:ns1="http://owncloud.org/ns">
+        <D:response xmlns:lp1="DAV:" xmlns:ns1="http://owncloud.org/ns">
+        <D:href>/dav/h.txt</D:href>
+        <D:propstat><D:prop><lp1:getcontentlength>6</lp1:getcontentlength>
+        <ns1:checksums><ns1:checksum>SHA1:F572D396FAE9206628714FB2CE00F72E94F2258F MD5:b1946ac92492d2347c6235b4d2611184 ADLER32:084c01f3</ns1:checksum></ns1:checksums>
+        </D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+        </D:response>
+        <D:response><D:href>/dav/two.txt</D:href>
+        <D:propstat><D:prop><x:checksums xmlns:x="http://owncloud.org/ns"><x:checksum>SHA1:f572d396fae9206628714fb2ce00f72e94f2258f</x:checksum><x:checksum>MD5:b1946ac92492d2347c6235b4d2611184</x:checksum></x:checksums></D:prop>
+        <D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+        </D:response>
+        <D:response><D:href>/dav/none.txt</D:href>
+        <D:propstat><D:prop><oc:checksums xmlns:oc="http://owncloud.org/ns"/></D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>
+        </D:response>
+        <D:response><D:href>/dav/other-namespace.txt</D:href>
+        <D:propstat><D:prop><y:checksums xmlns:y="urn:elsewhere">SHA1:f572d396fae9206628714fb2ce00f72e94f2258f</y:checksums></D:prop>
+        <D:status>HTTP/1.1 200 OK</D:status></D:propstat>
+        </D:response>
+        </D:multistatus>
+        """
+        let resources = try parse(body)
+        #expect(resources.count == 4)
+        let expected: [HashAlgorithm: String] = [.sha1: "f572d396fae9206628714fb2ce00f72e94f2258f", .md5: "b1946ac92492d2347c6235b4d2611184"]
+        #expect(resources[0].contentLength == 6)
+        #expect(OwnCloudChecksums.parse(try #require(resources[0].checksums)) == expected)
+        #expect(OwnCloudChecksums.parse(try #require(resources[1].checksums)) == expected)
+        #expect(resources[2].checksums == nil)
+        #expect(resources[3].checksums == nil)
+        #expect(OwnCloudChecksums.parse("SHA1:tooshort MD5: SHA-256:\(String(repeating: "a", count: 64)) junk") == [.sha256: String(repeating: "a", count: 64)])
+        #expect(OwnCloudChecksums.header(for: expected) == "SHA1:f572d396fae9206628714fb2ce00f72e94f2258f")
+        #expect(OwnCloudChecksums.header(for: [.sha256: String(repeating: "a", count: 64)]) == nil)
+    }
 }
 
 @Suite("WebDAV paths and dates")

@@ -60,13 +60,18 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     /// The same Apache server over HTTPS, trusting its self-signed certificate through `ca_file`.
     static let webdavApacheTLS = webdav("webdav-apache-https", urlVariable: "GATEWAY_TEST_WEBDAV_TLS_URL",
                                         caFileVariable: "GATEWAY_TEST_WEBDAV_TLS_CA")
+    /// The Apache server as a `vendor` `nextcloud` remote: PROPFIND asks for `oc:checksums` (which
+    /// Apache keeps as a dead property) and uploads send `OC-Checksum`. Not in ``all``: Apache
+    /// ignores Nextcloud's modification-time headers, which the vendor declares it can set.
+    static let webdavApacheNextcloud = webdav("webdav-apache-vendor-nextcloud", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL",
+                                              vendor: .nextcloud)
     /// WebDAV on `rclone serve webdav` (Go's x/net/webdav), started by `scripts/test-servers.sh`.
     static let webdavRclone = webdav("webdav-rclone", urlVariable: "GATEWAY_TEST_WEBDAV_RCLONE_URL")
 
     /// A WebDAV fixture: each test works in a fresh folder on the server, removed afterwards.
     /// A missing server is a failure, never a skip.
     static func webdav(_ name: String, urlVariable: String, caFileVariable: String? = nil,
-                       bearerTokenVariable: String? = nil) -> ProviderFixture {
+                       bearerTokenVariable: String? = nil, vendor: WebDAVProvider.Vendor = .other) -> ProviderFixture {
         ProviderFixture(name: name) {
             let server = try TestServers.webdav(urlVariable: urlVariable)
             var configuration = server.configuration(remoteName: name)
@@ -84,7 +89,7 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
                 }
                 configuration.caFile = caFile
             }
-            let provider = WebDAVProvider(configuration: configuration)
+            let provider = WebDAVProvider(configuration: configuration, vendor: vendor)
             let base = "/t-\(UUID().uuidString.prefix(8))"
             try await provider.createFolder(path: base, withIntermediateDirectories: false)
             return (ProviderScratch(provider: provider, base: base), { try? await provider.removeItem(path: base, recursive: true) })

@@ -8,6 +8,7 @@ struct CheckCommand: AsyncParsableCommand {
         abstract: "Compare two folders: files missing, extra or different at DST. Exit 1 when they differ.",
         discussion: """
         Files are compared by size, and by modification time where the destination keeps exact times.
+        --checksum compares files of the same size by content hash instead (where both sides have one).
         Lines are `missing PATH`, `extra PATH`, `different PATH` on stdout, then a summary on stderr.
         --json prints {missing: [...], extra: [...], different: [...], matching, errors: [...]}.
         """
@@ -16,6 +17,8 @@ struct CheckCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Print JSON.") var json = false
     @Flag(help: "Compare by size only.") var sizeOnly = false
+    @Flag(name: [.customShort("c"), .long], help: "Compare files of the same size by content hash instead of modification time.")
+    var checksum = false
     @Argument(help: "Source: REMOTE:PATH or a local path.") var source: String
     @Argument(help: "Destination: REMOTE:PATH or a local path.") var destination: String
 
@@ -26,7 +29,9 @@ struct CheckCommand: AsyncParsableCommand {
         let sourceProvider = try await context.provider(for: from, operation: "check")
         let destinationProvider = try await context.provider(for: to, operation: "check")
         let report = try await context.perform("check", from) {
-            try await CopyEngine(options: CopyOptions(sizeOnly: sizeOnly)).check(
+            var options = CopyOptions(sizeOnly: sizeOnly)
+            options.checksum = checksum
+            return try await CopyEngine(options: options).check(
                 source: TransferEndpoint(provider: sourceProvider, path: from.path, displayName: from.original),
                 destination: TransferEndpoint(provider: destinationProvider, path: to.path, displayName: to.original))
         }
@@ -43,6 +48,7 @@ struct CheckCommand: AsyncParsableCommand {
             for path in report.different { out.line("different \(path)") }
         }
         out.flush()
+        for notice in report.notices { Diagnostics.printLine(notice) }
         for error in report.errors { Diagnostics.printLine("check \(error)") }
         if !global.quiet {
             let differences = report.missing.count + report.extra.count + report.different.count

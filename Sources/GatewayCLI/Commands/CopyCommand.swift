@@ -10,6 +10,9 @@ struct CopyFlags: ParsableArguments {
     @Flag(help: "Skip files that exist at the destination, whatever they hold.") var ignoreExisting = false
     @Flag(help: "Skip files that are newer at the destination.") var update = false
     @Flag(help: "Compare by size only (not modification time).") var sizeOnly = false
+    @Flag(name: [.customShort("c"), .long],
+          help: "Compare files of the same size by content hash (MD5/SHA-1/SHA-256, where both sides have one in common) instead of modification time.")
+    var checksum = false
     @Option(help: "Attempts per file on transient errors (time-outs, dropped connections, 5xx, 429).") var retries = 3
     @Option(help: "Attempts per single request that can be repeated safely (a connection that broke before the answer, a busy server).")
     var lowLevelRetries = 10
@@ -24,8 +27,10 @@ struct CopyFlags: ParsableArguments {
     }
 
     var options: CopyOptions {
-        CopyOptions(transfers: transfers, checkers: checkers, ignoreExisting: ignoreExisting, update: update,
-                    sizeOnly: sizeOnly, dryRun: dryRun, retries: retries)
+        var options = CopyOptions(transfers: transfers, checkers: checkers, ignoreExisting: ignoreExisting, update: update,
+                                  sizeOnly: sizeOnly, dryRun: dryRun, retries: retries)
+        options.checksum = checksum
+        return options
     }
 }
 

@@ -7,7 +7,8 @@ struct StatCommand: AsyncParsableCommand {
         abstract: "Show one item's attributes.",
         discussion: """
         --json prints {name, path, type, size, modified, created, content_type, version, hidden,
-        read_only, extra}; unknown values are null.
+        read_only, extra, hashes}; unknown values are null. `hashes` holds the content hashes the
+        remote reported with the item (Nextcloud's stored SHA-1/MD5), by algorithm.
         """
     )
 
@@ -25,6 +26,7 @@ struct StatCommand: AsyncParsableCommand {
         fields["hidden"] = .boolean(item.isHidden)
         fields["read_only"] = .boolean(item.isReadOnly)
         fields["extra"] = .object(item.extraProperties.mapValues(JSONField.string))
+        fields["hashes"] = .object(Dictionary(uniqueKeysWithValues: item.hashes.map { ($0.key.rawValue, JSONField.string($0.value)) }))
         let out = StandardOutput()
         if json {
             out.line(JSON.encode(fields))
@@ -41,6 +43,7 @@ struct StatCommand: AsyncParsableCommand {
             out.line("hidden:       \(item.isHidden)")
             out.line("read only:    \(item.isReadOnly)")
             for (key, value) in item.extraProperties.sorted(by: { $0.key < $1.key }) { out.line("\(key): \(value)") }
+            for (algorithm, digest) in item.hashes.sorted(by: { $0.key < $1.key }) { out.line("\(algorithm.rawValue): \(digest)") }
         }
         out.flush()
     }

@@ -15,6 +15,8 @@ public enum FailureKind: String, Sendable, Hashable, CaseIterable {
     case conflict
     case versionMismatch
     case malformedResponse
+    /// The bytes that arrived do not have the content hash the source reported.
+    case checksumMismatch
     case cancelled
     case timedOut
     case connectionLost
@@ -23,11 +25,11 @@ public enum FailureKind: String, Sendable, Hashable, CaseIterable {
     case other
 
     /// `true` when the same request may well succeed if tried again later (time-outs, dropped
-    /// connections, 5xx and 429 answers, locks); `false` for answers that will not change
+    /// connections, 5xx and 429 answers, locks, bytes damaged on the way); `false` for answers that will not change
     /// (not found, not authenticated, permission, exists, no space, malformed data).
     public var isTransient: Bool {
         switch self {
-        case .timedOut, .connectionLost, .serverBusy, .locked:
+        case .timedOut, .connectionLost, .serverBusy, .locked, .checksumMismatch:
             return true
         default:
             return false
@@ -54,6 +56,7 @@ extension FileProviderError: ClassifiableError {
         case .truncated: return .connectionLost
         case .versionMismatch: return .versionMismatch
         case .malformedResponse: return .malformedResponse
+        case .checksumMismatch: return .checksumMismatch
         }
     }
 }

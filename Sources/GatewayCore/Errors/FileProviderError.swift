@@ -21,6 +21,9 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
     case versionMismatch(path: String, expected: String, actual: String?)
     /// The backend answered with something that cannot be understood (malformed XML or listing line).
     case malformedResponse(path: String, detail: String)
+    /// The bytes read from `path` do not have the content hash its provider reported: damaged on the
+    /// way, or the file changed while it was read. Nothing was stored under the destination's name.
+    case checksumMismatch(path: String, algorithm: HashAlgorithm, expected: String, actual: String)
 
     public var description: String {
         switch self {
@@ -38,6 +41,8 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
             return "item changed: expected version \(expected), found \(actual ?? "none")"
         case .malformedResponse(_, let detail):
             return "malformed response: \(detail)"
+        case .checksumMismatch(_, let algorithm, let expected, let actual):
+            return "\(algorithm.rawValue) checksum mismatch: expected \(expected), the bytes read have \(actual); nothing was stored"
         }
     }
 
@@ -47,7 +52,7 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
     public var path: String? {
         switch self {
         case .pathEscapesRoot(let path), .invalidPath(let path, _), .truncated(let path, _),
-             .versionMismatch(let path, _, _), .malformedResponse(let path, _):
+             .versionMismatch(let path, _, _), .malformedResponse(let path, _), .checksumMismatch(let path, _, _, _):
             return path
         case .unsupported(_, let path), .unavailable(_, let path):
             return path

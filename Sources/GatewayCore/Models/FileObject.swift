@@ -39,6 +39,9 @@ public struct FileObject: Sendable, Hashable {
     public var versionTag: String?
     /// Backend-specific properties that do not fit the fields above (string values, keyed by name).
     public var extraProperties: [String: String]
+    /// Content hashes the backend reported along with the item (lowercase hexadecimal), such as
+    /// Nextcloud's stored SHA-1; empty when it reports none. ``FileProviderHashing`` asks for one.
+    public var hashes: [HashAlgorithm: String]
 
     /// Creates a file object. Only `path` and `type` are required; the name is derived from the path.
     public init(
@@ -51,7 +54,8 @@ public struct FileObject: Sendable, Hashable {
         isReadOnly: Bool = false,
         contentType: String? = nil,
         versionTag: String? = nil,
-        extraProperties: [String: String] = [:]
+        extraProperties: [String: String] = [:],
+        hashes: [HashAlgorithm: String] = [:]
     ) {
         let name = RemotePath.lastComponent(of: path)
         self.name = name
@@ -65,6 +69,7 @@ public struct FileObject: Sendable, Hashable {
         self.contentType = contentType
         self.versionTag = versionTag
         self.extraProperties = extraProperties
+        self.hashes = hashes
     }
 
     /// `true` for folders.

@@ -1,8 +1,3 @@
-/// A content hash a backend can report without downloading the file.
-public enum HashAlgorithm: String, Sendable, Hashable, Codable, CaseIterable {
-    case md5, sha1, sha256
-}
-
 /// What a provider can do, declared up front so callers and the copy engine choose a strategy without
 /// trial and error (for example: server-side copy versus streaming, or whether a resume is possible).
 public struct ProviderCapabilities: Sendable, Hashable {
@@ -37,7 +32,8 @@ public struct ProviderCapabilities: Sendable, Hashable {
 
     /// The abilities above.
     public var features: Features
-    /// Hashes the backend reports for a stored file without a download.
+    /// Hashes the backend reports for a stored file without a download (through
+    /// ``FileProviderHashing``): stored by the server, or computed from a local file.
     public var hashAlgorithms: Set<HashAlgorithm>
     /// How precisely the backend stores modification times; two times closer than this are equal.
     public var modificationTimePrecision: Duration

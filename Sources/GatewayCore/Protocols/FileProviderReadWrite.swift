@@ -40,6 +40,10 @@ public struct WriteOptions: Sendable {
     /// (version tag, dates). Network backends need an extra request for that; callers that ignore
     /// the result (the copy engine) turn it off, and get what is known locally instead.
     public var returnsStoredAttributes: Bool = true
+    /// Content hashes of the bytes about to be written (lowercase hexadecimal), when the caller knows
+    /// them before writing. Backends that store hashes record them (WebDAV with `vendor` `nextcloud`
+    /// or `owncloud` sends an `OC-Checksum` header, which the server checks and keeps).
+    public var contentHashes: [HashAlgorithm: String] = [:]
 
     /// Creates write options; by default writes replace existing items atomically.
     public init(overwrite: Bool = true, atomically: Bool = true, expectedSize: Int64? = nil,

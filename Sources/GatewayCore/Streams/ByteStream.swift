@@ -133,7 +133,7 @@ private final class HandleBox: Sendable {
 }
 
 /// Holds an iterator for a single consumer; the iterator is only ever touched by one task at a time.
-private final class IteratorBox<Iterator: AsyncIteratorProtocol>: @unchecked Sendable where Iterator.Element == Data {
+final class IteratorBox<Iterator: AsyncIteratorProtocol>: @unchecked Sendable where Iterator.Element == Data {
     private var iterator: Iterator
 
     init(_ iterator: Iterator) { self.iterator = iterator }

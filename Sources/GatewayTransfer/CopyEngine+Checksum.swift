@@ -1,0 +1,39 @@
+import GatewayCore
+
+extension CopyEngine {
+    /// The hash a `--checksum` run compares with: the preferred one both sides answer for, or `nil`
+    /// (then files of the same size count as unchanged).
+    func checksumAlgorithm(_ source: TransferEndpoint, _ destination: TransferEndpoint) -> HashAlgorithm? {
+        guard options.checksum else { return nil }
+        return HashAlgorithm.common(source.provider.capabilities.hashAlgorithms, destination.provider.capabilities.hashAlgorithms)
+    }
+
+    /// The operator's note when a `--checksum` run has no hash to compare with.
+    func checksumNotice(_ source: TransferEndpoint, _ destination: TransferEndpoint) -> String? {
+        guard options.checksum, checksumAlgorithm(source, destination) == nil else { return nil }
+        return "checksum: \(source.provider.name) and \(destination.provider.name) have no hash type in common; comparing by size only"
+    }
+
+    /// Compares a source file with the destination's file of the same size by content hash (only
+    /// with ``CopyOptions/checksum``). Returns the verdict (`nil` when there is nothing to compare:
+    /// no checksum run, no destination file, or different sizes) and the source's hash. With
+    /// `forCopy`, the source's hash is looked up for a file about to be copied too, so that the copy
+    /// verifies it while streaming and the destination can store it (Nextcloud); a local source file
+    /// is then read twice, once to hash it.
+    func compareChecksums(_ item: FileObject, on source: TransferEndpoint, with existing: FileObject?,
+                          on destination: TransferEndpoint, forCopy: Bool = true) async throws -> (verdict: ChecksumVerdict?, sourceHashes: [HashAlgorithm: String]) {
+        guard options.checksum else { return (nil, [:]) }
+        let comparable = existing.map { !$0.isDirectory && $0.size == item.size } ?? false
+        guard let algorithm = checksumAlgorithm(source, destination) else { return (comparable ? .unavailable : nil, [:]) }
+        guard comparable, let existing else {
+            guard forCopy, !options.dryRun else { return (nil, [:]) }
+            return (nil, try await source.provider.contentHash(of: item, algorithm: algorithm).map { [algorithm: $0] } ?? [:])
+        }
+        async let mine = source.provider.contentHash(of: item, algorithm: algorithm)
+        async let theirs = destination.provider.contentHash(of: existing, algorithm: algorithm)
+        let (sourceHash, destinationHash) = try await (mine, theirs)
+        let known = sourceHash.map { [algorithm: $0] } ?? [:]
+        guard let sourceHash, let destinationHash else { return (.unavailable, known) }
+        return (sourceHash.lowercased() == destinationHash.lowercased() ? .same : .different, known)
+    }
+}
