@@ -93,7 +93,7 @@ struct ChecksumTests {
         }
     }
 
-    @Test("Nextcloud vendor: oc:checksums are read, OC-Checksum is sent, --checksum compares with stored hashes")
+    @Test("Nextcloud vendor: oc:checksums are read, OC-Checksum and X-OC-Mtime are sent, --checksum compares with stored hashes")
     func nextcloudHashes() async throws {
         let accessLog = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"],
                                      "GATEWAY_TEST_APACHE_ACCESS_LOG is not set: run ./scripts/test.sh (it starts the servers)")
@@ -113,7 +113,14 @@ struct ChecksumTests {
                 let sha1 = ContentHasher.hash(contents, .sha1)
                 let puts = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")
                     .filter { $0.hasPrefix("PUT ") && $0.contains(String(to.base.dropFirst())) }
-                #expect(puts.contains { $0.hasSuffix(" SHA1:\(sha1)") }, "PUT lines: \(puts)")
+                // ... and the source's modification time as X-OC-Mtime (Unix seconds).
+                let mtime = try #require(try await from.provider.attributesOfItem(path: from.path("src/up.txt")).modificationDate)
+                #expect(puts.contains { $0.hasSuffix(" \(Int64(mtime.timeIntervalSince1970)) SHA1:\(sha1)") }, "PUT lines: \(puts)")
+
+                // setModificationDate is a PROPPATCH of DAV:lastmodified in Unix seconds (a dead property on Apache).
+                try await dav.setModificationDate(Date(timeIntervalSince1970: 1_700_000_000), path: to.path("dst/up.txt"))
+                let lastModified = try await ApacheDeadProperty.find("<D:lastmodified xmlns:D=\"DAV:\"/>", on: dav, path: to.path("dst/up.txt"))
+                #expect(lastModified.contains(">1700000000</"), "PROPFIND answer: \(lastModified)")
 
                 // Apache stores no OC-Checksum by itself: no hash yet, so same size means unchanged.
                 #expect(try await dav.hash(of: to.path("dst/up.txt"), algorithm: .sha1) == nil)
@@ -184,9 +191,23 @@ extension EventLog {
 /// Sets ownCloud's `oc:checksums` on a file of the Apache test server, where mod_dav keeps it as a
 /// dead property and returns it in PROPFIND answers like Nextcloud does.
 enum ApacheDeadProperty {
-    static func setChecksums(_ value: String, on provider: WebDAVProvider, path: String) async throws {
+    static func client() throws -> HTTPClient {
         let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
-        let client = HTTPClient(configuration: server.configuration(remoteName: "proppatch"), logger: Logger(label: "test"))
+        return HTTPClient(configuration: server.configuration(remoteName: "dead-properties"), logger: Logger(label: "test"))
+    }
+
+    /// The raw 207 answer to a PROPFIND (depth 0) for `prop`.
+    static func find(_ prop: String, on provider: WebDAVProvider, path: String) async throws -> String {
+        let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:propfind xmlns:D=\"DAV:\"><D:prop>\(prop)</D:prop></D:propfind>"
+        let (head, answer) = try await client().send(HTTPRequest(
+            method: "PROPFIND", url: try provider.url(of: path), path: path,
+            headers: [(name: "Content-Type", value: "application/xml; charset=utf-8"), (name: "Depth", value: "0")], body: .data(Data(body.utf8))))
+        #expect(head.status == 207)
+        return String(decoding: answer, as: UTF8.self)
+    }
+
+    static func setChecksums(_ value: String, on provider: WebDAVProvider, path: String) async throws {
+        let client = try client()
         let body = """
             <?xml version="1.0" encoding="utf-8"?>
             <d:propertyupdate xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:set><d:prop>\
