@@ -69,7 +69,7 @@ extension FTPProvider {
 
     /// The ``FileObject`` of a listing entry (`nil` for names that cannot be items: empty, `.`, `..`, or with `/`).
     func fileObject(_ entry: FTPListEntry, in folder: String, exactTimes: Bool) -> FileObject? {
-        guard !entry.name.isEmpty, entry.name != ".", entry.name != "..", !entry.name.contains("/") else { return nil }
+        guard !entry.name.isEmpty, entry.name != ".", entry.name != "..", !entry.name.utf8.contains(UInt8(ascii: "/")) else { return nil }
         return fileObject(entry, path: folder.appendingRemoteComponent(entry.name), exactTimes: exactTimes)
     }
 

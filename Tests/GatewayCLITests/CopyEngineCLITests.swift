@@ -3,6 +3,21 @@ import Testing
 
 @Suite("gateway copy, sync and check")
 struct CopyEngineCLITests {
+    @Test("ls -l and ls --json print modification times in UTC, to the second and to the millisecond")
+    func listingTimes() throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("d/f.txt", Data("x".utf8))
+        try s.write("d/old.txt", Data("y".utf8))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_795_267_423.25)], ofItemAtPath: s.path("d/f.txt"))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 86_400 * 365 + 0.5)], ofItemAtPath: s.path("d/old.txt"))
+        let long = try s.runner.run(["ls", "-l", "d"])
+        #expect(long.text == "           1 2026-11-21 13:23:43 f.txt\n           1 1971-01-01 00:00:00 old.txt\n")
+        let json = try s.runner.run(["ls", "--json", "d"])
+        #expect(json.text.contains("\"modified\":\"2026-11-21T13:23:43.250Z\""), "\(json.text)")
+        #expect(json.text.contains("\"modified\":\"1971-01-01T00:00:00.500Z\""), "\(json.text)")
+    }
+
     @Test("--checksum (-c): copy and check compare same-size files by content, not by time")
     func checksum() throws {
         let s = try CLIScratch()

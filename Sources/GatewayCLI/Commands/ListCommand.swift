@@ -28,6 +28,7 @@ struct ListCommand: AsyncParsableCommand {
         let (context, target, provider) = try await CommandContext.open(global, location, for: "ls")
         let out = StandardOutput()
         var first = true
+        let (json, long) = (self.json, self.long)  // read once: property wrappers cost per entry
         func emit(_ item: FileObject, relative: String) {
             if json {
                 out.write((first ? "[\n" : ",\n") + JSON.encode(item.listingJSON(path: relative)))

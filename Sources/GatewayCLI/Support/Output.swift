@@ -6,24 +6,24 @@ import Glibc
 
 /// Buffered standard output: lines are collected and written in large blocks.
 final class StandardOutput {
-    private var buffer = Data()
+    private var buffer: [UInt8] = []
 
-    init() { buffer.reserveCapacity(1 << 16) }
+    init() { buffer.reserveCapacity(1 << 16 + 4096) }
 
     func line(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
+        write(text)
         buffer.append(0x0A)
-        if buffer.count >= 1 << 16 { flush() }
     }
 
     func write(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
+        var text = text
+        text.withUTF8 { buffer.append(contentsOf: $0) }
         if buffer.count >= 1 << 16 { flush() }
     }
 
     func flush() {
         guard !buffer.isEmpty else { return }
-        Self.writeRaw(buffer)
+        _ = buffer.withUnsafeBytes { FileDescriptorIO.writeAll(STDOUT_FILENO, $0) }
         buffer.removeAll(keepingCapacity: true)
     }
 
@@ -39,16 +39,14 @@ final class StandardOutput {
 enum Format {
     /// ISO 8601 in UTC with fractional seconds, e.g. `2026-11-21T12:58:01.250Z`.
     static func iso8601(_ date: Date?) -> String? {
-        guard let date else { return nil }
-        return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
+        guard let date, let utc = UTCTime(date) else { return nil }
+        return utc.text(separator: UInt8(ascii: "T"), fractionAndZone: true)
     }
 
     /// `2026-11-21 12:58:01` in UTC, for `ls -l`.
     static func listingDate(_ date: Date?) -> String {
-        guard let date else { return "                   " }
-        var style = Date.ISO8601FormatStyle(dateSeparator: .dash, dateTimeSeparator: .space, timeZone: .gmt)
-        style = style.year().month().day().time(includingFractionalSeconds: false)
-        return date.formatted(style)
+        guard let date, let utc = UTCTime(date) else { return "                   " }
+        return utc.text(separator: UInt8(ascii: " "), fractionAndZone: false)
     }
 
     /// `1.5 GiB`.
@@ -119,5 +117,50 @@ extension FileObject {
     func listingJSON(path: String) -> [String: JSONField] {
         ["name": .string(name), "path": .string(path), "type": .string(type.rawValue),
          "size": JSONField(isDirectory ? nil : size), "modified": JSONField(Format.iso8601(modificationDate))]
+    }
+}
+
+/// A moment's calendar fields in UTC, from the C library's `gmtime_r`: listings print one per entry,
+/// and Foundation's format styles cost several microseconds each.
+struct UTCTime {
+    private let fields: tm
+    /// Milliseconds past the second, 0...999 (rounded down).
+    private let milliseconds: Int
+
+    init?(_ moment: Date) {
+        let interval = moment.timeIntervalSince1970
+        guard interval.isFinite, abs(interval) < 1e15 else { return nil }
+        let seconds = interval.rounded(.down)
+        var whole = time_t(seconds)
+        var fields = tm()
+        guard gmtime_r(&whole, &fields) != nil, fields.tm_year + 1900 >= 0, fields.tm_year + 1900 <= 9999 else { return nil }
+        self.fields = fields
+        milliseconds = min(999, Int((interval - seconds) * 1000))
+    }
+
+    /// `2026-11-21 12:58:01` (`separator` between date and time), with `.250Z` when `fractionAndZone`.
+    func text(separator: UInt8, fractionAndZone: Bool) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func put(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8((value / divisor) % 10))
+                divisor /= 10
+            }
+        }
+        put(Int(fields.tm_year) + 1900, 4); bytes.append(UInt8(ascii: "-"))
+        put(Int(fields.tm_mon) + 1, 2); bytes.append(UInt8(ascii: "-"))
+        put(Int(fields.tm_mday), 2); bytes.append(separator)
+        put(Int(fields.tm_hour), 2); bytes.append(UInt8(ascii: ":"))
+        put(Int(fields.tm_min), 2); bytes.append(UInt8(ascii: ":"))
+        put(Int(fields.tm_sec), 2)
+        if fractionAndZone {
+            bytes.append(UInt8(ascii: "."))
+            put(milliseconds, 3)
+            bytes.append(UInt8(ascii: "Z"))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

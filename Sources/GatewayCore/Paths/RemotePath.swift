@@ -42,8 +42,13 @@ public enum RemotePath {
 
     /// The last component (`/a/b.txt` gives `b.txt`; the root gives an empty string).
     public static func lastComponent(of path: String) -> String {
-        guard let last = path.split(separator: "/").last else { return "" }
-        return String(last)
+        // Byte-wise: every listed item's name is derived here.
+        let bytes = path.utf8
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == UInt8(ascii: "/") { end = bytes.index(before: end) }
+        var start = end
+        while start > bytes.startIndex, bytes[bytes.index(before: start)] != UInt8(ascii: "/") { start = bytes.index(before: start) }
+        return String(path[start..<end])
     }
 
     /// The parent folder (`/a/b` gives `/a`; the root is its own parent).

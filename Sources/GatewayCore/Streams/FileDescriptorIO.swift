@@ -11,7 +11,14 @@ public enum FileDescriptorIO {
     ///
     /// - Returns: 0 on success, else the `errno` value of the failed write.
     public static func writeAll(_ fd: Int32, _ data: Data) -> Int32 {
-        data.withUnsafeBytes { buffer -> Int32 in
+        data.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    /// Writes all of `buffer` to `fd`, retrying short writes and `EINTR`.
+    ///
+    /// - Returns: 0 on success, else the `errno` value of the failed write.
+    public static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
+        do {
             var offset = 0
             while offset < buffer.count {
                 let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)

@@ -60,15 +60,19 @@ final class CurlTransfer: @unchecked Sendable {
     /// The FTP server's reply lines so far (``HeaderMode/ftp``).
     var replyLines: [String] { state.withLock { $0.replyLines } }
 
-    /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then
-    /// completes it and gives the handle back to `pool`. `finished` runs on that thread first.
+    /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then gives
+    /// the handle back to `pool` and completes it. `finished` runs on that thread first.
+    ///
+    /// The handle goes back before the caller is resumed, so that the caller's next request reuses
+    /// its connection instead of opening (and, for FTP, logging in on) another one.
     func start(releasingTo pool: HandlePool, polling: Bool = false, reusable: @escaping @Sendable (CURLcode) -> Bool,
                finished: (@Sendable (CURLcode) -> Void)? = nil) {
         let thread = Thread { [self] in
             let code = polling ? easy.performPolling() : easy.perform()
             finished?(code)
-            complete(code)
+            let outcome = outcome(of: code)
             pool.release(easy, reusable: reusable(code))
+            complete(outcome)
         }
         thread.stackSize = 512 * 1024
         thread.start()
@@ -163,27 +167,21 @@ final class CurlTransfer: @unchecked Sendable {
         return download.push(data)
     }
 
-    /// The transfer ended.
-    func complete(_ code: CURLcode) {
-        let error: (any Error)?
-        if code == CURLE_OK {
-            error = nil
-        } else if let streamError = upload?.streamError {
-            error = streamError
-        } else if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR && isAborted {
-            error = CancellationError()
-        } else if let mapped = mapFailure?(code, self) {
-            error = mapped
-        } else {
-            error = code.urlError(path: path, remote: remote)
-        }
-        if let error {
-            deliverHead(.failure(error))
-        } else {
-            deliverHead(.success(currentHead()))
-        }
+    /// What the ended transfer amounts to: its response head, or the error callers see. Reads the
+    /// handle, so it runs before the handle goes back to the pool.
+    func outcome(of code: CURLcode) -> Result<HTTPResponseHead, any Error> {
+        if code == CURLE_OK { return .success(currentHead()) }
+        if let streamError = upload?.streamError { return .failure(streamError) }
+        if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR && isAborted { return .failure(CancellationError()) }
+        if let mapped = mapFailure?(code, self) { return .failure(mapped) }
+        return .failure(code.urlError(path: path, remote: remote))
+    }
+
+    /// The transfer ended: resumes the caller and finishes the body. No use of the handle here.
+    func complete(_ outcome: Result<HTTPResponseHead, any Error>) {
+        deliverHead(outcome)
         upload?.close()
-        download.finish(error)
+        if case .failure(let error) = outcome { download.finish(error) } else { download.finish(nil) }
     }
 }
 
