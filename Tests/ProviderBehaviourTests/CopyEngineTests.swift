@@ -13,6 +13,10 @@ struct EnginePair: Sendable, CustomTestStringConvertible {
         EnginePair(source: .local, destination: .webdavApache),
         EnginePair(source: .webdavRclone, destination: .local),
         EnginePair(source: .webdavApache, destination: .webdavRclone),
+        EnginePair(source: .local, destination: .ftpVsftpd),
+        EnginePair(source: .ftpPyftpdlib, destination: .local),
+        EnginePair(source: .webdavApache, destination: .ftpVsftpdTLS),
+        EnginePair(source: .ftpVsftpd, destination: .ftpPyftpdlib),
     ]
 
     func run(_ body: (ProviderScratch, ProviderScratch) async throws -> Void) async throws {
@@ -94,7 +98,7 @@ struct CopyEngineTests {
         }
     }
 
-    @Test("sync deletes extras after a clean run, and deletes nothing when anything failed", arguments: [EnginePair.all[0], EnginePair.all[1]])
+    @Test("sync deletes extras after a clean run, and deletes nothing when anything failed", arguments: [EnginePair.all[0], EnginePair.all[1], EnginePair.all[4]])
     func sync(pair: EnginePair) async throws {
         try await pair.run { from, to in
             let files = try await makeTree(from)
@@ -129,7 +133,7 @@ struct CopyEngineTests {
         }
     }
 
-    @Test("check reports missing, extra and different files", arguments: [EnginePair.all[0], EnginePair.all[3]])
+    @Test("check reports missing, extra and different files", arguments: [EnginePair.all[0], EnginePair.all[3], EnginePair.all[6]])
     func check(pair: EnginePair) async throws {
         try await pair.run { from, to in
             let files = try await makeTree(from)
@@ -148,7 +152,7 @@ struct CopyEngineTests {
         }
     }
 
-    @Test("move copies, then removes the sources", arguments: [EnginePair.all[0], EnginePair.all[1]])
+    @Test("move copies, then removes the sources", arguments: [EnginePair.all[0], EnginePair.all[1], EnginePair.all[5], EnginePair.all[7]])
     func move(pair: EnginePair) async throws {
         try await pair.run { from, to in
             let files = try await makeTree(from)
