@@ -30,6 +30,7 @@ enum POSIX {
 
     static func isDirectory(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFDIR }
     static func isSymlink(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFLNK }
+    static func isRegularFile(_ info: stat) -> Bool { info.st_mode & S_IFMT == S_IFREG }
 
     static func date(_ time: timespec) -> Date {
         Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)

@@ -77,18 +77,63 @@ public enum Transfer {
         } else {
             attributes = try await source.provider.attributesOfItem(path: source.path)
         }
-        var stream = try await reader.readStream(path: source.path, options: ReadOptions())
-        var write = WriteOptions(overwrite: options.overwrite, atomically: true, expectedSize: stream.expectedLength, progress: progress)
-        write.returnsStoredAttributes = false
         let hashes = options.sourceHashes.merging(attributes.hashes) { known, _ in known }
+        var write = WriteOptions(overwrite: options.overwrite, atomically: true, progress: progress)
+        write.returnsStoredAttributes = false
+        if options.preserveModificationTimes, destination.provider.capabilities.supports(.setModificationDate) {
+            write.modificationDate = attributes.modificationDate
+        }
+        if let resumable = destination.provider as? any FileProviderResumableWrite,
+           let key = resumeKey(source: source, attributes: attributes, hashes: hashes) {
+            try await resumingCopy(from: source, reader: reader, attributes: attributes, to: destination, writer: resumable,
+                                   key: key, options: write, progress: progress)
+            return
+        }
+        var stream = try await reader.readStream(path: source.path, options: ReadOptions())
+        write.expectedSize = stream.expectedLength
         if let algorithm = HashAlgorithm.preference.first(where: { hashes[$0] != nil }), let expected = hashes[algorithm] {
             stream = stream.verifying(algorithm, expected: expected, path: source.path)
             write.contentHashes = hashes
         }
-        if options.preserveModificationTimes, destination.provider.capabilities.supports(.setModificationDate) {
-            write.modificationDate = attributes.modificationDate
-        }
         _ = try await writer.write(path: destination.path, from: stream, options: write)
+    }
+
+    /// Files at least this large are copied resumably where the destination can keep a partial file.
+    public static let resumeThreshold: Int64 = 1 << 20
+
+    /// The key that names a resumable copy of this version of the source file, or `nil` when the
+    /// copy cannot resume: a small file, a source without ranged reads or version tags, or a hash
+    /// to verify (which needs every byte to stream past).
+    static func resumeKey(source: TransferEndpoint, attributes: FileObject, hashes: [HashAlgorithm: String]) -> String? {
+        guard hashes.isEmpty, let version = attributes.versionTag, let size = attributes.size, size >= resumeThreshold,
+              source.provider.capabilities.supports(.rangedRead) else { return nil }
+        // A weak HTTP entity tag (Apache's for a file changed within the last second) and its later
+        // strong form name the same version, as the providers' version checks treat them.
+        let stable = version.hasPrefix("W/") ? String(version.dropFirst(2)) : version
+        let identity = "\(source.provider.name)\u{0}\(source.path)\u{0}\(stable)\u{0}\(size)"
+        return String(ContentHasher.hash(Data(identity.utf8), .sha256).prefix(16))
+    }
+
+    /// Continues an interrupted copy of the same source version from where its bytes end (a ranged,
+    /// version-checked read), or starts one that can be continued.
+    private static func resumingCopy(from source: TransferEndpoint, reader: any FileProviderReadWrite, attributes: FileObject,
+                                     to destination: TransferEndpoint, writer: any FileProviderResumableWrite, key: String,
+                                     options: WriteOptions, progress: TransferProgress?) async throws {
+        let size = attributes.size ?? 0
+        var offset = try await writer.resumableWriteLength(path: destination.path, key: key)
+        if offset >= size { offset = 0 }
+        var stream: ByteStream
+        do {
+            stream = try await reader.readStream(path: source.path, options: ReadOptions(offset: offset, ifVersion: attributes.versionTag))
+        } catch where error.failureKind == .versionMismatch {
+            // The source changed since it was listed: what was kept is of the old version.
+            offset = 0
+            stream = try await reader.readStream(path: source.path, options: ReadOptions())
+        }
+        var write = options
+        write.expectedSize = offset + (stream.expectedLength ?? (size - offset))
+        if offset > 0 { progress?.addBytes(offset) }
+        _ = try await writer.resumableWrite(path: destination.path, key: key, offset: offset, from: stream, options: write)
     }
 
     /// Refuses to copy a folder into itself, which would never end. Compares the endpoints' URLs, so

@@ -54,7 +54,21 @@ extension WebDAVProvider {
             // target of a refused conditional write, which holds someone else's newer file.
             let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }
             if options.atomically || partial { await discard(target) }
+            // A server refusing an upload into a missing folder may reset the stream (HTTP/2) before
+            // its 409 arrives: name the real cause.
+            if error.failureKind == .connectionLost, await parentIsMissing(remote) {
+                throw CocoaError.posix(ENOENT, path: RemotePath.parent(of: remote), remote: name, writing: true)
+            }
             throw error
+        }
+    }
+
+    /// Whether the folder `remote` would be written into is known not to exist.
+    private func parentIsMissing(_ remote: String) async -> Bool {
+        do {
+            return try await itemIfPresent(path: RemotePath.parent(of: remote)) == nil
+        } catch {
+            return false
         }
     }
 

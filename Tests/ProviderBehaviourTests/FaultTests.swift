@@ -41,13 +41,15 @@ struct FaultTests {
         #expect(names == ["big.bin"], "left: \(names)")
     }
 
-    @Test("download cut every time: fails clearly, nothing under the final name; a re-run completes")
+    @Test("download cut every time: fails clearly, nothing under the final name; a re-run resumes where it stopped")
     func downloadCutThenRerun() async throws {
         let local = try TemporaryFolder.make()
         defer { local.remove() }
         let data = Bytes.pattern(5_000_000, seed: 12)
         let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
-        let direct = WebDAVProvider(configuration: server.configuration(remoteName: "direct"))
+        let accessLog = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"])
+        // The same remote name as the proxied one: a re-run names the source as the first run did.
+        let direct = WebDAVProvider(configuration: server.configuration(remoteName: "proxied"))
         let folder = "/fault-\(UUID().uuidString.prefix(8))"
         try await direct.createFolder(path: folder, withIntermediateDirectories: false)
         defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
@@ -63,13 +65,57 @@ struct FaultTests {
         #expect(summary.failed == 1)
         #expect(proxy.drops >= 2)
         #expect(failing.failures.first.map { $0.failureKind == .connectionLost || $0.failureKind == .timedOut } == true)
+        // Nothing under the final name: only the hidden partial file, kept for resuming, with what arrived.
         let left = (try? FileManager.default.contentsOfDirectory(atPath: local.path + "/dst")) ?? []
-        #expect(left.isEmpty, "nothing may stand under a final name, and no temporary may remain: \(left)")
+        #expect(left.count == 1 && left[0].hasPrefix(".big.bin.gateway-resume-") && left[0].hasSuffix(".partial"), "left: \(left)")
+        let kept = try Data(contentsOf: URL(fileURLWithPath: local.path + "/dst/" + left[0]))
+        // Two attempts of at most 1.5 MB each (a reset also discards what the client had not read yet).
+        #expect(kept.count > 0 && kept.count < data.count, "kept \(kept.count) bytes; events: \(failing.all)")
+        #expect(kept == data.prefix(kept.count))
 
         let again = try await engine.run(.copy, from: TransferEndpoint(provider: direct, path: folder),
                                          to: TransferEndpoint(provider: localProvider, path: "/dst"))
         #expect(again.failed == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: local.path + "/dst/big.bin")) == data)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: local.path + "/dst") == ["big.bin"])
+        // The re-run asked only for the rest (a 206 partial answer to a ranged GET).
+        try await Task.sleep(for: .milliseconds(200))  // Apache writes its log line after answering
+        let gets = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix("GET ") && $0.contains(String(folder.dropFirst()) + "/big.bin") }
+        #expect(gets.last?.contains(" 206 ") == true, "GETs: \(gets)")
+    }
+
+    @Test("a download cut every 1.5 MB still completes: each retry continues where the last one stopped")
+    func downloadResumesWithinRun() async throws {
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        let data = Bytes.pattern(5_000_000, seed: 13)
+        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+        let accessLog = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"])
+        let direct = WebDAVProvider(configuration: server.configuration(remoteName: "direct"))
+        let folder = "/fault-\(UUID().uuidString.prefix(8))"
+        try await direct.createFolder(path: folder, withIntermediateDirectories: false)
+        defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
+        try await direct.writeContents(path: folder + "/big.bin", data: data)
+
+        let (dav, proxy) = try proxied(dropAfter: 1_500_000, maxDrops: 100)
+        defer { proxy.stop() }
+        let events = EventLog()
+        // Each cut is a reset, which also discards what was still in the client's socket buffer, so
+        // an attempt gains at most 1.5 MB (less on a busy machine): allow plenty of attempts.
+        let summary = try await CopyEngine(options: CopyOptions(retries: 40, retryDelay: .milliseconds(5), maxRetryDelay: .milliseconds(20))).run(
+            .copy, from: TransferEndpoint(provider: dav, path: folder + "/big.bin"),
+            to: TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin"), onEvent: events.record)
+        #expect(summary.failed == 0, "failures: \(events.failures)")
+        #expect(events.retries >= 3, "5 MB through connections cut after 1.5 MB needs at least 4 attempts")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: local.path + "/big.bin")) == data)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: local.path) == ["big.bin"])
+        // Every attempt after the first asked for the rest only: ranged GETs answered 206.
+        try await Task.sleep(for: .milliseconds(200))  // Apache writes its log line after answering
+        let gets = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix("GET ") && $0.contains(String(folder.dropFirst()) + "/big.bin") }
+        #expect(gets.count == events.retries + 1, "GETs: \(gets)")
+        #expect(gets.dropFirst().allSatisfy { $0.contains(" 206 ") }, "GETs: \(gets)")
     }
 }
 

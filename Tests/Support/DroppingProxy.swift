@@ -111,7 +111,7 @@ public final class DroppingProxy: @unchecked Sendable {
             }
             var offset = 0
             while offset < count {
-                let written = buffer.withUnsafeBytes { write(target, $0.baseAddress! + offset, count - offset) }
+                let written = buffer.withUnsafeBytes { send(target, $0.baseAddress! + offset, count - offset, Int32(MSG_NOSIGNAL)) }
                 if written <= 0 { return }
                 offset += written
             }

@@ -76,6 +76,20 @@ public enum RemotePath {
         return "." + base + suffix
     }
 
+    /// The hidden name of a resumable partial file for `name` under `key` (a short identifier):
+    /// `.NAME.gateway-resume-KEY.partial`. The same name and key always give the same file.
+    public static func resumableName(for name: String, key: String) -> String {
+        let suffix = ".gateway-resume-\(key).partial"
+        let base = name.utf8.count + suffix.utf8.count + 1 > 255 ? String(ContentHasher.hash(Data(name.utf8), .sha1).prefix(16)) : name
+        return "." + base + suffix
+    }
+
+    /// The prefix shared by every resumable partial file of `name`, whatever its key.
+    public static func resumablePrefix(for name: String) -> String? {
+        let probe = resumableName(for: name, key: "")
+        return probe.hasSuffix(".partial") ? String(probe.dropLast(".partial".count)) : nil
+    }
+
     /// A path that is safe to show in messages: control characters are escaped so a hostile name
     /// cannot forge terminal output.
     public static func printable(_ path: String) -> String {

@@ -60,19 +60,22 @@ final class CurlTransfer: @unchecked Sendable {
     /// The FTP server's reply lines so far (``HeaderMode/ftp``).
     var replyLines: [String] { state.withLock { $0.replyLines } }
 
-    /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then gives
-    /// the handle back to `pool` and completes it. `finished` runs on that thread first.
+    /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then
+    /// completes it and gives the handle back to `pool`. `finished` runs on that thread first.
     ///
-    /// The handle goes back before the caller is resumed, so that the caller's next request reuses
-    /// its connection instead of opening (and, for FTP, logging in on) another one.
+    /// The pool is told before the caller is resumed that the handle is on its way back, so that
+    /// the caller's next request waits for it and reuses its connection instead of opening (and,
+    /// for FTP, logging in on) another one.
     func start(releasingTo pool: HandlePool, polling: Bool = false, reusable: @escaping @Sendable (CURLcode) -> Bool,
                finished: (@Sendable (CURLcode) -> Void)? = nil) {
         let thread = Thread { [self] in
             let code = polling ? easy.performPolling() : easy.perform()
             finished?(code)
             let outcome = outcome(of: code)
-            pool.release(easy, reusable: reusable(code))
+            let keep = reusable(code)
+            if keep { pool.willRelease() }
             complete(outcome)
+            pool.release(easy, reusable: keep)
         }
         thread.stackSize = 512 * 1024
         thread.start()
