@@ -27,7 +27,13 @@ extension FTPProvider {
         let targetPath = try await serverPath(target)
         do {
             do {
-                try await client.store(targetPath, path: remote, from: counted)
+                if options.atomically, let length = stream.expectedLength, length <= Self.replayableUploadSize {
+                    // A small file to a temporary name: held in memory, so a dropped connection
+                    // can be answered by sending it again.
+                    try await client.storeRepeatable(targetPath, path: remote, contents: try await counted.collect(limit: Int(length)))
+                } else {
+                    try await client.store(targetPath, path: remote, from: counted)
+                }
             } catch let error as FileProviderFTPError {
                 throw await refineWriteFailure(error, remote: remote)
             }
@@ -50,6 +56,10 @@ extension FTPProvider {
             throw error
         }
     }
+
+    /// Uploads up to this size to a temporary name are kept in memory and sent again when the
+    /// connection drops under them.
+    static let replayableUploadSize: Int64 = 1 << 20
 
     /// A refused STOR: a missing folder is "not found", a full disk "no space", else permission.
     private func refineWriteFailure(_ error: FileProviderFTPError, remote: String) async -> any Error {

@@ -138,7 +138,7 @@ extension LocalFileProvider: FileProviderResumableWrite {
 
     /// Renames a finished temporary file into place. Without `overwrite`, `link` + `unlink` makes
     /// "fail if it exists" atomic.
-    private func commit(temporary: String, to host: String, overwrite: Bool, remote: String) throws {
+    func commit(temporary: String, to host: String, overwrite: Bool, remote: String) throws {
         if overwrite {
             guard rename(temporary, host) == 0 else { throw posixError(errno, remote, writing: true) }
             return

@@ -56,8 +56,10 @@ extension CopyEngine {
             return
         }
         progress?.setCurrentItem(job.relative)
-        let transferOptions = TransferOptions(overwrite: true, preserveModificationTimes: options.preserveModificationTimes,
+        var transferOptions = TransferOptions(overwrite: true, preserveModificationTimes: options.preserveModificationTimes,
                                               sourceHashes: checksum.sourceHashes)
+        transferOptions.multiThreadStreams = options.multiThreadStreams
+        transferOptions.multiThreadCutoff = options.multiThreadCutoff
         do {
             try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
                                 onRetry: { attempt, delay, error in

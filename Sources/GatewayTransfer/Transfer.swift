@@ -37,6 +37,11 @@ public struct TransferOptions: Sendable {
     public var overwrite: Bool
     /// Give copies the source's modification time where the destination can set it.
     public var preserveModificationTimes: Bool
+    /// Ranged streams a large file is downloaded in at once, where the source reads ranges and the
+    /// destination writes pieces (Local); 1 streams it in one piece.
+    public var multiThreadStreams: Int = 1
+    /// Files smaller than this are never split into several streams.
+    public var multiThreadCutoff: Int64 = 256 << 20
     /// Content hashes the source file is known to have (from its listing, or compared by
     /// `--checksum`). A streamed copy hashes the bytes as they pass and fails with
     /// ``FileProviderError/checksumMismatch(path:algorithm:expected:actual:)``, storing nothing, when
@@ -83,6 +88,13 @@ public enum Transfer {
         if options.preserveModificationTimes, destination.provider.capabilities.supports(.setModificationDate) {
             write.modificationDate = attributes.modificationDate
         }
+        if options.multiThreadStreams > 1, let size = attributes.size, size >= max(options.multiThreadCutoff, 2),
+           hashes.isEmpty, source.provider.capabilities.supports(.rangedRead),
+           let positional = destination.provider as? any FileProviderPositionalWrite {
+            try await multiStreamCopy(from: source, reader: reader, attributes: attributes, size: size, to: destination,
+                                      writer: positional, streams: options.multiThreadStreams, options: write, progress: progress)
+            return
+        }
         if let resumable = destination.provider as? any FileProviderResumableWrite,
            let key = resumeKey(source: source, attributes: attributes, hashes: hashes) {
             try await resumingCopy(from: source, reader: reader, attributes: attributes, to: destination, writer: resumable,
@@ -96,6 +108,47 @@ public enum Transfer {
             write.contentHashes = hashes
         }
         _ = try await writer.write(path: destination.path, from: stream, options: write)
+    }
+
+    /// Downloads `size` bytes in `streams` ranged reads at once, each written at its offset; the
+    /// file appears under its name only when every range arrived. Ranges are version-checked, so a
+    /// source that changes meanwhile fails the copy instead of mixing two versions.
+    private static func multiStreamCopy(from source: TransferEndpoint, reader: any FileProviderReadWrite, attributes: FileObject,
+                                        size: Int64, to destination: TransferEndpoint, writer: any FileProviderPositionalWrite,
+                                        streams: Int, options: WriteOptions, progress: TransferProgress?) async throws {
+        let file = try await writer.openPositionalWrite(path: destination.path, size: size, options: options)
+        // Ranges of whole MiBs, at least one MiB each.
+        let unit: Int64 = 1 << 20
+        let part = max(unit, (size / Int64(streams) + unit - 1) / unit * unit)
+        let ranges = stride(from: Int64(0), to: size, by: Int(part)).map { start in (start, min(part, size - start)) }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (start, length) in ranges {
+                    group.addTask {
+                        let stream = try await reader.readStream(
+                            path: source.path, options: ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag))
+                        var position = start
+                        for try await chunk in stream {
+                            try progress.checkCancellation()
+                            guard position + Int64(chunk.count) <= start + length else {
+                                throw FileProviderError.truncated(path: source.path, reason: "the source sent more than the range asked for")
+                            }
+                            try file.write(chunk, at: position)
+                            position += Int64(chunk.count)
+                            progress?.addBytes(Int64(chunk.count))
+                        }
+                        guard position == start + length else {
+                            throw FileProviderError.truncated(path: source.path, reason: "received \(position - start) of \(length) bytes of a range")
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            _ = try await file.commit()
+        } catch {
+            file.abort()
+            throw error
+        }
     }
 
     /// Files at least this large are copied resumably where the destination can keep a partial file.

@@ -3,6 +3,27 @@ import Testing
 
 @Suite("gateway copy, sync and check")
 struct CopyEngineCLITests {
+    @Test("--multi-thread-streams and --multi-thread-cutoff: a large file into another local remote, byte-equal; bad values are usage errors")
+    func multiThread() throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let data = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+        try s.write("big.bin", data)
+        try FileManager.default.createDirectory(atPath: s.path("store"), withIntermediateDirectories: true)
+        try s.write("config.json", Data(#"{"remotes": {"store": {"type": "local", "root": "\#(s.path("store"))"}}}"#.utf8))
+        let copy = try s.runner.run(["--config", "config.json", "copy", "--multi-thread-streams", "3", "--multi-thread-cutoff", "1M",
+                                     "big.bin", "store:big.bin"])
+        #expect(copy.status == 0, "stderr: \(copy.stderr)")
+        #expect(try s.read("store/big.bin") == data)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("store")) == ["big.bin"])
+        for bad in [["--multi-thread-cutoff", "12Q"], ["--multi-thread-streams", "0"], ["--multi-thread-cutoff", "-5M"]] {
+            let refused = try s.runner.run(["copy"] + bad + ["big.bin", "other.bin"])
+            #expect(refused.status == 2, "\(bad): \(refused.stderr)")
+            #expect(refused.stderr.contains("--multi-thread"), "\(bad): \(refused.stderr)")
+            #expect(!s.exists("other.bin"))
+        }
+    }
+
     @Test("ls -l and ls --json print modification times in UTC, to the second and to the millisecond")
     func listingTimes() throws {
         let s = try CLIScratch()

@@ -157,9 +157,10 @@ struct CopyEngineTests {
     func move(pair: EnginePair) async throws {
         try await pair.run { from, to in
             let files = try await makeTree(from)
+            let log = EventLog()
             let summary = try await CopyEngine().run(.move, from: TransferEndpoint(provider: from.provider, path: from.path("src")),
-                                                     to: TransferEndpoint(provider: to.provider, path: to.path("dst")))
-            #expect(summary.failed == 0)
+                                                     to: TransferEndpoint(provider: to.provider, path: to.path("dst")), onEvent: log.record)
+            #expect(summary.failed == 0, "failures: \(log.failures)")
             #expect(try await snapshot(to, "dst").files == files)
             await expectFailure(.notFound) { _ = try await from.provider.attributesOfItem(path: from.path("src")) }
         }

@@ -13,6 +13,10 @@ struct CopyFlags: ParsableArguments {
     @Flag(name: [.customShort("c"), .long],
           help: "Compare files of the same size by content hash (MD5/SHA-1/SHA-256, where both sides have one in common) instead of modification time.")
     var checksum = false
+    @Option(help: "Ranged streams a large file is downloaded in at once, into a local destination (1: off).")
+    var multiThreadStreams = 4
+    @Option(help: ArgumentHelp("Files at least this large use several streams: bytes, or with K, M, G (powers of 1024).", valueName: "size"))
+    var multiThreadCutoff = "256M"
     @Option(help: "Attempts per file on transient errors (time-outs, dropped connections, 5xx, 429).") var retries = 3
     @Option(help: "Attempts per single request that can be repeated safely (a connection that broke before the answer, a busy server).")
     var lowLevelRetries = 10
@@ -24,12 +28,18 @@ struct CopyFlags: ParsableArguments {
         guard (1...256).contains(checkers) else { throw ValidationError("--checkers must be between 1 and 256") }
         guard (1...100).contains(retries) else { throw ValidationError("--retries must be between 1 and 100") }
         guard (1...100).contains(lowLevelRetries) else { throw ValidationError("--low-level-retries must be between 1 and 100") }
+        guard (1...32).contains(multiThreadStreams) else { throw ValidationError("--multi-thread-streams must be between 1 and 32") }
+        guard ByteSize.parse(multiThreadCutoff) != nil else {
+            throw ValidationError("--multi-thread-cutoff must be a size such as 64M, 1G or 1048576, not \"\(multiThreadCutoff)\"")
+        }
     }
 
     var options: CopyOptions {
         var options = CopyOptions(transfers: transfers, checkers: checkers, ignoreExisting: ignoreExisting, update: update,
                                   sizeOnly: sizeOnly, dryRun: dryRun, retries: retries)
         options.checksum = checksum
+        options.multiThreadStreams = multiThreadStreams
+        options.multiThreadCutoff = ByteSize.parse(multiThreadCutoff) ?? options.multiThreadCutoff
         return options
     }
 }
@@ -226,5 +236,22 @@ enum SummaryPrinter {
         line += String(format: ", %.1fs", seconds)
         if seconds > 0, summary.bytes > 0 { line += ", \(Format.bytes(Int64(Double(summary.bytes) / seconds)))/s" }
         Diagnostics.printLine(line)
+    }
+}
+
+/// Sizes written by people: `1048576`, `64K`, `256M`, `1G`, `2T` (powers of 1024; `KiB`/`MB` style
+/// suffixes and a trailing `B` accepted too).
+enum ByteSize {
+    static func parse(_ text: String) -> Int64? {
+        var digits = Substring(text.trimmingCharacters(in: .whitespaces).uppercased())
+        if digits.hasSuffix("IB") { digits = digits.dropLast(2) } else if digits.hasSuffix("B") { digits = digits.dropLast() }
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var scale: Int64 = 1
+        if let last = digits.last, let unit = units[last] {
+            scale = unit
+            digits = digits.dropLast()
+        }
+        guard let value = Double(digits), value >= 0, value * Double(scale) < 9e18 else { return nil }
+        return Int64(value * Double(scale))
     }
 }

@@ -62,20 +62,13 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then
     /// completes it and gives the handle back to `pool`. `finished` runs on that thread first.
-    ///
-    /// The pool is told before the caller is resumed that the handle is on its way back, so that
-    /// the caller's next request waits for it and reuses its connection instead of opening (and,
-    /// for FTP, logging in on) another one.
     func start(releasingTo pool: HandlePool, polling: Bool = false, reusable: @escaping @Sendable (CURLcode) -> Bool,
                finished: (@Sendable (CURLcode) -> Void)? = nil) {
         let thread = Thread { [self] in
             let code = polling ? easy.performPolling() : easy.perform()
             finished?(code)
-            let outcome = outcome(of: code)
-            let keep = reusable(code)
-            if keep { pool.willRelease() }
-            complete(outcome)
-            pool.release(easy, reusable: keep)
+            complete(outcome(of: code))
+            pool.release(easy, reusable: reusable(code))
         }
         thread.stackSize = 512 * 1024
         thread.start()

@@ -140,6 +140,15 @@ public final class FTPClient: Sendable {
         try await Self.drain(body)
     }
 
+    /// Uploads bytes held in memory with STOR, sent again on a fresh connection (up to
+    /// `requestAttempts` times) when the connection fails under it. Only for a name no one else
+    /// writes (an atomic write's temporary file), where a second STOR cannot clobber anything.
+    public func storeRepeatable(_ serverPath: String, path: String, contents: Data) async throws {
+        try await repeating(true) {
+            try await store(serverPath, path: path, from: ByteStream(data: contents))
+        }
+    }
+
     /// Size and modification time of the file at `serverPath` from `SIZE` and `MDTM`; throws for
     /// folders and missing files (reply 550).
     public func fileInfo(_ serverPath: String, path: String) async throws -> (size: Int64?, modificationDate: Date?) {

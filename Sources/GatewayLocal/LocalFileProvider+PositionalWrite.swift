@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+public import GatewayCore
+import Synchronization
+
+extension LocalFileProvider: FileProviderPositionalWrite {
+    public func openPositionalWrite(path: String, size: Int64, options: WriteOptions) async throws -> any PositionalFileWriter {
+        let remote = try RemotePath.normalize(path)
+        guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
+        guard size >= 0 else { throw FileProviderError.invalidPath(path: remote, reason: "negative size") }
+        let host = try resolver.hostPath(remote, followFinalSymlink: true)
+        let existing = POSIX.status(host, followSymlinks: true)
+        if let existing {
+            if POSIX.isDirectory(existing) { throw posixError(EISDIR, remote, writing: true) }
+            if !options.overwrite { throw posixError(EEXIST, remote, writing: true) }
+        }
+        let slash = host.lastIndex(of: "/") ?? host.startIndex
+        let temporary = String(host[..<slash]) + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: host))
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard fd >= 0 else { throw posixError(errno, remote, writing: true) }
+        // The whole size up front: a full disk fails here, not half-way (where the file system can).
+        let reserved = posix_fallocate(fd, 0, off_t(size))
+        if reserved != 0, reserved != EOPNOTSUPP, reserved != EINVAL {
+            close(fd)
+            unlink(temporary)
+            throw posixError(reserved, remote, writing: true)
+        }
+        if reserved != 0, ftruncate(fd, off_t(size)) != 0 {
+            let failure = errno
+            close(fd)
+            unlink(temporary)
+            throw posixError(failure, remote, writing: true)
+        }
+        if let existing { fchmod(fd, existing.st_mode & 0o7777) }
+        return LocalPositionalWriter(provider: self, fd: fd, temporary: temporary, host: host, remote: remote,
+                                     size: size, options: options)
+    }
+}
+
+/// A local file assembled with `pwrite` under a temporary name, renamed into place when complete.
+final class LocalPositionalWriter: PositionalFileWriter {
+    private struct State {
+        var fd: Int32?
+        var written: Int64 = 0
+        var finished = false
+    }
+
+    private let provider: LocalFileProvider
+    private let temporary: String
+    private let host: String
+    private let remote: String
+    private let size: Int64
+    private let overwrite: Bool
+    private let modificationDate: Date?
+    private let state: Mutex<State>
+
+    init(provider: LocalFileProvider, fd: Int32, temporary: String, host: String, remote: String, size: Int64, options: WriteOptions) {
+        self.provider = provider
+        self.temporary = temporary
+        self.host = host
+        self.remote = remote
+        self.size = size
+        self.overwrite = options.overwrite
+        self.modificationDate = options.modificationDate
+        self.state = Mutex(State(fd: fd))
+    }
+
+    func write(_ data: Data, at offset: Int64) throws {
+        guard offset >= 0, offset + Int64(data.count) <= size else {
+            throw FileProviderError.invalidPath(path: remote, reason: "a piece at \(offset) of \(data.count) bytes lies outside \(size) bytes")
+        }
+        guard let fd = state.withLock({ $0.fd }) else { throw CancellationError() }
+        try data.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let count = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw provider.posixError(errno, remote, writing: true)
+                }
+                done += count
+            }
+        }
+        state.withLock { $0.written += Int64(data.count) }
+    }
+
+    func commit() async throws -> FileObject {
+        let (fd, written) = state.withLock { state -> (Int32?, Int64) in
+            defer { state.fd = nil }
+            return (state.fd, state.written)
+        }
+        guard let fd else { throw CancellationError() }
+        var closed = false
+        do {
+            guard written == size else {
+                throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(size) bytes; nothing was written")
+            }
+            if let modificationDate, futimens(fd, POSIX.times(modification: modificationDate)) != 0 {
+                throw provider.posixError(errno, remote, writing: true)
+            }
+            closed = true
+            guard close(fd) == 0 else { throw provider.posixError(errno, remote, writing: true) }
+            try provider.commit(temporary: temporary, to: host, overwrite: overwrite, remote: remote)
+        } catch {
+            if !closed { close(fd) }
+            unlink(temporary)
+            throw error
+        }
+        state.withLock { $0.finished = true }
+        guard let info = POSIX.status(host, followSymlinks: true) else { throw provider.posixError(errno, remote) }
+        return POSIX.fileObject(path: remote, info: info)
+    }
+
+    func abort() {
+        let (fd, finished) = state.withLock { state -> (Int32?, Bool) in
+            defer { state.fd = nil }
+            return (state.fd, state.finished)
+        }
+        if let fd { close(fd) }
+        if !finished { unlink(temporary) }
+    }
+
+    deinit { abort() }
+}
