@@ -65,7 +65,8 @@ extension CopyEngine {
                                 onRetry: { attempt, delay, error in
                                     state.event(.retrying(path: job.relative, attempt: attempt, delay: delay, error: ErrorMessage.reason(for: error)))
                                 }) {
-                let attempt = progress?.makeChild(totalBytes: job.source.size)
+                let attempt = progress?.makeChild(totalBytes: job.source.size, name: job.relative)
+                defer { attempt?.finish() }
                 do {
                     if mode == .move {
                         try await Transfer.moveFile(from: sourceFile, to: target, options: transferOptions, progress: attempt,

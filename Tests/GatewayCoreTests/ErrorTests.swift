@@ -166,3 +166,29 @@ struct StreamTests {
         #expect(!FileObject(path: "/a/b", type: .directory).isHidden)
     }
 }
+
+@Suite("Progress of parts in flight")
+struct ActiveProgressTests {
+    @Test("named children are listed while they run; their bytes count towards the parent")
+    func children() {
+        let progress = TransferProgress(totalBytes: 300)
+        let a = progress.makeChild(totalBytes: 100, name: "a")
+        let b = progress.makeChild(totalBytes: 200, name: "b")
+        let unnamed = progress.makeChild()
+        a.addBytes(40)
+        b.addBytes(10)
+        unnamed.addBytes(5)
+        var snapshot = progress.snapshot
+        #expect(snapshot.completedBytes == 55)
+        #expect(snapshot.active.map(\.name) == ["a", "b"])
+        #expect(snapshot.active.map(\.completedBytes) == [40, 10])
+        #expect(snapshot.active.map(\.totalBytes) == [100, 200])
+        a.finish()
+        snapshot = progress.snapshot
+        #expect(snapshot.active.map(\.name) == ["b"])
+        #expect(snapshot.completedBytes == 55)
+        b.finish()
+        unnamed.finish()
+        #expect(progress.snapshot.active.isEmpty)
+    }
+}

@@ -157,7 +157,8 @@ enum TransferCommand {
         let progress = TransferProgress()
         let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress && !flags.dryRun)
         let reporter = EventPrinter(operation: operation, source: from.original, destination: targetName,
-                                    sourceIsFolder: item.isDirectory, verbose: global.verbose, quiet: global.quiet)
+                                    sourceIsFolder: item.isDirectory, verbose: global.verbose, quiet: global.quiet,
+                                    emit: { renderer.printAbove("gateway: " + $0) })
         let summary: CopySummary
         do {
             summary = try await CopyEngine(options: flags.options).run(mode, from: sourceEndpoint, to: target, progress: progress) {
@@ -182,6 +183,8 @@ struct EventPrinter: Sendable {
     let sourceIsFolder: Bool
     let verbose: Bool
     let quiet: Bool
+    /// Writes one stderr line (given without the `gateway: ` prefix), above a live progress block.
+    let emit: @Sendable (String) -> Void
 
     private func name(_ relative: String, in root: String) -> String {
         guard sourceIsFolder, !relative.isEmpty else { return root }
@@ -192,25 +195,25 @@ struct EventPrinter: Sendable {
         switch event {
         case .failed(let path, let operation, let item, let error):
             let shown = item != path ? item : name(path, in: operation == "delete" ? destination : source)
-            Diagnostics.printLine("\(operation) \(shown): \(ErrorMessage.reason(for: error))")
+            emit("\(operation) \(shown): \(ErrorMessage.reason(for: error))")
         case .skipped(let path, let reason):
             if reason.hasPrefix("symbolic link") || reason.hasPrefix("not a regular") {
-                if !quiet { Diagnostics.printLine("\(operation) \(name(path, in: source)): skipped: \(reason)") }
+                if !quiet { emit("\(operation) \(name(path, in: source)): skipped: \(reason)") }
             } else if verbose {
-                Diagnostics.printLine("\(operation) \(name(path, in: source)): skipped: \(reason)")
+                emit("\(operation) \(name(path, in: source)): skipped: \(reason)")
             }
         case .wouldDo(let action, let path):
             let onDestination = action == "delete" || action == "mkdir"
             let shown = action == "mkdir" && path.isEmpty ? destination : name(path, in: onDestination ? destination : source)
             StandardOutput.writeRaw(Data("\(action) \(shown)\n".utf8))
         case .retrying(let path, let attempt, let delay, let error):
-            if !quiet { Diagnostics.printLine("\(operation) \(name(path, in: source)): attempt \(attempt) failed (\(error)); retrying in \(Format.duration(delay))") }
+            if !quiet { emit("\(operation) \(name(path, in: source)): attempt \(attempt) failed (\(error)); retrying in \(Format.duration(delay))") }
         case .notice(let text):
-            if !quiet { Diagnostics.printLine(text) }
+            if !quiet { emit(text) }
         case .copied(let path, let bytes):
-            if verbose { Diagnostics.printLine("\(operation == "move" ? "moved" : "copied") \(name(path, in: source)) (\(Format.bytes(bytes)))") }
+            if verbose { emit("\(operation == "move" ? "moved" : "copied") \(name(path, in: source)) (\(Format.bytes(bytes)))") }
         case .deleted(let path):
-            if verbose { Diagnostics.printLine("deleted \(name(path, in: destination))") }
+            if verbose { emit("deleted \(name(path, in: destination))") }
         case .createdFolder:
             break
         }

@@ -26,12 +26,26 @@ public final class TransferProgress: Sendable {
         public var estimatedTimeRemaining: Duration?
         /// The item being worked on, if the operation reports one.
         public var currentItem: String?
+        /// The named parts running right now (the files of a tree copy in flight), oldest first.
+        public var active: [Active] = []
 
         /// Fraction done between 0 and 1, when the total is known.
         public var fractionCompleted: Double? {
             guard let totalBytes, totalBytes > 0 else { return nil }
             return min(1, Double(completedBytes) / Double(totalBytes))
         }
+    }
+
+    /// One named part in flight: its name and its own reading.
+    public struct Active: Sendable, Hashable {
+        /// The part's name (a file's path relative to the copied tree).
+        public var name: String
+        /// Bytes done.
+        public var completedBytes: Int64
+        /// Bytes expected, when known.
+        public var totalBytes: Int64?
+        /// Recent rate in bytes per second.
+        public var bytesPerSecond: Double
     }
 
     private struct State {
@@ -44,6 +58,8 @@ public final class TransferProgress: Sendable {
         var lastSampleTime: ContinuousClock.Instant
         var lastSampleBytes: Int64 = 0
         var cancelled = false
+        /// Named children not yet finished, in the order they started.
+        var children: [(id: ObjectIdentifier, name: String, progress: TransferProgress)] = []
     }
 
     private let clock = ContinuousClock()
@@ -53,9 +69,19 @@ public final class TransferProgress: Sendable {
     private let parent: TransferProgress?
 
     /// A progress for one part of a larger operation (one file of a tree): its bytes count towards
-    /// this progress too, and cancelling this progress's parent stops it.
-    public func makeChild(totalBytes: Int64? = nil) -> TransferProgress {
-        TransferProgress(totalBytes: totalBytes, totalFiles: nil, parent: self)
+    /// this progress too, and cancelling this progress's parent stops it. A named child is listed in
+    /// the parent's ``Snapshot/active`` until ``finish()``.
+    public func makeChild(totalBytes: Int64? = nil, name: String? = nil) -> TransferProgress {
+        let child = TransferProgress(totalBytes: totalBytes, totalFiles: nil, parent: self)
+        if let name { state.withLock { $0.children.append((ObjectIdentifier(child), name, child)) } }
+        return child
+    }
+
+    /// Ends a child part: it leaves its parent's list of active parts (its bytes stay counted).
+    public func finish() {
+        guard let parent else { return }
+        let id = ObjectIdentifier(self)
+        parent.state.withLock { $0.children.removeAll { $0.id == id } }
     }
 
     /// Creates a progress with an optional expected total.
@@ -128,7 +154,17 @@ public final class TransferProgress: Sendable {
     /// The current reading.
     public var snapshot: Snapshot {
         let elapsed = clock.now - start
-        return state.withLock { state in
+        let children = state.withLock { $0.children }
+        var reading = ownSnapshot(elapsed: elapsed)
+        reading.active = children.map { child in
+            let part = child.progress.ownSnapshot(elapsed: child.progress.clock.now - child.progress.start)
+            return Active(name: child.name, completedBytes: part.completedBytes, totalBytes: part.totalBytes, bytesPerSecond: part.bytesPerSecond)
+        }
+        return reading
+    }
+
+    private func ownSnapshot(elapsed: Duration) -> Snapshot {
+        state.withLock { state in
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             var rate = state.rate
             if rate == 0, seconds > 0 { rate = Double(state.completedBytes) / seconds }
