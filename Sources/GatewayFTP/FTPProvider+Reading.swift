@@ -19,7 +19,8 @@ extension FTPProvider {
         if options.length == 0 { return ByteStream(data: Data()) }
         do {
             // REST + RETR; with a length, libcurl closes the data connection once it has the bytes.
-            return try await client.retrieve(try await serverPath(remote), path: remote, offset: options.offset, length: options.length)
+            return try await client.retrieve(try await serverPath(remote), path: remote, offset: options.offset, length: options.length,
+                                             buffer: options.bufferSize)
         } catch let error as FileProviderFTPError {
             // A REST beyond the end is an empty read, as an HTTP 416 is.
             if options.offset > 0, let item = try? await itemIfPresent(path: remote), item.type == .file,

@@ -3,8 +3,56 @@ public import GatewayCore
 import GatewayTransport
 import Synchronization
 
-extension FTPProvider {
+extension FTPProvider: FileProviderResumableWrite {
     public func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        let remote = try await checkedWriteTarget(path, options: options)
+        let target = options.atomically
+            ? RemotePath.parent(of: remote).appendingRemoteComponent(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
+            : remote
+        return try await upload(stream, to: target, as: remote, offset: 0, options: options) { error in
+            let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }
+            return options.atomically || partial
+        }
+    }
+
+    /// The size of the partial file an interrupted resumable upload under `key` left (`SIZE`).
+    public func resumableWriteLength(path: String, key: String) async throws -> Int64 {
+        let remote = try RemotePath.normalize(path)
+        let partial = Self.resumablePath(remote, key: key)
+        do {
+            return try await client.fileInfo(try await serverPath(partial), path: partial).size ?? 0
+        } catch let error as FileProviderFTPError where error.replyCode == 550 {
+            return 0
+        }
+    }
+
+    /// Uploads to `.NAME.gateway-resume-KEY.partial`: `STOR` from the start, `APPE` after the
+    /// `offset` bytes an interrupted upload left there; then `RNFR`/`RNTO` into place. After a
+    /// transient failure the partial file stays for the next attempt.
+    public func resumableWrite(path: String, key: String, offset: Int64, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        let remote = try await checkedWriteTarget(path, options: options)
+        let partial = Self.resumablePath(remote, key: key)
+        if offset > 0 {
+            let stored = try await resumableWriteLength(path: remote, key: key)
+            guard stored == offset else {
+                throw FileProviderError.truncated(path: remote, reason: "the interrupted upload holds \(stored) bytes, not \(offset)")
+            }
+        }
+        var options = options
+        options.atomically = true
+        return try await upload(stream, to: partial, as: remote, offset: offset, options: options) { error in
+            !(error.failureKind.isTransient && error.failureKind != .checksumMismatch)
+        }
+    }
+
+    /// The partial file of a resumable upload of `remote` under `key`, beside it.
+    static func resumablePath(_ remote: String, key: String) -> String {
+        RemotePath.parent(of: remote).appendingRemoteComponent(RemotePath.resumableName(for: RemotePath.lastComponent(of: remote), key: key))
+    }
+
+    /// Checks a write's target: not the root, not a folder, and (when asked) absent or of the
+    /// expected version. Returns the normalized path.
+    private func checkedWriteTarget(_ path: String, options: WriteOptions) async throws -> String {
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
         if !options.overwrite || options.ifVersion != nil {
@@ -15,9 +63,14 @@ extension FTPProvider {
                 throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: existing?.versionTag)
             }
         }
-        let target = options.atomically
-            ? RemotePath.parent(of: remote).appendingRemoteComponent(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
-            : remote
+        return remote
+    }
+
+    /// Sends `stream` to `target` (`STOR`, or `APPE` after `offset` bytes already there), checks the
+    /// byte count against the whole file's size, renames `target` to `remote` when they differ and
+    /// sets the modification time. On failure `target` is deleted when `discards` says so.
+    private func upload(_ stream: ByteStream, to target: String, as remote: String, offset: Int64, options: WriteOptions,
+                        discards: (any Error) -> Bool) async throws -> FileObject {
         let counter = Mutex<Int64>(0)
         let progress = options.progress
         let counted = stream.observing(beforeEach: { try progress.checkCancellation() }, afterEach: { chunk in
@@ -27,32 +80,32 @@ extension FTPProvider {
         let targetPath = try await serverPath(target)
         do {
             do {
-                if options.atomically, let length = stream.expectedLength, length <= Self.replayableUploadSize {
+                if offset == 0, options.atomically, let length = stream.expectedLength, length <= Self.replayableUploadSize {
                     // A small file to a temporary name: held in memory, so a dropped connection
                     // can be answered by sending it again.
                     try await client.storeRepeatable(targetPath, path: remote, contents: try await counted.collect(limit: Int(length)))
                 } else {
-                    try await client.store(targetPath, path: remote, from: counted)
+                    try await client.store(targetPath, path: remote, from: counted, append: offset > 0)
                 }
             } catch let error as FileProviderFTPError {
                 throw await refineWriteFailure(error, remote: remote)
             }
-            let written = counter.withLock { $0 }
-            if let expected = options.expectedSize ?? stream.expectedLength, expected != written {
+            let written = offset + counter.withLock { $0 }
+            if let expected = options.expectedSize ?? stream.expectedLength.map({ $0 + offset }), expected != written {
                 throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
             }
-            if options.atomically { try await rename(target, to: remote, replacing: options.overwrite) }
+            if target != remote { try await rename(target, to: remote, replacing: options.overwrite) }
             var stamped = false
             if let date = options.modificationDate, try await features().setModificationTime {
                 try await setModificationDate(date, path: remote)
                 stamped = true
             }
-            logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written)])
+            logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written),
+                                                  "resumed_at": .stringConvertible(offset)])
             if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }
             return FileObject(path: remote, type: .file, size: written, modificationDate: stamped ? options.modificationDate : nil)
         } catch {
-            let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }
-            if options.atomically || partial { await discard(target) }
+            if discards(error) { await discard(target) }
             throw error
         }
     }

@@ -101,7 +101,10 @@ extension LocalFileProvider: FileProviderResumableWrite {
             guard resume.offset >= 0, Int64(info.st_size) >= resume.offset else {
                 throw FileProviderError.truncated(path: remote, reason: "the interrupted write holds \(info.st_size) bytes, not \(resume.offset)")
             }
-            guard ftruncate(fd, off_t(resume.offset)) == 0, lseek(fd, off_t(resume.offset), SEEK_SET) == off_t(resume.offset) else {
+            // Only truncate when there is more than the offset: ext4 flushes a file truncated to
+            // zero when it is closed (auto_da_alloc), which would cost every new file a wait.
+            guard Int64(info.st_size) == resume.offset || ftruncate(fd, off_t(resume.offset)) == 0,
+                  lseek(fd, off_t(resume.offset), SEEK_SET) == off_t(resume.offset) else {
                 throw posixError(errno, remote, writing: true)
             }
         }

@@ -125,8 +125,9 @@ public enum Transfer {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (start, length) in ranges {
                     group.addTask {
-                        let stream = try await reader.readStream(
-                            path: source.path, options: ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag))
+                        var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag)
+                        range.bufferSize = max(512 << 10, (4 << 20) / ranges.count)  // the streams share one transfer's memory
+                        let stream = try await reader.readStream(path: source.path, options: range)
                         var position = start
                         for try await chunk in stream {
                             try progress.checkCancellation()

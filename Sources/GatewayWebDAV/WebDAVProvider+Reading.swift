@@ -26,7 +26,9 @@ extension WebDAVProvider {
         }
         var url = paths.url(remote)
         for _ in 0..<5 {
-            let (head, body) = try await client.stream(HTTPRequest(method: "GET", url: url, path: remote, headers: headers))
+            var request = HTTPRequest(method: "GET", url: url, path: remote, headers: headers)
+            request.responseBuffer = options.bufferSize
+            let (head, body) = try await client.stream(request)
             switch head.status {
             case 200:
                 // The server ignored the range: skip and cut here.

@@ -11,6 +11,9 @@ public struct ReadOptions: Sendable, Hashable {
     public var ifVersion: String?
     /// Preferred chunk size in bytes.
     public var chunkSize: Int
+    /// How many bytes a network backend may hold in memory ahead of the reader (4 MiB by default);
+    /// several parallel streams of one file use less each.
+    public var bufferSize: Int = 4 << 20
 
     /// Creates read options; the defaults read the whole current file.
     public init(offset: Int64 = 0, length: Int64? = nil, ifVersion: String? = nil, chunkSize: Int = 1 << 20) {

@@ -29,7 +29,8 @@ public final class FTPClient: Sendable {
     private let origin: String
 
     /// Bytes buffered between libcurl and the consumer, per transfer.
-    static let bufferCapacity = 4 << 20
+    /// The default buffer of a transfer: bytes that may wait in memory for the reader or the network.
+    public static let bufferCapacity = 4 << 20
 
     /// Creates a client. Nothing is sent until the first operation.
     public init(configuration: FTPClientConfiguration, logger: Logger) {
@@ -120,9 +121,10 @@ public final class FTPClient: Sendable {
 
     /// Streams the file at `serverPath` from `offset`, `length` bytes or to the end (REST + RETR).
     /// Errors about the file itself are thrown here, before the first byte; they name `path`.
-    public func retrieve(_ serverPath: String, path: String, offset: Int64 = 0, length: Int64? = nil) async throws -> ByteStream {
+    public func retrieve(_ serverPath: String, path: String, offset: Int64 = 0, length: Int64? = nil,
+                         buffer: Int = FTPClient.bufferCapacity) async throws -> ByteStream {
         try await repeating(true) {
-            try await start(url: url(serverPath, folder: false), path: path, command: "RETR", expectedLength: length) { easy, _ in
+            try await start(url: url(serverPath, folder: false), path: path, command: "RETR", expectedLength: length, buffer: buffer) { easy, _ in
                 if let length {
                     try easy.set(CURLOPT_RANGE, "\(offset)-\(offset + max(length, 1) - 1)")
                 } else if offset > 0 {
@@ -221,11 +223,12 @@ public final class FTPClient: Sendable {
     /// Starts a transfer and returns once it delivered its first byte or ended; the stream carries
     /// the data connection's bytes (empty for commands). `finished` runs on the transfer's thread
     /// before its handle goes back to the pool.
-    private func start(url: String, path: String, command: String?, expectedLength: Int64? = nil, upload stream: ByteStream? = nil,
+    private func start(url: String, path: String, command: String?, expectedLength: Int64? = nil, buffer: Int = FTPClient.bufferCapacity,
+                       upload stream: ByteStream? = nil,
                        configure: (CurlEasy, CurlTransfer) throws -> Void,
                        finished: (@Sendable (CurlEasy, CURLcode) -> Void)? = nil) async throws -> (CurlTransfer, ByteStream) {
         let easy = try await pool.acquire()
-        let download = DownloadChannel(capacity: Self.bufferCapacity)
+        let download = DownloadChannel(capacity: max(64 << 10, buffer))
         var upload: UploadChannel?
         if let stream {
             let channel = UploadChannel(capacity: Self.bufferCapacity)

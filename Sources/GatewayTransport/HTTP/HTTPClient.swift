@@ -21,7 +21,8 @@ public final class HTTPClient: Sendable {
     private let authProbed = Atomic<Bool>(false)
 
     /// Bytes buffered between libcurl and the consumer, per transfer.
-    static let bufferCapacity = 4 << 20
+    /// The default response buffer of a transfer (``HTTPRequest/responseBuffer``).
+    public static let bufferCapacity = 4 << 20
 
     /// Creates a client.
     public init(configuration: HTTPClientConfiguration, logger: Logger) {
@@ -82,7 +83,7 @@ public final class HTTPClient: Sendable {
 
     private func send(once request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
         let easy = try await pool.acquire()
-        let download = DownloadChannel(capacity: Self.bufferCapacity)
+        let download = DownloadChannel(capacity: max(64 << 10, request.responseBuffer))
         var upload: UploadChannel?
         switch request.body {
         case .none:

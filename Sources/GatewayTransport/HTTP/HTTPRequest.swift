@@ -25,6 +25,9 @@ public struct HTTPRequest: Sendable {
     /// host). The WebDAV provider follows its GET and PROPFIND redirects itself instead, to keep them
     /// on the same host.
     public var followRedirects: Bool
+    /// How many bytes of the response body may wait in memory for the reader (back-pressure
+    /// stops the transfer beyond that).
+    public var responseBuffer: Int = HTTPClient.bufferCapacity
 
     /// Creates a request.
     public init(method: String, url: URL, path: String, headers: [(name: String, value: String)] = [], body: Body = .none,
