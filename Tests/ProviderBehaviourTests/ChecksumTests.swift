@@ -95,8 +95,6 @@ struct ChecksumTests {
 
     @Test("Nextcloud vendor: oc:checksums are read, OC-Checksum and X-OC-Mtime are sent, --checksum compares with stored hashes")
     func nextcloudHashes() async throws {
-        let accessLog = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"],
-                                     "GATEWAY_TEST_APACHE_ACCESS_LOG is not set: run ./scripts/test.sh (it starts the servers)")
         try await ProviderFixture.local.run { from in
             try await ProviderFixture.webdavApacheNextcloud.run { to in
                 let dav = try #require(to.provider as? WebDAVProvider)
@@ -109,10 +107,8 @@ struct ChecksumTests {
                 // The upload carries the source's SHA-1 for the server to check and keep.
                 let summary = try await checksumEngine().run(.copy, from: source, to: destination)
                 #expect(summary.copied == 1)
-                try await Task.sleep(for: .milliseconds(200))  // Apache writes its log line after answering
                 let sha1 = ContentHasher.hash(contents, .sha1)
-                let puts = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")
-                    .filter { $0.hasPrefix("PUT ") && $0.contains(String(to.base.dropFirst())) }
+                let puts = try await ApacheAccessLog.requests("PUT", containing: String(to.base.dropFirst()))
                 // ... and the source's modification time as X-OC-Mtime (Unix seconds).
                 let mtime = try #require(try await from.provider.attributesOfItem(path: from.path("src/up.txt")).modificationDate)
                 #expect(puts.contains { $0.hasSuffix(" \(Int64(mtime.timeIntervalSince1970)) SHA1:\(sha1)") }, "PUT lines: \(puts)")

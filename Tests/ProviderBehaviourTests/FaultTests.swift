@@ -7,16 +7,6 @@ import Testing
 /// truncated appears under a final name, and the result is byte-equal.
 @Suite("Faults: connections cut mid-transfer", .serialized)
 struct FaultTests {
-    func proxied(dropAfter: Int, maxDrops: Int) throws -> (WebDAVProvider, DroppingProxy) {
-        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
-        let proxy = try DroppingProxy(targetPort: server.url.port!, dropAfter: dropAfter, maxDrops: maxDrops)
-        var components = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
-        components.port = proxy.port
-        var configuration = server.configuration(remoteName: "proxied")
-        configuration.baseURL = components.url!
-        return (WebDAVProvider(configuration: configuration), proxy)
-    }
-
     @Test("upload cut once: retried, byte-equal, no temporary left")
     func uploadCut() async throws {
         let local = try TemporaryFolder.make()
@@ -24,7 +14,7 @@ struct FaultTests {
         let data = Bytes.pattern(6_000_000, seed: 11)
         try FileManager.default.createDirectory(atPath: local.path + "/src", withIntermediateDirectories: true)
         try data.write(to: URL(fileURLWithPath: local.path + "/src/big.bin"))
-        let (dav, proxy) = try proxied(dropAfter: 2_000_000, maxDrops: 1)
+        let (dav, proxy) = try ApacheFixtures.proxied(dropAfter: 2_000_000, maxDrops: 1)
         defer { proxy.stop() }
         let folder = "/fault-\(UUID().uuidString.prefix(8))"
         defer { Task { try? await dav.removeItem(path: folder, recursive: true) } }
@@ -46,16 +36,11 @@ struct FaultTests {
         let local = try TemporaryFolder.make()
         defer { local.remove() }
         let data = Bytes.pattern(5_000_000, seed: 12)
-        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
-        let accessLog = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"])
         // The same remote name as the proxied one: a re-run names the source as the first run did.
-        let direct = WebDAVProvider(configuration: server.configuration(remoteName: "proxied"))
-        let folder = "/fault-\(UUID().uuidString.prefix(8))"
-        try await direct.createFolder(path: folder, withIntermediateDirectories: false)
+        let (direct, folder) = try await ApacheFixtures.serverFile(data)
         defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
-        try await direct.writeContents(path: folder + "/big.bin", data: data)
 
-        let (dav, proxy) = try proxied(dropAfter: 1_500_000, maxDrops: 100)
+        let (dav, proxy) = try ApacheFixtures.proxied(dropAfter: 1_500_000, maxDrops: 100)
         defer { proxy.stop() }
         let localProvider = try LocalFileProvider(name: "l", root: local.path)
         let engine = CopyEngine(options: CopyOptions(retries: 2, retryDelay: .milliseconds(20)))
@@ -79,9 +64,7 @@ struct FaultTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: local.path + "/dst/big.bin")) == data)
         #expect(try FileManager.default.contentsOfDirectory(atPath: local.path + "/dst") == ["big.bin"])
         // The re-run asked only for the rest (a 206 partial answer to a ranged GET).
-        try await Task.sleep(for: .milliseconds(200))  // Apache writes its log line after answering
-        let gets = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")
-            .filter { $0.hasPrefix("GET ") && $0.contains(String(folder.dropFirst()) + "/big.bin") }
+        let gets = try await ApacheAccessLog.requests("GET", containing: String(folder.dropFirst()) + "/big.bin")
         #expect(gets.last?.contains(" 206 ") == true, "GETs: \(gets)")
     }
 
@@ -90,15 +73,10 @@ struct FaultTests {
         let local = try TemporaryFolder.make()
         defer { local.remove() }
         let data = Bytes.pattern(5_000_000, seed: 13)
-        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
-        let accessLog = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"])
-        let direct = WebDAVProvider(configuration: server.configuration(remoteName: "direct"))
-        let folder = "/fault-\(UUID().uuidString.prefix(8))"
-        try await direct.createFolder(path: folder, withIntermediateDirectories: false)
+        let (direct, folder) = try await ApacheFixtures.serverFile(data)
         defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
-        try await direct.writeContents(path: folder + "/big.bin", data: data)
 
-        let (dav, proxy) = try proxied(dropAfter: 1_500_000, maxDrops: 100)
+        let (dav, proxy) = try ApacheFixtures.proxied(dropAfter: 1_500_000, maxDrops: 100)
         defer { proxy.stop() }
         let events = EventLog()
         // Each cut is a reset, which also discards what was still in the client's socket buffer, so
@@ -111,9 +89,7 @@ struct FaultTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: local.path + "/big.bin")) == data)
         #expect(try FileManager.default.contentsOfDirectory(atPath: local.path) == ["big.bin"])
         // Every attempt after the first asked for the rest only: ranged GETs answered 206.
-        try await Task.sleep(for: .milliseconds(200))  // Apache writes its log line after answering
-        let gets = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")
-            .filter { $0.hasPrefix("GET ") && $0.contains(String(folder.dropFirst()) + "/big.bin") }
+        let gets = try await ApacheAccessLog.requests("GET", containing: String(folder.dropFirst()) + "/big.bin")
         #expect(gets.count == events.retries + 1, "GETs: \(gets)")
         #expect(gets.dropFirst().allSatisfy { $0.contains(" 206 ") }, "GETs: \(gets)")
     }

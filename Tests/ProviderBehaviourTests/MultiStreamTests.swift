@@ -16,8 +16,6 @@ struct MultiStreamTests {
 
     @Test("WebDAV to Local in 4 ranged streams: byte-equal, one ranged GET per stream, nothing else left")
     func webdavToLocal() async throws {
-        let accessLog = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"],
-                                     "GATEWAY_TEST_APACHE_ACCESS_LOG is not set: run ./scripts/test.sh (it starts the servers)")
         let data = Bytes.pattern(6_500_000, seed: 21)
         try await ProviderFixture.webdavApache.run { from in
             try await ProviderFixture.local.run { to in
@@ -31,9 +29,7 @@ struct MultiStreamTests {
                 #expect(progress.snapshot.completedBytes == Int64(data.count))
                 #expect(try await to.provider.contents(path: to.path("big.bin")) == data)
                 #expect(try await to.provider.contentsOfDirectory(path: to.base).collectAll().map(\.name) == ["big.bin"])
-                try await Task.sleep(for: .milliseconds(200))  // Apache writes its log line after answering
-                let gets = try String(contentsOfFile: accessLog, encoding: .utf8).split(separator: "\n")
-                    .filter { $0.hasPrefix("GET ") && $0.contains(String(from.base.dropFirst()) + "/big.bin") }
+                let gets = try await ApacheAccessLog.requests("GET", containing: String(from.base.dropFirst()) + "/big.bin")
                 #expect(gets.count == 4, "GETs: \(gets)")
                 #expect(gets.allSatisfy { $0.contains(" 206 ") }, "GETs: \(gets)")
             }
@@ -67,22 +63,13 @@ struct MultiStreamTests {
     func cutStream() async throws {
         let local = try TemporaryFolder.make()
         defer { local.remove() }
-        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
-        let direct = WebDAVProvider(configuration: server.configuration(remoteName: "direct"))
-        let folder = "/multi-\(UUID().uuidString.prefix(8))"
-        try await direct.createFolder(path: folder, withIntermediateDirectories: false)
+        let (direct, folder) = try await ApacheFixtures.serverFile(Bytes.pattern(6_000_000, seed: 23))
         defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
-        try await direct.writeContents(path: folder + "/big.bin", data: Bytes.pattern(6_000_000, seed: 23))
-
-        let proxy = try DroppingProxy(targetPort: server.url.port!, dropAfter: 800_000, maxDrops: 100)
+        let (proxiedDAV, proxy) = try ApacheFixtures.proxied(dropAfter: 800_000, maxDrops: 100)
         defer { proxy.stop() }
-        var components = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
-        components.port = proxy.port
-        var configuration = server.configuration(remoteName: "proxied")
-        configuration.baseURL = components.url!
         let events = EventLog()
         let summary = try await engine(streams: 4, retries: 1).run(
-            .copy, from: TransferEndpoint(provider: WebDAVProvider(configuration: configuration), path: folder + "/big.bin"),
+            .copy, from: TransferEndpoint(provider: proxiedDAV, path: folder + "/big.bin"),
             to: TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin"), onEvent: events.record)
         #expect(summary.failed == 1)
         #expect(proxy.drops >= 1)

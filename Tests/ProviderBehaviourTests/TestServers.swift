@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import StorageGateway
 
 /// The servers `scripts/test-servers.sh` starts on 127.0.0.1, found through the environment that
@@ -44,5 +45,49 @@ enum TestServers {
         }
         return FTPClientConfiguration(baseURL: url, remoteName: remoteName, user: user, password: password, tls: tls,
                                       connectTimeout: .seconds(5), idleTimeout: .seconds(15), caFile: caFile)
+    }
+}
+
+/// The test Apache's access log (`METHOD PATH STATUS X-OC-Mtime OC-Checksum` per line), for tests
+/// that check what went over the wire.
+enum ApacheAccessLog {
+    /// The lines of requests with `method` whose path contains `fragment`, once Apache has written
+    /// them (it logs after answering).
+    static func requests(_ method: String, containing fragment: String) async throws -> [Substring] {
+        guard let path = ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"] else {
+            throw Missing(variable: "GATEWAY_TEST_APACHE_ACCESS_LOG")
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix(method + " ") && $0.contains(fragment) }
+    }
+
+    typealias Missing = TestServers.Missing
+}
+
+/// The Apache WebDAV server behind a proxy that cuts connections, and files put on it directly.
+enum ApacheFixtures {
+    /// A provider (remote name "proxied") reaching Apache through a ``DroppingProxy`` that cuts each
+    /// connection after `dropAfter` bytes, at most `maxDrops` times.
+    static func proxied(dropAfter: Int, maxDrops: Int) throws -> (WebDAVProvider, DroppingProxy) {
+        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+        let proxy = try DroppingProxy(targetPort: server.url.port!, dropAfter: dropAfter, maxDrops: maxDrops)
+        var components = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
+        components.port = proxy.port
+        var configuration = server.configuration(remoteName: "proxied")
+        configuration.baseURL = components.url!
+        return (WebDAVProvider(configuration: configuration), proxy)
+    }
+
+    /// Stores `data` as `big.bin` in a fresh folder on Apache, reached directly but under the same
+    /// remote name as ``proxied(dropAfter:maxDrops:)`` (so both name the source alike); returns the
+    /// provider and the folder, which the caller removes.
+    static func serverFile(_ data: Data) async throws -> (WebDAVProvider, String) {
+        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+        let direct = WebDAVProvider(configuration: server.configuration(remoteName: "proxied"))
+        let folder = "/fault-\(UUID().uuidString.prefix(8))"
+        try await direct.createFolder(path: folder, withIntermediateDirectories: false)
+        try await direct.writeContents(path: folder + "/big.bin", data: data)
+        return (direct, folder)
     }
 }
