@@ -41,7 +41,7 @@ extension FTPProvider: FileProviderResumableWrite {
         var options = options
         options.atomically = true
         return try await upload(stream, to: partial, as: remote, offset: offset, options: options) { error in
-            !(error.failureKind.isTransient && error.failureKind != .checksumMismatch)
+            !error.failureKind.keepsInterruptedWrite
         }
     }
 

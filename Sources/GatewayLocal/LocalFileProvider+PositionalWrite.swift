@@ -18,8 +18,7 @@ extension LocalFileProvider: FileProviderPositionalWrite {
             if POSIX.isDirectory(existing) { throw posixError(EISDIR, remote, writing: true) }
             if !options.overwrite { throw posixError(EEXIST, remote, writing: true) }
         }
-        let slash = host.lastIndex(of: "/") ?? host.startIndex
-        let temporary = String(host[..<slash]) + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: host))
+        let temporary = Self.folder(of: host) + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: host))
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw posixError(errno, remote, writing: true) }
         // The whole size up front: a full disk fails here, not half-way (where the file system can).

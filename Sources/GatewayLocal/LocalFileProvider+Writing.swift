@@ -31,8 +31,12 @@ extension LocalFileProvider: FileProviderResumableWrite {
 
     /// The partial file of a resumable write of `host` under `key`, beside it.
     static func resumablePath(_ host: String, key: String) -> String {
-        let slash = host.lastIndex(of: "/") ?? host.startIndex
-        return String(host[..<slash]) + "/" + RemotePath.resumableName(for: RemotePath.lastComponent(of: host), key: key)
+        folder(of: host) + "/" + RemotePath.resumableName(for: RemotePath.lastComponent(of: host), key: key)
+    }
+
+    /// The folder holding `host` (a host path), without a trailing `/` (empty for a file in `/`).
+    static func folder(of host: String) -> String {
+        String(host[..<(host.lastIndex(of: "/") ?? host.startIndex)])
     }
 
     /// Writes every chunk of `stream` to `fd`; returns the byte count.
@@ -69,7 +73,7 @@ extension LocalFileProvider: FileProviderResumableWrite {
                 throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: actual)
             }
         }
-        let folder = String(host[..<(host.lastIndex(of: "/") ?? host.startIndex)])
+        let folder = Self.folder(of: host)
         let target: String
         let fd: Int32
         if let resume {
@@ -115,7 +119,7 @@ extension LocalFileProvider: FileProviderResumableWrite {
             written = try await fill(fd, remote) + (resume?.offset ?? 0)
         } catch {
             // A dropped connection or a time-out: what arrived stays for the next attempt.
-            keepPartial = resume != nil && error.failureKind.isTransient && error.failureKind != .checksumMismatch
+            keepPartial = resume != nil && error.failureKind.keepsInterruptedWrite
             throw error
         }
         try options.progress.checkCancellation()
@@ -162,8 +166,7 @@ extension LocalFileProvider: FileProviderResumableWrite {
     /// Removes resumable partial files of `host` left by interrupted writes of an older version
     /// of the source (their key no longer matches anything). Runs after a resumable write completed.
     private func removeStalePartials(of host: String) {
-        let slash = host.lastIndex(of: "/") ?? host.startIndex
-        let folder = String(host[..<slash])
+        let folder = Self.folder(of: host)
         guard let prefix = RemotePath.resumablePrefix(for: RemotePath.lastComponent(of: host)),
               let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "/" : folder) else { return }
         for name in names where name.hasPrefix(prefix) && name.hasSuffix(".partial") {

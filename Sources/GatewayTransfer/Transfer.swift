@@ -126,7 +126,7 @@ public enum Transfer {
                 for (start, length) in ranges {
                     group.addTask {
                         var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag)
-                        range.bufferSize = max(512 << 10, (4 << 20) / ranges.count)  // the streams share one transfer's memory
+                        range.bufferSize = max(512 << 10, range.bufferSize / ranges.count)  // the streams share one transfer's memory
                         let stream = try await reader.readStream(path: source.path, options: range)
                         var position = start
                         for try await chunk in stream {

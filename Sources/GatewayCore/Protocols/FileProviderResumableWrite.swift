@@ -17,3 +17,10 @@ public protocol FileProviderResumableWrite: FileProviderReadWrite {
     /// file stays for the next attempt; after other failures and on cancellation it is removed.
     func resumableWrite(path: String, key: String, offset: Int64, from stream: ByteStream, options: WriteOptions) async throws -> FileObject
 }
+
+extension FailureKind {
+    /// Whether a resumable write that failed this way keeps its partial file for the next attempt:
+    /// after transient failures (a dropped connection, a time-out), but not after bytes that did
+    /// not match their hash, and never after cancellation or permanent errors.
+    public var keepsInterruptedWrite: Bool { isTransient && self != .checksumMismatch }
+}
