@@ -3,7 +3,8 @@ import StorageGateway
 import Testing
 
 /// FTP transfers beyond the behaviour suite: uploads that continue with `APPE` after an
-/// interruption, and active mode (`PORT`/`EPRT`), on vsftpd and pyftpdlib.
+/// interruption, active mode (`PORT`/`EPRT`), and pooled connections whose folder another client
+/// removed, on vsftpd and pyftpdlib.
 @Suite("FTP resumed uploads and active mode")
 struct FTPTransferModeTests {
     /// A stream that delivers `prefix` in 64 KiB chunks, gives the bytes a moment to reach the
@@ -62,6 +63,37 @@ struct FTPTransferModeTests {
         #expect(try await ftp.contentsOfDirectory(path: folder).collectAll().map(\.name) == ["a.bin"])
         #expect(try await ftp.contents(path: folder + "/a.bin") == data)
         #expect(try await ftp.contents(path: folder + "/a.bin", offset: 1000, length: 10) == data.subdata(in: 1000..<1010))
+        try await ftp.removeItem(path: folder, recursive: true)
+    }
+
+    /// libcurl skips the `CWD` into a folder its pooled connection was in for the previous
+    /// transfer. Without a `CWD` of our own, a folder another client had just removed listed as
+    /// empty on vsftpd (LIST in a removed working folder), and passed for existing in a stat.
+    @Test("a folder removed by another client is gone for a connection that was last inside it", arguments: [
+        ("GATEWAY_TEST_FTP_VSFTPD_URL", "GATEWAY_TEST_FTP_VSFTPD_USER"), ("GATEWAY_TEST_FTP_PYFTPDLIB_URL", "GATEWAY_TEST_FTP_PYFTPDLIB_USER"),
+    ])
+    func folderRemovedElsewhere(url: String, user: String) async throws {
+        var configuration = try TestServers.ftp(urlVariable: url, userVariable: user, remoteName: "one-connection")
+        configuration.maxConnections = 1
+        let ftp = FTPProvider(configuration: configuration)
+        let other = FTPProvider(configuration: try TestServers.ftp(urlVariable: url, userVariable: user, remoteName: "other"))
+        let folder = "/gone-\(UUID().uuidString.prefix(8))"
+        // A second remote whose root is the folder: its stat of "/" is a bare CWD.
+        var scopedConfiguration = configuration
+        scopedConfiguration.baseURL = configuration.baseURL.appendingPathComponent(String(folder.dropFirst()) + "/inner", isDirectory: true)
+        let scoped = FTPProvider(configuration: scopedConfiguration)
+        for name in ["inner", "inner2"] {
+            try await ftp.createFolder(path: folder + "/" + name, withIntermediateDirectories: true)
+            try await ftp.writeContents(path: folder + "/" + name + "/f.txt", data: Data("f".utf8))
+        }
+        #expect(try await ftp.contentsOfDirectory(path: folder + "/inner2").collectAll().map(\.name) == ["f.txt"])
+        #expect(try await scoped.contentsOfDirectory(path: "/").collectAll().map(\.name) == ["f.txt"])
+
+        try await other.removeItem(path: folder + "/inner", recursive: true)
+        try await other.removeItem(path: folder + "/inner2", recursive: true)
+        await expectFailure(.notFound) { _ = try await scoped.attributesOfItem(path: "/") }
+        await expectFailure(.notFound) { _ = try await ftp.contentsOfDirectory(path: folder + "/inner2").collectAll() }
+        await expectFailure(.notFound) { _ = try await ftp.attributesOfItem(path: folder + "/inner2") }
         try await ftp.removeItem(path: folder, recursive: true)
     }
 }

@@ -1,16 +1,35 @@
 """The second FTP test server: pyftpdlib (PyPI), which speaks MLSD/MLST, MFMT and UTF8 (vsftpd does
 not). Run by pyftpdlib.sh; user "gateway", password "gateway-test" (test-only credentials)."""
 import logging
+import os
 import sys
 
 from pyftpdlib.authorizers import DummyAuthorizer
+from pyftpdlib.handlers.ftp.dispatchers import ActiveDTP
 from pyftpdlib.handlers import FTPHandler
 from pyftpdlib.servers import FTPServer
 
 port, root, log_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-logging.basicConfig(filename=log_file, level=logging.WARNING)
+# GATEWAY_PYFTPDLIB_LOG=DEBUG logs every command and reply (for chasing a failure).
+level = os.environ.get("GATEWAY_PYFTPDLIB_LOG", "WARNING").upper()
+logging.basicConfig(filename=log_file, level=getattr(logging, level, logging.WARNING),
+                    format="%(asctime)s.%(msecs)03d %(message)s", datefmt="%H:%M:%S")
 authorizer = DummyAuthorizer()
 authorizer.add_user("gateway", "gateway-test", root, perm="elradfmwMT")
+
+
+class HandedOffActiveDTP(ActiveDTP):
+    """pyftpdlib 2.2's ActiveDTP (PORT/EPRT) hands its socket to the DTPHandler but stays open
+    itself; when it is closed later, after the data connection ended and the kernel gave the same
+    fd number to another connection, its del_channel() unregisters that other connection from
+    epoll. That connection then never hears the client again (its commands wait unread in the
+    socket until the client times out). Once the socket is handed over, this one forgets it."""
+
+    def handle_connect(self):
+        super().handle_connect()
+        handler = self.cmd_channel.data_channel
+        if handler is not None and handler.socket is self.socket:
+            self.socket, self._fileno, self._closed = None, None, True
 
 
 class Handler(FTPHandler):
@@ -19,6 +38,7 @@ class Handler(FTPHandler):
     use_gmt_times = True
     permit_foreign_addresses = False
     banner = "pyftpdlib test server ready"
+    active_dtp = HandedOffActiveDTP
 
 
 # One thread: pyftpdlib's threaded server changes the process-wide working folder in CWD,

@@ -54,6 +54,12 @@ pasv_address=127.0.0.1
 xferlog_enable=NO
 
 dual_log_enable=NO"
+    # GATEWAY_VSFTPD_LOG=1 logs every command and reply to STATE/vsftpd/INSTANCE.log (for chasing a failure).
+    if [ "${GATEWAY_VSFTPD_LOG:-0}" = 1 ]; then
+        common="${common/xferlog_enable=NO/xferlog_enable=YES}
+log_ftp_protocol=YES
+xferlog_std_format=NO"
+    fi
     printf '%s\nlisten_port=%s\nvsftpd_log_file=%s\n' "$common" "$plain_port" "$dir/plain.log" > "$dir/plain.conf"
     printf '%s\nlisten_port=%s\nvsftpd_log_file=%s\nssl_enable=YES\nrsa_cert_file=%s\nrsa_private_key_file=%s
 force_local_logins_ssl=YES\nforce_local_data_ssl=YES\nrequire_ssl_reuse=YES\nssl_tlsv1=NO\nssl_sslv2=NO\nssl_sslv3=NO\n' \

@@ -113,7 +113,7 @@ public final class FTPClient: Sendable {
     /// remote path errors name.
     public func list(directory: String, command: String, path: String) async throws -> ByteStream {
         try await repeating(true) {
-            try await start(url: url(directory, folder: true), path: path, command: command) { easy, _ in
+            try await start(url: url(directory, folder: true), path: path, command: command, confirming: directory) { easy, _ in
                 try easy.set(CURLOPT_CUSTOMREQUEST, command)
             }.1
         }
@@ -169,11 +169,12 @@ public final class FTPClient: Sendable {
         return (size >= 0 ? size : nil, time >= 0 ? Date(timeIntervalSince1970: TimeInterval(time)) : nil)
     }
 
-    /// Whether `serverPath` is a folder the server lets us enter (`CWD`).
+    /// Whether `serverPath` is a folder the server lets us enter (`CWD`, sent even when the pooled
+    /// connection was last in that folder: see `start(confirming:)`).
     public func isDirectory(_ serverPath: String, path: String) async throws -> Bool {
         do {
             try await repeating(true) {
-                let (_, body) = try await start(url: url(serverPath, folder: true), path: path, command: "CWD") { easy, _ in
+                let (_, body) = try await start(url: url(serverPath, folder: true), path: path, command: "CWD", confirming: serverPath) { easy, _ in
                     try easy.set(CURLOPT_NOBODY, true)
                 }
                 try await Self.drain(body)
@@ -223,8 +224,13 @@ public final class FTPClient: Sendable {
     /// Starts a transfer and returns once it delivered its first byte or ended; the stream carries
     /// the data connection's bytes (empty for commands). `finished` runs on the transfer's thread
     /// before its handle goes back to the pool.
+    ///
+    /// `confirming` names the folder `url` points into when the answer depends on entering it
+    /// (listings, "is this a folder?"). libcurl skips the `CWD` when the connection's previous
+    /// transfer succeeded in the same folder, and a folder another client removed since would then
+    /// list as empty (vsftpd) or pass for existing; in that one case a `CWD` is sent explicitly.
     private func start(url: String, path: String, command: String?, expectedLength: Int64? = nil, buffer: Int = FTPClient.bufferCapacity,
-                       upload stream: ByteStream? = nil,
+                       upload stream: ByteStream? = nil, confirming folder: String? = nil,
                        configure: (CurlEasy, CurlTransfer) throws -> Void,
                        finished: (@Sendable (CurlEasy, CURLcode) -> Void)? = nil) async throws -> (CurlTransfer, ByteStream) {
         let easy = try await pool.acquire()
@@ -242,6 +248,9 @@ public final class FTPClient: Sendable {
         do {
             try configureCommon(easy, url: url, transfer: transfer, uploading: stream)
             try configure(easy, transfer)
+            if let folder, easy.ftpFolder == Self.folderPart(of: url) {
+                try transfer.setQuote(["CWD \(folder)"], encoding: configuration.encoding)
+            }
         } catch {
             upload?.close()
             pool.release(easy, reusable: false)
@@ -255,6 +264,8 @@ public final class FTPClient: Sendable {
             } else if easy.info(CURLINFO_NUM_CONNECTS) > 0 {
                 easy.needsSessionSetup = true  // a new connection: it has not been told yet
             }
+            // libcurl's own record (it keeps the folder of a successful transfer, forgets it after a failure).
+            easy.ftpFolder = code == CURLE_OK ? Self.folderPart(of: url) : nil
             finished?(easy, code)
         })
         do {
@@ -334,6 +345,12 @@ public final class FTPClient: Sendable {
     }
 
     // MARK: Paths
+
+    /// The folder part of a transfer URL (up to its last `/`), as libcurl compares it to decide
+    /// whether a `CWD` is needed.
+    static func folderPart(of url: String) -> Substring {
+        url[..<(url.lastIndex(of: "/").map(url.index(after:)) ?? url.endIndex)]
+    }
 
     /// The URL of an absolute server path: every byte outside the unreserved set percent-encoded
     /// (so `;type=`, `?` and `#` in names are just names), and `//` after the host for an absolute path.
