@@ -10,8 +10,8 @@ final class CurlEasy: @unchecked Sendable {
     /// FTP: the connection this handle keeps has not yet had its per-connection set-up
     /// (`OPTS UTF8 ON`). Set again when libcurl had to open a new connection.
     var needsSessionSetup = true
-    /// FTP: the folder part of the last transfer's URL when it succeeded: libcurl's connection
-    /// believes it is there and will not send a `CWD` into it again (see `FTPClient.start`).
+    /// FTP: the folder part of the last transfer's URL: libcurl's connection may believe it is
+    /// there and not send a `CWD` into it again (see `FTPClient.start`).
     var ftpFolder: Substring?
 
     /// libcurl's one-time global set-up, done before the first handle exists.

@@ -264,8 +264,11 @@ public final class FTPClient: Sendable {
             } else if easy.info(CURLINFO_NUM_CONNECTS) > 0 {
                 easy.needsSessionSetup = true  // a new connection: it has not been told yet
             }
-            // libcurl's own record (it keeps the folder of a successful transfer, forgets it after a failure).
-            easy.ftpFolder = code == CURLE_OK ? Self.folderPart(of: url) : nil
+            // What libcurl may now take the connection's working folder to be. It remembers the
+            // folder after a success and after failures that keep the connection (a file not
+            // found, say), and forgets it otherwise; assuming it always remembers costs at most a
+            // spare CWD, never a skipped one.
+            easy.ftpFolder = Self.folderPart(of: url)
             finished?(easy, code)
         })
         do {
