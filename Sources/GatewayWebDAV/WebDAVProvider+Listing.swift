@@ -103,7 +103,16 @@ extension WebDAVProvider {
             var finished = false
             return {
                 if parser == nil {
-                    let stream = try await self.propfind(folder, depth: "1", body: self.propfindBody, folder: true)
+                    let stream: ByteStream
+                    do {
+                        stream = try await self.propfind(folder, depth: "1", body: self.propfindBody, folder: true)
+                    } catch let error as FileProviderHTTPError where [400, 404, 405, 409].contains(error.statusCode) {
+                        // A file asked for as a folder ("name/"): Apache answers 400, others 404 or 409.
+                        if let item = try? await self.attributesOfItem(path: folder), !item.isDirectory {
+                            throw CocoaError.posix(ENOTDIR, path: folder, remote: self.name)
+                        }
+                        throw error
+                    }
                     body = stream.makeAsyncIterator()
                     parser = MultistatusParser()
                 }

@@ -42,6 +42,18 @@ struct ListingBehaviourTests {
         }
     }
 
+    /// `gateway ls` lists first and only describes the path when that fails this way, so a
+    /// provider must never answer a file's listing with an empty folder (or the file itself).
+    @Test("listing a file fails with not a directory", arguments: ProviderFixture.all)
+    func listFile(fixture: ProviderFixture) async throws {
+        try await fixture.run { s in
+            try await s.provider.writeContents(path: s.path("plain.txt"), data: Data("p".utf8))
+            await expectFailure(.notADirectory) {
+                _ = try await s.provider.contentsOfDirectory(path: s.path("plain.txt")).collectAll()
+            }
+        }
+    }
+
     @Test("a large folder arrives in several pages, every entry exactly once", arguments: ProviderFixture.all)
     func listInPages(fixture: ProviderFixture) async throws {
         try await fixture.run { s in

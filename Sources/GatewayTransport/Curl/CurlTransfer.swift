@@ -60,15 +60,19 @@ final class CurlTransfer: @unchecked Sendable {
     /// The FTP server's reply lines so far (``HeaderMode/ftp``).
     var replyLines: [String] { state.withLock { $0.replyLines } }
 
-    /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then
-    /// completes it and gives the handle back to `pool`. `finished` runs on that thread first.
+    /// Runs the transfer on a thread of its own (never on the Swift concurrency pool), then gives
+    /// the handle back to `pool` and completes the transfer. `finished` runs on that thread first.
+    ///
+    /// The handle goes back before the caller resumes, so a caller's next request finds it (and its
+    /// open connection) idle instead of opening another connection while this one is on its way back.
     func start(releasingTo pool: HandlePool, polling: Bool = false, reusable: @escaping @Sendable (CURLcode) -> Bool,
                finished: (@Sendable (CURLcode) -> Void)? = nil) {
         let thread = Thread { [self] in
             let code = polling ? easy.performPolling() : easy.perform()
             finished?(code)
-            complete(outcome(of: code))
+            let result = outcome(of: code)
             pool.release(easy, reusable: reusable(code))
+            complete(result)
         }
         thread.stackSize = 512 * 1024
         thread.start()
