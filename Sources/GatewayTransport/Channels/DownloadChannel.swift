@@ -4,6 +4,9 @@ import Foundation
 /// curl thread blocks in ``push(_:)`` while `capacity` bytes wait unread, so a slow consumer slows
 /// the download instead of filling memory.
 ///
+/// A producer blocked on a full buffer is woken only once the consumer has read it down to half
+/// (not after every chunk), so a pipe running at the consumer's speed does not switch threads per chunk.
+///
 /// If the consumer goes away (``abandon()``), pushes return `false` and the transfer is aborted.
 final class DownloadChannel: @unchecked Sendable {
     private let condition = NSCondition()
@@ -67,7 +70,7 @@ final class DownloadChannel: @unchecked Sendable {
                     chunks.removeAll(keepingCapacity: true)
                     head = 0
                 }
-                condition.signal()
+                if buffered <= capacity / 2 { condition.signal() }
                 condition.unlock()
                 continuation.resume(returning: chunk)
             } else if finished {

@@ -5,6 +5,10 @@ import GatewayCore
 /// back-pressure in both directions: the pump task waits while the buffer is full, the curl thread
 /// waits while it is empty.
 ///
+/// A sender waiting on a full buffer is resumed only once libcurl has read it down to half, and
+/// each read fills libcurl's buffer from as many chunks as it takes, so a pipe running at the
+/// network's speed does not switch threads per chunk.
+///
 /// The first ``replayLimit`` bytes are kept so that libcurl can rewind and resend them when a
 /// reused keep-alive connection turns out to be closed, or an auth challenge comes late.
 final class UploadChannel: @unchecked Sendable {
@@ -39,6 +43,13 @@ final class UploadChannel: @unchecked Sendable {
         }
     }
 
+    /// Bytes waiting for libcurl (for tests).
+    var bufferedForTesting: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return buffered
+    }
+
     /// The error the body stream failed with, if any.
     var streamError: (any Error)? {
         condition.lock()
@@ -47,6 +58,8 @@ final class UploadChannel: @unchecked Sendable {
     }
 
     private func send(_ data: Data) async -> Bool {
+        // An empty chunk would read as the end of the body.
+        if data.isEmpty { return !isClosed }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             condition.lock()
             if closed {
@@ -87,34 +100,40 @@ final class UploadChannel: @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawPointer, capacity maximum: Int) -> Int? {
         condition.lock()
         while offset >= current.count && chunks.isEmpty && !finished { condition.wait() }
-        if offset >= current.count, !chunks.isEmpty {
-            current = chunks.removeFirst()
-            offset = 0
-            if replayable {
-                historyBytes += current.count
-                if historyBytes <= Self.replayLimit {
-                    history.append(current)
-                } else {
-                    replayable = false
-                    history = []
+        var count = 0
+        while count < maximum {
+            if offset >= current.count {
+                guard !chunks.isEmpty else { break }
+                current = chunks.removeFirst()
+                offset = 0
+                if replayable {
+                    historyBytes += current.count
+                    if historyBytes <= Self.replayLimit {
+                        history.append(current)
+                    } else {
+                        replayable = false
+                        history = []
+                    }
                 }
+                continue
             }
+            let step = min(maximum - count, current.count - offset)
+            current.withUnsafeBytes { source in
+                (buffer + count).copyMemory(from: source.baseAddress! + offset, byteCount: step)
+            }
+            offset += step
+            count += step
         }
-        if offset >= current.count {
+        if count == 0 {
             // Finished and drained.
             let failed = failure != nil
             condition.unlock()
             return failed ? nil : 0
         }
-        let count = min(maximum, current.count - offset)
-        current.withUnsafeBytes { source in
-            buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
-        }
-        offset += count
         buffered -= count
         bytesSent += Int64(count)
         var sender: CheckedContinuation<Void, Never>?
-        if buffered < capacity, let waiting = waitingSender {
+        if buffered <= capacity / 2, let waiting = waitingSender {
             waitingSender = nil
             sender = waiting
         }

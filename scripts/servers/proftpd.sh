@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Starts (or stops) ProFTPD (Debian's proftpd-core) on 127.0.0.1 for the tests: the third FTP test
+# server, and the one with the extensions the others lack: server-side copy (mod_copy's
+# `SITE CPFR`/`SITE CPTO`, announced as `SITE COPY` in FEAT) and hashes (mod_digest's `HASH`,
+# `XSHA1`, `XMD5`, ...), besides MLSD/MLST and MFMT.
+#   proftpd.sh start STATE_DIR PORT   -> prints the FTP URL
+#   proftpd.sh stop STATE_DIR
+# One virtual user, "gateway" (password "gateway-test", test-only), from an AuthUserFile of our own,
+# mapped to the system user "gatewayftp" that scripts/servers/vsftpd.sh creates; jailed in its folder.
+# GATEWAY_PROFTPD_LOG=1 logs every command and reply to STATE_DIR/proftpd/protocol.log.
+set -euo pipefail
+action=$1
+state=$2
+dir="$state/proftpd"
+system_user=gatewayftp
+
+case "$action" in
+start)
+    port=$3
+    mkdir -p "$dir/data"
+    chmod 755 "$state" "$dir"
+    if ! id "$system_user" >/dev/null 2>&1; then
+        useradd --system --no-create-home --home-dir "$dir/data" --shell /usr/sbin/nologin "$system_user"
+    fi
+    uid=$(id -u "$system_user")
+    gid=$(id -g "$system_user")
+    chown "$system_user" "$dir/data"
+    hash=$(openssl passwd -5 gateway-test)
+    printf 'gateway:%s:%s:%s::%s:/bin/false\n' "$hash" "$uid" "$gid" "$dir/data" > "$dir/passwd"
+    printf 'gateway:x:%s:\n' "$gid" > "$dir/group"
+    chmod 600 "$dir/passwd" "$dir/group"
+    modules=/usr/lib/proftpd
+    load=""
+    for module in mod_copy mod_digest mod_site_misc; do
+        [ -f "$modules/$module.so" ] && load+="LoadModule $module.c"$'\n'
+    done
+    protocol_log=""
+    if [ "${GATEWAY_PROFTPD_LOG:-0}" = 1 ]; then
+        protocol_log="LogFormat protocol \"%{%H:%M:%S}t %a:%{remote-port} %m %J -> %s %S\"
+ExtendedLog $dir/protocol.log ALL protocol"
+    fi
+    cat > "$dir/proftpd.conf" <<CONF
+ModulePath $modules
+ModuleControlsACLs insmod,rmmod allow user root
+$load
+ServerName "gateway test proftpd"
+ServerType standalone
+DefaultServer on
+Port $port
+DefaultAddress 127.0.0.1
+SocketBindTight on
+UseIPv6 off
+User nobody
+Group nogroup
+MaxInstances 300
+PidFile $dir/proftpd.pid
+ScoreboardFile $dir/scoreboard
+DelayTable none
+WtmpLog off
+SystemLog $dir/system.log
+TransferLog none
+UseReverseDNS off
+IdentLookups off
+AuthOrder mod_auth_file.c
+AuthUserFile $dir/passwd
+AuthGroupFile $dir/group
+RequireValidShell off
+DefaultRoot ~
+AllowOverwrite on
+AllowStoreRestart on
+AllowRetrieveRestart on
+TimesGMT on
+MaxLoginAttempts 3
+TimeoutIdle 600
+$protocol_log
+CONF
+    nohup /usr/sbin/proftpd --nodaemon --config "$dir/proftpd.conf" > "$dir/server.out" 2>&1 &
+    echo $! > "$dir/pid"
+    for _ in $(seq 1 100); do
+        if python3 -c "import socket,sys; s=socket.create_connection(('127.0.0.1',$port),1); sys.exit(0 if s.recv(100).startswith(b'220') else 1)" 2>/dev/null; then
+            echo "ftp://127.0.0.1:$port/"
+            exit 0
+        fi
+        sleep 0.1
+    done
+    echo "proftpd did not start; see $dir/server.out and $dir/system.log" >&2
+    cat "$dir/server.out" "$dir/system.log" >&2 2>/dev/null || true
+    exit 1
+    ;;
+stop)
+    if [ -f "$dir/pid" ]; then kill "$(cat "$dir/pid")" 2>/dev/null || true; rm -f "$dir/pid"; fi
+    ;;
+*)
+    echo "usage: $0 start STATE_DIR PORT | stop STATE_DIR" >&2
+    exit 2
+    ;;
+esac
