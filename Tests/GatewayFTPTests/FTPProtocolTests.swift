@@ -21,6 +21,29 @@ struct FTPProtocolTests {
         #expect(!FTPFeatures.none.machineListings)
     }
 
+    @Test("ProFTPD's FEAT: SITE COPY and HASH algorithms; the hash command for each algorithm; digests in replies")
+    func proftpdFeatures() {
+        let feat = FTPReply.parse(["211-Features:", " HASH CRC32;MD5;SHA-1*;SHA-256;SHA-512;", " MFMT", " SITE COPY", " SITE UTIME",
+                                   " XMD5", " XSHA1", " MLST modify*;size*;type*;", "211 End"])[0]
+        let features = FTPFeatures(featReply: feat)
+        #expect(features.serverSideCopy)
+        #expect(features.siteCommands == ["COPY", "UTIME"])
+        #expect(features.hashNames == ["CRC32", "MD5", "SHA-1", "SHA-256", "SHA-512"])
+        #expect(features.hashCommand(for: "SHA-1")! == ("XSHA1", nil))
+        #expect(features.hashCommand(for: "SHA-256")! == ("HASH", "OPTS HASH SHA-256"))
+        #expect(features.hashCommand(for: "SHA-384") == nil)
+        #expect(FTPProvider.hashAlgorithms(features) == [.md5, .sha1, .sha256])
+        #expect(!FTPFeatures(featReply: FTPReply.parse(["211-Features:", " SITE UTIME", "211 End"])[0]).serverSideCopy)
+        #expect(FTPProvider.hashAlgorithms(.none).isEmpty)
+
+        let sha1 = "f572d396fae9206628714fb2ce00f72e94f2258f"
+        let xReply = FTPReply.parse(["250-Computing SHA1 digest", "250 \(sha1.uppercased())", "250 CWD command successful"])
+        #expect(FTPProvider.digest(in: xReply, length: 40) == sha1)
+        let hashReply = FTPReply.parse(["200 SHA-1", "213-Computing SHA-1 digest", "213 SHA-1 0-6 \(sha1) /a b.txt"])
+        #expect(FTPProvider.digest(in: hashReply, length: 40) == sha1)
+        #expect(FTPProvider.digest(in: FTPReply.parse(["250 not a digest"]), length: 40) == nil)
+    }
+
     @Test("a multi-line reply whose inner lines start with digits ends only at 'code space'")
     func multiLineWithDigits() {
         let replies = FTPReply.parse(["211-Status", "230 looks like a code but is text", "211-still inside", "211 End"])

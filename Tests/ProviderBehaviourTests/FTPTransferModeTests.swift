@@ -98,6 +98,73 @@ struct FTPTransferModeTests {
     }
 }
 
+/// ProFTPD's extensions: server-side copies (mod_copy) and digests (mod_digest).
+@Suite("FTP server extensions (ProFTPD)")
+struct FTPServerExtensionTests {
+    @Test("SITE CPFR/CPTO copies on the server: it works with a single connection, where streaming cannot")
+    func serverSideCopy() async throws {
+        var configuration = try TestServers.ftp(urlVariable: "GATEWAY_TEST_FTP_PROFTPD_URL", userVariable: "GATEWAY_TEST_FTP_PROFTPD_USER",
+                                                remoteName: "proftpd-one")
+        configuration.maxConnections = 1
+        let ftp = FTPProvider(configuration: configuration)
+        let folder = "/copy-\(UUID().uuidString.prefix(8))"
+        try await ftp.createFolder(path: folder + "/tree/sub", withIntermediateDirectories: true)
+        #expect(ftp.capabilities.features.contains(.serverSideCopy))
+        // An argument-less FEAT line ("MFMT\r\n") is recognised too (its CRLF once stayed on the name).
+        #expect(ftp.capabilities.features.contains(.setModificationDate))
+        let data = Bytes.pattern(200_000, seed: 41)
+        try await ftp.writeContents(path: folder + "/tree/a b.bin", data: data)
+        try await ftp.writeContents(path: folder + "/tree/sub/c.txt", data: Data("c".utf8))
+
+        try await ftp.copyItem(path: folder + "/tree/a b.bin", to: folder + "/copy.bin", overwrite: false, progress: nil)
+        #expect(try await ftp.contents(path: folder + "/copy.bin") == data)
+        await expectFailure(.alreadyExists) {
+            try await ftp.copyItem(path: folder + "/tree/a b.bin", to: folder + "/copy.bin", overwrite: false, progress: nil)
+        }
+        try await ftp.copyItem(path: folder + "/tree/sub/c.txt", to: folder + "/copy.bin", overwrite: true, progress: nil)
+        #expect(try await ftp.contents(path: folder + "/copy.bin") == Data("c".utf8))
+        try await ftp.copyItem(path: folder + "/tree", to: folder + "/tree2", overwrite: false, progress: nil)
+        #expect(try await ftp.contents(path: folder + "/tree2/sub/c.txt") == Data("c".utf8))
+        #expect(try await ftp.contents(path: folder + "/tree2/a b.bin") == data)
+        await expectFailure(.notFound) { try await ftp.copyItem(path: folder + "/nope", to: folder + "/x", overwrite: false, progress: nil) }
+        await expectFailure(.notFound) { try await ftp.copyItem(path: folder + "/copy.bin", to: folder + "/no/such/x", overwrite: false, progress: nil) }
+        try await ftp.removeItem(path: folder, recursive: true)
+    }
+
+    @Test("hashes from the server (XSHA1, XMD5, HASH after OPTS HASH) equal the bytes' digests; --checksum compares them")
+    func serverHashes() async throws {
+        try await ProviderFixture.ftpProftpd.run { s in
+            let ftp = try #require(s.provider as? FTPProvider)
+            let data = Bytes.pattern(123_457, seed: 42)
+            try await ftp.createFolder(path: s.path("dst"), withIntermediateDirectories: false)
+            try await ftp.writeContents(path: s.path("dst/h.bin"), data: data)
+            #expect(ftp.capabilities.hashAlgorithms == [.md5, .sha1, .sha256])
+            for algorithm in HashAlgorithm.allCases {
+                var hasher = ContentHasher(algorithm)
+                hasher.update(data)
+                #expect(try await ftp.hash(of: s.path("dst/h.bin"), algorithm: algorithm) == hasher.finalize(), "\(algorithm)")
+            }
+            await expectFailure(.notFound) { _ = try await ftp.hash(of: s.path("missing.bin"), algorithm: .sha1) }
+
+            // Same size and time, other bytes: --checksum finds the difference through the server's digest.
+            try await ProviderFixture.local.run { local in
+                try await local.provider.createFolder(path: local.path("src"), withIntermediateDirectories: false)
+                try await local.provider.writeContents(path: local.path("src/h.bin"), data: Data(data.reversed()))
+                var options = CopyOptions()
+                options.checksum = true
+                let source = TransferEndpoint(provider: local.provider, path: local.path("src"))
+                let destination = TransferEndpoint(provider: ftp, path: s.path("dst"))
+                let report = try await CopyEngine(options: options).check(source: source, destination: destination)
+                #expect(report.different == ["h.bin"])
+                #expect(report.notices.isEmpty)
+                let summary = try await CopyEngine(options: options).run(.copy, from: source, to: destination)
+                #expect(summary.copied == 1)
+                #expect(try await CopyEngine(options: options).check(source: source, destination: destination).isIdentical)
+            }
+        }
+    }
+}
+
 /// Holds an iterator for the one consumer of a test stream.
 private final class ChunkBox: @unchecked Sendable {
     private var iterator: ByteStream.AsyncIterator

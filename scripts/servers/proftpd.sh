@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts (or stops) ProFTPD (Debian's proftpd-core) on 127.0.0.1 for the tests: the third FTP test
+# Starts (or stops) ProFTPD (Debian's proftpd-core, unpacked by setup-deps.sh) on 127.0.0.1 for the tests: the third FTP test
 # server, and the one with the extensions the others lack: server-side copy (mod_copy's
 # `SITE CPFR`/`SITE CPTO`, announced as `SITE COPY` in FEAT) and hashes (mod_digest's `HASH`,
 # `XSHA1`, `XMD5`, ...), besides MLSD/MLST and MFMT.
@@ -29,7 +29,8 @@ start)
     printf 'gateway:%s:%s:%s::%s:/bin/false\n' "$hash" "$uid" "$gid" "$dir/data" > "$dir/passwd"
     printf 'gateway:x:%s:\n' "$gid" > "$dir/group"
     chmod 600 "$dir/passwd" "$dir/group"
-    modules=/usr/lib/proftpd
+    root=${GATEWAY_PROFTPD_ROOT:-/opt/gateway-test/proftpd}  # unpacked by scripts/setup-deps.sh
+    modules=$root/usr/lib/proftpd
     load=""
     for module in mod_copy mod_digest mod_site_misc; do
         [ -f "$modules/$module.so" ] && load+="LoadModule $module.c"$'\n'
@@ -60,7 +61,6 @@ WtmpLog off
 SystemLog $dir/system.log
 TransferLog none
 UseReverseDNS off
-IdentLookups off
 AuthOrder mod_auth_file.c
 AuthUserFile $dir/passwd
 AuthGroupFile $dir/group
@@ -72,9 +72,15 @@ AllowRetrieveRestart on
 TimesGMT on
 MaxLoginAttempts 3
 TimeoutIdle 600
+<IfModule mod_digest.c>
+  # mod_digest caches digests by path, size and modification time (to the second): a file replaced
+  # by one of the same size within the same second (or given the old time by MFMT) keeps its old
+  # digest, which is exactly the case --checksum exists for. See README, FTP.
+  DigestCache off
+</IfModule>
 $protocol_log
 CONF
-    nohup /usr/sbin/proftpd --nodaemon --config "$dir/proftpd.conf" > "$dir/server.out" 2>&1 &
+    nohup "$root/usr/sbin/proftpd" --nodaemon --config "$dir/proftpd.conf" > "$dir/server.out" 2>&1 &
     echo $! > "$dir/pid"
     for _ in $(seq 1 100); do
         if python3 -c "import socket,sys; s=socket.create_connection(('127.0.0.1',$port),1); sys.exit(0 if s.recv(100).startswith(b'220') else 1)" 2>/dev/null; then

@@ -140,11 +140,14 @@ final class CurlTransfer: @unchecked Sendable {
     /// A header line arrived (status lines start a new header block).
     func receiveHeader(_ line: String) {
         if mode == .ftp {
-            var text = Substring(line)
-            while let last = text.last, last == "\r" || last == "\n" { text = text.dropLast() }
+            // Trimmed by scalars: "\r\n" is one Character, so a Character-wise trim left it on every line
+            // (and FEAT's argument-less names, "MFMT\r\n", "UTF8\r\n", went unrecognised).
+            var scalars = Substring(line).unicodeScalars
+            while let last = scalars.last, last == "\r" || last == "\n" { scalars.removeLast() }
+            let text = String(scalars)
             state.withLock { state in
                 if state.replyLines.count >= Self.maxReplyLines { state.replyLines.removeFirst(state.replyLines.count / 2) }
-                state.replyLines.append(String(text))
+                state.replyLines.append(text)
             }
             return
         }
