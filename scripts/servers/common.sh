@@ -13,3 +13,25 @@ wait_for_webdav() {
     cat "$log" >&2 || true
     return 1
 }
+
+# Shared by the FTP server scripts: wait until an FTP server greets (220), then print its URL.
+#   wait_for_ftp PORT NAME LOG_FILE...
+wait_for_ftp() {
+    local port=$1 name=$2
+    shift 2
+    for _ in $(seq 1 100); do
+        if python3 -c "import socket,sys; s=socket.create_connection(('127.0.0.1',$port),1); sys.exit(0 if s.recv(100).startswith(b'220') else 1)" 2>/dev/null; then
+            echo "ftp://127.0.0.1:$port/"
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "$name did not start; see $*" >&2
+    cat "$@" >&2 2>/dev/null || true
+    return 1
+}
+
+# Stops the server whose pid is in PID_FILE, if it runs.
+stop_pid_file() {
+    if [ -f "$1" ]; then kill "$(cat "$1")" 2>/dev/null || true; rm -f "$1"; fi
+}

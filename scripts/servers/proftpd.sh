@@ -9,6 +9,8 @@
 # mapped to the system user "gatewayftp" that scripts/servers/vsftpd.sh creates; jailed in its folder.
 # GATEWAY_PROFTPD_LOG=1 logs every command and reply to STATE_DIR/proftpd/protocol.log.
 set -euo pipefail
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 action=$1
 state=$2
 dir="$state/proftpd"
@@ -82,19 +84,10 @@ $protocol_log
 CONF
     nohup "$root/usr/sbin/proftpd" --nodaemon --config "$dir/proftpd.conf" > "$dir/server.out" 2>&1 &
     echo $! > "$dir/pid"
-    for _ in $(seq 1 100); do
-        if python3 -c "import socket,sys; s=socket.create_connection(('127.0.0.1',$port),1); sys.exit(0 if s.recv(100).startswith(b'220') else 1)" 2>/dev/null; then
-            echo "ftp://127.0.0.1:$port/"
-            exit 0
-        fi
-        sleep 0.1
-    done
-    echo "proftpd did not start; see $dir/server.out and $dir/system.log" >&2
-    cat "$dir/server.out" "$dir/system.log" >&2 2>/dev/null || true
-    exit 1
+    wait_for_ftp "$port" proftpd "$dir/server.out" "$dir/system.log"
     ;;
 stop)
-    if [ -f "$dir/pid" ]; then kill "$(cat "$dir/pid")" 2>/dev/null || true; rm -f "$dir/pid"; fi
+    stop_pid_file "$dir/pid"
     ;;
 *)
     echo "usage: $0 start STATE_DIR PORT | stop STATE_DIR" >&2
