@@ -13,7 +13,7 @@ extension LocalFileProvider {
         let host = try resolver.hostPath(remote, followFinalSymlink: true)
         let fd = open(host, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw posixError(errno, remote) }
-        let reader = FileRangeReader(fd: fd)
+        let reader = FileRangeReader(fd: fd, buffers: readBuffers)
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw posixError(errno, remote) }
         guard !POSIX.isDirectory(info) else { throw posixError(EISDIR, remote) }
@@ -51,8 +51,13 @@ final class FileRangeReader: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Where chunks of the pool's size come from (and go back to).
+    private let buffers: ChunkBufferPool
 
-    init(fd: Int32) { state = Mutex(State(fd: fd)) }
+    init(fd: Int32, buffers: ChunkBufferPool) {
+        state = Mutex(State(fd: fd))
+        self.buffers = buffers
+    }
 
     func configure(start: Int64, end: Int64, chunkSize: Int, path: String, remote: String) {
         state.withLock { state in
@@ -73,22 +78,24 @@ final class FileRangeReader: Sendable {
                 state.fd = -1
                 return nil
             }
-            var data = Data(count: wanted)
-            let fd = state.fd, position = state.position
-            let count = data.withUnsafeMutableBytes { buffer -> Int in
-                var result: Int
-                repeat {
-                    result = pread(fd, buffer.baseAddress, wanted, off_t(position))
-                } while result < 0 && errno == EINTR
-                return result
+            // Uninitialised memory, reused through the pool when the chunk fits its buffers
+            // (Data(count:) would zero every chunk first, a memset of every byte read).
+            let pooled = wanted <= buffers.size
+            guard let memory = pooled ? buffers.take() : malloc(wanted) else {
+                throw CocoaError.posix(ENOMEM, path: state.path, remote: state.remote)
             }
-            if count < 0 { throw CocoaError.posix(errno, path: state.path, remote: state.remote) }
-            if count == 0 {
+            var count: Int
+            repeat {
+                count = pread(state.fd, memory, wanted, off_t(state.position))
+            } while count < 0 && errno == EINTR
+            if count <= 0 {
+                let code = errno
+                if pooled { buffers.give(memory) } else { free(memory) }
+                if count < 0 { throw CocoaError.posix(code, path: state.path, remote: state.remote) }
                 throw FileProviderError.truncated(path: state.path, reason: "the file shrank while it was being read")
             }
-            data.count = count
             state.position += Int64(count)
-            return data
+            return pooled ? buffers.data(memory, count: count) : Data(bytesNoCopy: memory, count: count, deallocator: .free)
         }
     }
 

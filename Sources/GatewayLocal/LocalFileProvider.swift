@@ -30,6 +30,8 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
 
     let resolver: LocalPathResolver
     let logger: Logger
+    /// Buffers for reads in the default chunk size, reused across reads.
+    let readBuffers = ChunkBufferPool(size: ReadOptions().chunkSize)
 
     /// Creates a provider rooted at an existing folder.
     ///
