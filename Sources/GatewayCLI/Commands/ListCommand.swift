@@ -44,6 +44,8 @@ struct ListCommand: AsyncParsableCommand {
         // On failure the JSON array is left unclosed (and the exit code is 1), so a cut-off listing
         // can never be read as a complete one.
         defer { out.flush() }
+        /// Ends the listing (closes the JSON array) once everything was printed.
+        func finish() { if json { out.line(first ? "[]" : "\n]") } }
         try await context.perform("ls", target) {
             if !recursive {
                 // The listing first: for a folder (the usual case) that is the only request, and a
@@ -53,14 +55,11 @@ struct ListCommand: AsyncParsableCommand {
                         for item in page.entries { emit(item, relative: item.name) }
                         out.flush()
                     }
-                    if json { out.line(first ? "[]" : "\n]") }
-                    return
                 } catch where error.failureKind == .notADirectory && first {
                     let item = try await provider.attributesOfItem(path: target.path)
                     emit(item, relative: item.name)
-                    if json { out.line("\n]") }
-                    return
                 }
+                return finish()
             }
             let root = try await provider.attributesOfItem(path: target.path)
             var isFolder = root.isDirectory
@@ -71,13 +70,12 @@ struct ListCommand: AsyncParsableCommand {
             }
             guard isFolder else {
                 emit(root, relative: root.name)
-                if json { out.line("\n]") }
-                return
+                return finish()
             }
             for try await item in provider.walk(path: target.path) {
                 emit(item, relative: RemotePath.relative(item.path, to: target.path) ?? item.path)
             }
-            if json { out.line(first ? "[]" : "\n]") }
+            finish()
         }
     }
 }
