@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 @testable import GatewayLocal
 import StorageGateway
 import Testing

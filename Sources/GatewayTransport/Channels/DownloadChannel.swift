@@ -1,8 +1,21 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
+import GatewayCore
 
 /// Carries a response body from libcurl's thread to an async consumer, with back-pressure: the
 /// curl thread blocks in ``push(_:)`` while `capacity` bytes wait unread, so a slow consumer slows
 /// the download instead of filling memory.
+///
+/// libcurl hands body bytes over in pieces of at most 16 KiB (`CURL_MAX_WRITE_SIZE`), whatever its
+/// receive buffer. The channel gathers them into pooled buffers and hands the consumer whole
+/// buffers, or a partly filled one once it holds ``handoffSize`` bytes or its oldest byte has
+/// waited ``handoffDelay`` (so a slow trickle still flows). A 1 GiB download is then a few
+/// thousand chunks instead of 65,536 freshly allocated ones, and a consumer writing to a file
+/// writes large pieces.
 ///
 /// A producer blocked on a full buffer is woken only once the consumer has read it down to half
 /// (not after every chunk), so a pipe running at the consumer's speed does not switch threads per chunk.
@@ -10,49 +23,97 @@ import Foundation
 /// If the consumer goes away (``abandon()``), pushes return `false` and the transfer is aborted.
 final class DownloadChannel: @unchecked Sendable {
     private let condition = NSCondition()
+    private let pool: ChunkBufferPool
+    /// Whole (or handed-off) buffers, oldest first, from `head` on.
     private var chunks: [Data] = []
     private var head = 0
+    /// Bytes in `chunks` and `filling`.
     private var buffered = 0
+    /// The buffer being filled, its byte count, and when its first byte arrived.
+    private var filling: UnsafeMutableRawPointer?
+    private var filled = 0
+    private var fillStarted = ContinuousClock.now
     private var finished = false
     private var failure: (any Error)?
     private var abandoned = false
     private var waiting: CheckedContinuation<Data?, any Error>?
     private let capacity: Int
+    /// A waiting consumer gets a partly filled buffer once it holds this many bytes.
+    let handoffSize: Int
+    /// A waiting consumer gets a partly filled buffer once its first byte is this old.
+    let handoffDelay: Duration
 
-    init(capacity: Int) { self.capacity = capacity }
+    /// A channel holding up to `capacity` bytes (at least two of `pool`'s buffers).
+    init(capacity: Int, pool: ChunkBufferPool, handoffSize: Int = 64 << 10, handoffDelay: Duration = .milliseconds(10)) {
+        self.pool = pool
+        self.capacity = max(capacity, 2 * pool.size)
+        self.handoffSize = min(handoffSize, pool.size)
+        self.handoffDelay = handoffDelay
+    }
+
+    deinit {
+        if let filling { pool.give(filling) }
+    }
 
     // MARK: Producer (curl thread, blocking)
 
-    /// Hands over a chunk; blocks while the buffer is full. Returns `false` once the consumer is gone.
-    func push(_ data: Data) -> Bool {
+    /// Copies `bytes` in; blocks while the buffer is full. Returns `false` once the consumer is gone
+    /// (or no memory is left for a buffer).
+    func push(_ bytes: UnsafeRawBufferPointer) -> Bool {
         condition.lock()
-        if abandoned {
-            condition.unlock()
-            return false
+        var rest = bytes
+        while !rest.isEmpty && !abandoned {
+            if filling == nil {
+                guard let buffer = pool.take() else {
+                    abandoned = true
+                    break
+                }
+                filling = buffer
+                filled = 0
+                fillStarted = .now
+            }
+            let count = min(rest.count, pool.size - filled)
+            (filling! + filled).copyMemory(from: rest.baseAddress!, byteCount: count)
+            filled += count
+            buffered += count
+            rest = UnsafeRawBufferPointer(rebasing: rest[count...])
+            if filled == pool.size { sealFilling() }
         }
-        if let waiting {
-            self.waiting = nil
-            condition.unlock()
-            waiting.resume(returning: data)
-            return true
-        }
-        chunks.append(data)
-        buffered += data.count
-        while buffered >= capacity && !abandoned { condition.wait() }
-        let alive = !abandoned
-        condition.unlock()
-        return alive
+        return waitForRoom(handingOff: takeForWaiter())
     }
 
-    /// Ends the stream, normally (`nil`) or with an error.
+    /// Hands a waiting consumer the partly filled buffer once its first byte has waited
+    /// ``handoffDelay``: called from libcurl's progress callback, which runs at least once a second
+    /// while the connection is quiet, so bytes never sit unseen behind a stalled server.
+    func flushIfDue() {
+        condition.lock()
+        let handoff = takeForWaiter()
+        condition.unlock()
+        if let handoff { handoff.waiter.resume(returning: handoff.chunk) }
+    }
+
+    /// Ends the stream, normally (`nil`) or with an error; buffered bytes are still delivered first.
     func finish(_ error: (any Error)?) {
         condition.lock()
         finished = true
         failure = error
-        let waiting = self.waiting
-        self.waiting = nil
+        if filled > 0 { sealFilling() }
+        var resumeWaiter: CheckedContinuation<Data?, any Error>?
+        var chunk: Data?
+        if let waiting {
+            self.waiting = nil
+            resumeWaiter = waiting
+            chunk = head < chunks.count ? takeChunk() : nil
+        }
         condition.unlock()
-        if let error { waiting?.resume(throwing: error) } else { waiting?.resume(returning: nil) }
+        guard let resumeWaiter else { return }
+        if let chunk {
+            resumeWaiter.resume(returning: chunk)
+        } else if let error {
+            resumeWaiter.resume(throwing: error)
+        } else {
+            resumeWaiter.resume(returning: nil)
+        }
     }
 
     // MARK: Consumer (async)
@@ -61,16 +122,9 @@ final class DownloadChannel: @unchecked Sendable {
     func next() async throws -> Data? {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
             condition.lock()
-            if head < chunks.count {
-                let chunk = chunks[head]
-                chunks[head] = Data()
-                head += 1
-                buffered -= chunk.count
-                if head == chunks.count {
-                    chunks.removeAll(keepingCapacity: true)
-                    head = 0
-                }
-                if buffered <= capacity / 2 { condition.signal() }
+            if head < chunks.count || (filled > 0 && isHandoffDue()) {
+                if head == chunks.count { sealFilling() }
+                let chunk = takeChunk()
                 condition.unlock()
                 continuation.resume(returning: chunk)
             } else if finished {
@@ -91,7 +145,65 @@ final class DownloadChannel: @unchecked Sendable {
         chunks.removeAll()
         head = 0
         buffered = 0
+        if let filling {
+            pool.give(filling)
+            self.filling = nil
+            filled = 0
+        }
         condition.broadcast()
         condition.unlock()
+    }
+
+    // MARK: Private (called with the lock held)
+
+    /// Moves the filling buffer to the queue as a chunk.
+    private func sealFilling() {
+        guard let filling, filled > 0 else { return }
+        chunks.append(pool.data(filling, count: filled))
+        self.filling = nil
+        filled = 0
+    }
+
+    /// Takes the oldest queued chunk, waking a producer waiting for room once half is free.
+    private func takeChunk() -> Data {
+        let chunk = chunks[head]
+        chunks[head] = Data()
+        head += 1
+        buffered -= chunk.count
+        if head == chunks.count {
+            chunks.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        if buffered <= capacity / 2 { condition.signal() }
+        return chunk
+    }
+
+    private func isHandoffDue() -> Bool {
+        filled >= handoffSize || ContinuousClock.now - fillStarted >= handoffDelay
+    }
+
+    /// The waiting consumer and the chunk it gets now, if it is waiting and one is due.
+    private func takeForWaiter() -> (waiter: CheckedContinuation<Data?, any Error>, chunk: Data)? {
+        guard let waiting, !abandoned else { return nil }
+        if head == chunks.count {
+            guard filled > 0, isHandoffDue() else { return nil }
+            sealFilling()
+        }
+        self.waiting = nil
+        return (waiting, takeChunk())
+    }
+
+    /// Resumes `handoff`'s consumer (outside the lock, which is held on entry), then blocks while the
+    /// buffer is full. Returns whether the consumer is still there.
+    private func waitForRoom(handingOff handoff: (waiter: CheckedContinuation<Data?, any Error>, chunk: Data)?) -> Bool {
+        if let handoff {
+            condition.unlock()
+            handoff.waiter.resume(returning: handoff.chunk)
+            condition.lock()
+        }
+        while buffered >= capacity && !abandoned { condition.wait() }
+        let alive = !abandoned
+        condition.unlock()
+        return alive
     }
 }

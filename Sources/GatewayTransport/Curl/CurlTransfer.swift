@@ -37,6 +37,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
+    /// Whether the body's first bytes have delivered the head; touched only on libcurl's thread.
+    private var headSent = false
     /// Set when the caller asked to stop; checked by the progress callback on curl's thread.
     private let abortFlag = Atomic<Bool>(false)
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -164,10 +166,13 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Body bytes arrived. Returns `false` to make libcurl abort (the consumer is gone).
-    func receiveBody(_ data: Data) -> Bool {
-        deliverHead(.success(currentHead()))
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if !headSent {
+            headSent = true
+            deliverHead(.success(currentHead()))
+        }
         if isAborted { return false }
-        return download.push(data)
+        return download.push(bytes)
     }
 
     /// What the ended transfer amounts to: its response head, or the error callers see. Reads the
@@ -225,8 +230,7 @@ let curlWriteCallback: gw_curl_data_callback = { buffer, size, count, context in
     let transfer = CurlTransfer.from(context)
     let total = size * count
     guard total > 0, let buffer else { return 0 }
-    let data = Data(bytes: buffer, count: total)
-    return transfer.receiveBody(data) ? total : 0
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: total)) ? total : 0
 }
 
 let curlHeaderCallback: gw_curl_data_callback = { buffer, size, count, context in
@@ -258,5 +262,8 @@ let curlSeekCallback: gw_curl_seek_callback = { context, offset, origin in
 }
 
 let curlProgressCallback: gw_curl_xferinfo_callback = { context, _, _, _, _ in
-    CurlTransfer.from(context).isAborted ? 1 : 0
+    let transfer = CurlTransfer.from(context)
+    if transfer.isAborted { return 1 }
+    transfer.download.flushIfDue()
+    return 0
 }

@@ -25,10 +25,11 @@ public final class FTPClient: Sendable {
     public let configuration: FTPClientConfiguration
     private let pool: HandlePool
     private let logger: Logger
+    /// Buffers that received bodies are gathered in (``DownloadChannel``), reused across transfers.
+    private let bodyBuffers = ChunkBufferPool(size: 256 << 10, limit: 16)
     private let session = Mutex<Session?>(nil)
     private let origin: String
 
-    /// Bytes buffered between libcurl and the consumer, per transfer.
     /// The default buffer of a transfer: bytes that may wait in memory for the reader or the network.
     public static let bufferCapacity = 4 << 20
 
@@ -234,7 +235,7 @@ public final class FTPClient: Sendable {
                        configure: (CurlEasy, CurlTransfer) throws -> Void,
                        finished: (@Sendable (CurlEasy, CURLcode) -> Void)? = nil) async throws -> (CurlTransfer, ByteStream) {
         let easy = try await pool.acquire()
-        let download = DownloadChannel(capacity: max(64 << 10, buffer))
+        let download = DownloadChannel(capacity: buffer, pool: bodyBuffers)
         var upload: UploadChannel?
         if let stream {
             let channel = UploadChannel(capacity: Self.bufferCapacity)

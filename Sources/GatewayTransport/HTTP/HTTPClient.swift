@@ -15,12 +15,13 @@ public final class HTTPClient: Sendable {
     public let configuration: HTTPClientConfiguration
     private let pool: HandlePool
     private let logger: Logger
+    /// Buffers that received bodies are gathered in (``DownloadChannel``), reused across transfers.
+    private let bodyBuffers = ChunkBufferPool(size: 256 << 10, limit: 16)
     /// The authentication scheme learned from the server's first challenge (`CURLAUTH_*` bits).
     private let learnedAuth = Mutex<Int?>(nil)
     /// Whether the server was asked once, so a server that never challenges is not asked again.
     private let authProbed = Atomic<Bool>(false)
 
-    /// Bytes buffered between libcurl and the consumer, per transfer.
     /// The default response buffer of a transfer (``HTTPRequest/responseBuffer``).
     public static let bufferCapacity = 4 << 20
 
@@ -83,7 +84,7 @@ public final class HTTPClient: Sendable {
 
     private func send(once request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
         let easy = try await pool.acquire()
-        let download = DownloadChannel(capacity: max(64 << 10, request.responseBuffer))
+        let download = DownloadChannel(capacity: request.responseBuffer, pool: bodyBuffers)
         var upload: UploadChannel?
         switch request.body {
         case .none:

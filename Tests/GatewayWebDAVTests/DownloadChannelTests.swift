@@ -1,0 +1,124 @@
+import Foundation
+import GatewayCore
+@testable import GatewayTransport
+import Testing
+
+/// The response-body channel between libcurl's write callback and an async consumer.
+@Suite("Download channel", .timeLimit(.minutes(1)))
+struct DownloadChannelTests {
+    static let piece = 16 << 10  // what libcurl hands the write callback at most
+
+    /// Pushes `payload` in libcurl-sized pieces, as the write callback would; returns whether every push was taken.
+    static func pushAll(_ payload: Data, into channel: DownloadChannel, piece: Int = piece) -> Bool {
+        payload.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + piece, bytes.count)
+                guard channel.push(UnsafeRawBufferPointer(rebasing: bytes[offset..<end])) else { return false }
+                offset = end
+            }
+            return true
+        }
+    }
+
+    static func payload(_ count: Int) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) })
+    }
+
+    @Test("small pieces reach a slow consumer gathered into whole pooled buffers, every byte in order")
+    func coalescing() async throws {
+        let pool = ChunkBufferPool(size: 64 << 10, limit: 4)
+        let channel = DownloadChannel(capacity: 1 << 20, pool: pool)
+        let payload = Self.payload(1_000_000)
+        // The producer runs first and to completion (the capacity holds it all): nobody is waiting,
+        // so nothing is handed over early.
+        let pushed = await onThread { Self.pushAll(payload, into: channel) }
+        #expect(pushed)
+        channel.finish(nil)
+        var received = Data()
+        var sizes: [Int] = []
+        while let chunk = try await channel.next() {
+            sizes.append(chunk.count)
+            received.append(chunk)
+        }
+        #expect(received == payload)
+        #expect(sizes.dropLast().allSatisfy { $0 == 64 << 10 }, "whole buffers, not 16 KiB pieces: \(sizes)")
+        #expect(sizes.count == (payload.count + (64 << 10) - 1) / (64 << 10))
+    }
+
+    @Test("a waiting consumer gets a partly filled buffer once it holds the hand-off size")
+    func handoffBySize() async throws {
+        let pool = ChunkBufferPool(size: 256 << 10, limit: 4)
+        let channel = DownloadChannel(capacity: 1 << 20, pool: pool, handoffSize: 48 << 10, handoffDelay: .seconds(3600))
+        let waiting = Task { try await channel.next() }
+        try await Task.sleep(for: .milliseconds(50))  // the consumer is waiting
+        let payload = Self.payload(3 * Self.piece)
+        #expect(await onThread { Self.pushAll(payload, into: channel) })
+        let chunk = try await waiting.value
+        #expect(chunk == payload, "handed over at 48 KiB, before the 256 KiB buffer was full")
+        channel.finish(nil)
+        #expect(try await channel.next() == nil)
+    }
+
+    @Test("bytes below the hand-off size reach a waiting consumer once they are old enough (a quiet server)")
+    func handoffByAge() async throws {
+        let pool = ChunkBufferPool(size: 256 << 10, limit: 4)
+        let channel = DownloadChannel(capacity: 1 << 20, pool: pool, handoffSize: 128 << 10, handoffDelay: .milliseconds(20))
+        let delivered = Counter()
+        let waiting = Task {
+            let chunk = try await channel.next()
+            _ = delivered.next()
+            return chunk
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let payload = Self.payload(1000)
+        #expect(await onThread { Self.pushAll(payload, into: channel) })
+        // The push alone does not hand 1,000 bytes over; the progress callback's flush does once they waited 20 ms.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(delivered.next() == 1, "nothing was handed over before the flush")
+        channel.flushIfDue()
+        let chunk = try await waiting.value
+        #expect(chunk == payload)
+        // Not finished: the stream stays open.
+        #expect(await onThread { Self.pushAll(Self.payload(10), into: channel) })
+        channel.finish(nil)
+        #expect(try await channel.next() == Self.payload(10))
+        #expect(try await channel.next() == nil)
+    }
+
+    @Test("a failed transfer delivers the bytes it received, then its error")
+    func failureAfterBytes() async throws {
+        let pool = ChunkBufferPool(size: 64 << 10, limit: 4)
+        let channel = DownloadChannel(capacity: 1 << 20, pool: pool)
+        let payload = Self.payload(100_000)
+        #expect(await onThread { Self.pushAll(payload, into: channel) })
+        struct Broken: Error {}
+        channel.finish(Broken())
+        var received = Data()
+        await #expect(throws: Broken.self) {
+            while let chunk = try await channel.next() { received.append(chunk) }
+        }
+        #expect(received == payload)
+    }
+
+    @Test("a full channel blocks the producer until half is read; an abandoned one makes it stop")
+    func backPressureAndAbandon() async throws {
+        let pool = ChunkBufferPool(size: 64 << 10, limit: 4)
+        let channel = DownloadChannel(capacity: 256 << 10, pool: pool)
+        let done = Counter()
+        let producer = Task {
+            await onThread { () -> Bool in
+                let taken = Self.pushAll(Self.payload(4 << 20), into: channel)
+                _ = done.next()
+                return taken
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(done.next() == 1, "the producer is still blocked with 4 MiB pushed into a 256 KiB channel")
+        var received = 0
+        for _ in 0..<8 { received += try #require(try await channel.next()).count }
+        #expect(received == 8 * (64 << 10))
+        channel.abandon()
+        #expect(await producer.value == false, "the producer learns the consumer is gone")
+    }
+}
