@@ -27,6 +27,8 @@ public final class FTPClient: Sendable {
     private let logger: Logger
     /// Buffers that received bodies are gathered in (``DownloadChannel``), reused across transfers.
     private let bodyBuffers = ChunkBufferPool(size: 256 << 10, limit: 16)
+    /// The threads transfers run on, reused from one request to the next.
+    private let threads = TransferThreads()
     private let session = Mutex<Session?>(nil)
     private let origin: String
 
@@ -259,7 +261,7 @@ public final class FTPClient: Sendable {
         }
         logger.debug("ftp request", metadata: ["command": .string(command ?? "?"), "path": .string(path)])
         let sentUTF8 = transfer.sendsSessionSetup
-        transfer.start(releasingTo: pool, polling: true, reusable: { Self.keepsConnection($0) }, finished: { code in
+        transfer.start(on: threads, releasingTo: pool, polling: true, reusable: { Self.keepsConnection($0) }, finished: { code in
             if code == CURLE_OK, sentUTF8 {
                 easy.needsSessionSetup = false
             } else if easy.info(CURLINFO_NUM_CONNECTS) > 0 {

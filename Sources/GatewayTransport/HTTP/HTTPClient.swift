@@ -17,6 +17,8 @@ public final class HTTPClient: Sendable {
     private let logger: Logger
     /// Buffers that received bodies are gathered in (``DownloadChannel``), reused across transfers.
     private let bodyBuffers = ChunkBufferPool(size: 256 << 10, limit: 16)
+    /// The threads transfers run on, reused from one request to the next.
+    private let threads = TransferThreads()
     /// The authentication scheme learned from the server's first challenge (`CURLAUTH_*` bits).
     private let learnedAuth = Mutex<Int?>(nil)
     /// Whether the server was asked once, so a server that never challenges is not asked again.
@@ -105,7 +107,7 @@ public final class HTTPClient: Sendable {
             throw error
         }
         logger.debug("http request", metadata: ["method": .string(request.method), "path": .string(request.path)])
-        transfer.start(releasingTo: pool, reusable: { $0 == CURLE_OK }, finished: { [self] code in
+        transfer.start(on: threads, releasingTo: pool, reusable: { $0 == CURLE_OK }, finished: { [self] code in
             if code == CURLE_OK { learnAuth(from: easy.info(CURLINFO_HTTPAUTH_AVAIL)) }
         })
         let head: HTTPResponseHead
