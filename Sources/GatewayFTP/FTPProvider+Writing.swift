@@ -78,12 +78,28 @@ extension FTPProvider: FileProviderResumableWrite {
             progress?.addBytes(Int64(chunk.count))
         })
         let targetPath = try await serverPath(target)
+        let expected = options.expectedSize ?? stream.expectedLength.map { $0 + offset }
+        var stamp: Date?
+        if let date = options.modificationDate, try await features().setModificationTime { stamp = date }
+        var renamed = target == remote
+        var stamped = false
         do {
             do {
                 if offset == 0, options.atomically, let length = stream.expectedLength, length <= Self.replayableUploadSize {
-                    // A small file to a temporary name: held in memory, so a dropped connection
-                    // can be answered by sending it again.
-                    try await client.storeRepeatable(targetPath, path: remote, contents: try await counted.collect(limit: Int(length)))
+                    // A small file to a temporary name: held in memory, so a dropped connection can be
+                    // answered by sending it again; and all there before it goes, so the rename into
+                    // place (and MFMT) ride on the upload's connection, right after it (one request, not three).
+                    let contents = try await counted.collect(limit: Int(length))
+                    try Self.checkSize(Int64(contents.count), expected: expected, remote: remote)
+                    // The time is set on the temporary file, which the rename keeps: a refused
+                    // rename then leaves an existing file under the final name untouched.
+                    var then: [String] = stamp.map { ["MFMT \(Self.mfmtStamp($0)) \(targetPath)"] } ?? []
+                    if !renamed { then += ["RNFR \(targetPath)", "RNTO \(try await serverPath(remote))"] }
+                    let replies = try await client.storeRepeatable(targetPath, path: remote, contents: contents, then: then)
+                    if replies.count == then.count {
+                        if stamp != nil { stamped = replies[0].code / 100 == 2 }
+                        if !renamed { renamed = replies[then.count - 2].code == 350 && replies[then.count - 1].code / 100 == 2 }
+                    }
                 } else {
                     try await client.store(targetPath, path: remote, from: counted, append: offset > 0)
                 }
@@ -91,13 +107,12 @@ extension FTPProvider: FileProviderResumableWrite {
                 throw await refineWriteFailure(error, remote: remote)
             }
             let written = offset + counter.withLock { $0 }
-            if let expected = options.expectedSize ?? stream.expectedLength.map({ $0 + offset }), expected != written {
-                throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
-            }
-            if target != remote { try await rename(target, to: remote, replacing: options.overwrite) }
-            var stamped = false
-            if let date = options.modificationDate, try await features().setModificationTime {
-                try await setModificationDate(date, path: remote)
+            try Self.checkSize(written, expected: expected, remote: remote)
+            // Refused on the upload's connection (or a large file): the rename on its own, which
+            // knows the servers that will not rename onto an existing file.
+            if !renamed { try await rename(target, to: remote, replacing: options.overwrite) }
+            if let stamp, !stamped {
+                try await setModificationDate(stamp, path: remote)
                 stamped = true
             }
             logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written),
@@ -107,6 +122,13 @@ extension FTPProvider: FileProviderResumableWrite {
         } catch {
             if discards(error) { await discard(target) }
             throw error
+        }
+    }
+
+    /// Throws ``FileProviderError/truncated(path:reason:)`` when `written` is not the `expected` size.
+    private static func checkSize(_ written: Int64, expected: Int64?, remote: String) throws {
+        if let expected, expected != written {
+            throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
         }
     }
 

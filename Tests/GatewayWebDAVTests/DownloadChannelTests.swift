@@ -60,6 +60,28 @@ struct DownloadChannelTests {
         #expect(try await channel.next() == nil)
     }
 
+    @Test("hand-offs to a waiting consumer are slices of one buffer, which returns to the pool after the last slice")
+    func slices() async throws {
+        let pool = ChunkBufferPool(size: 64 << 10, limit: 4)
+        let channel = DownloadChannel(capacity: 1 << 20, pool: pool, handoffSize: 16 << 10, handoffDelay: .seconds(3600))
+        var received: [Data] = []
+        for round in 0..<2 {
+            let waiting = Task { try await channel.next() }
+            try await Task.sleep(for: .milliseconds(30))
+            #expect(await onThread { Self.pushAll(Self.payload(16 << 10), into: channel) })
+            received.append(try #require(try await waiting.value, "round \(round)"))
+        }
+        let first = received[0].withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        let second = received[1].withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        #expect(second == first + UInt(16 << 10), "the second hand-off continues the first one's buffer, uncopied")
+        channel.finish(nil)
+        #expect(try await channel.next() == nil)
+        received.removeAll()
+        let again = try #require(pool.take())
+        #expect(UInt(bitPattern: again) == first, "the buffer went back to the pool once both slices were released")
+        pool.give(again)
+    }
+
     @Test("bytes below the hand-off size reach a waiting consumer once they are old enough (a quiet server)")
     func handoffByAge() async throws {
         let pool = ChunkBufferPool(size: 256 << 10, limit: 4)

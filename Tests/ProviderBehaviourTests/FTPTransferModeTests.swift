@@ -49,6 +49,24 @@ struct FTPTransferModeTests {
         }
     }
 
+    @Test("a server that will not rename onto an existing file (as IIS): the old file goes first; contents and time are the new ones")
+    func renameOntoExistingRefused() async throws {
+        try await ProviderFixture.ftpPyftpdlib.run { s in
+            let path = s.path("notes refuses-replace.txt")
+            let first = Date(timeIntervalSince1970: 1_600_000_000), second = Date(timeIntervalSince1970: 1_700_000_000)
+            // Small files (the rename and MFMT ride on the upload's connection), then a large one (its own rename).
+            for (index, (size, date)) in [(4096, first), (5000, second), (1_500_000, first)].enumerated() {
+                let data = Bytes.pattern(size, seed: UInt64(40 + index))
+                _ = try await s.provider.write(path: path, from: ByteStream(data: data),
+                                               options: WriteOptions(overwrite: true, atomically: true, modificationDate: date))
+                #expect(try await s.provider.contents(path: path) == data, "write \(index + 1)")
+                #expect(try await s.provider.attributesOfItem(path: path).modificationDate == date, "write \(index + 1)")
+                #expect(try await s.provider.contentsOfDirectory(path: s.base).collectAll().map(\.name) == ["notes refuses-replace.txt"],
+                        "no temporary file is left")
+            }
+        }
+    }
+
     @Test("active mode: the server connects back (EPRT/PORT) for listings, uploads and downloads", arguments: [
         ("GATEWAY_TEST_FTP_VSFTPD_URL", "GATEWAY_TEST_FTP_VSFTPD_USER"), ("GATEWAY_TEST_FTP_PYFTPDLIB_URL", "GATEWAY_TEST_FTP_PYFTPDLIB_USER"),
     ])

@@ -40,6 +40,15 @@ class Handler(FTPHandler):
     banner = "pyftpdlib test server ready"
     active_dtp = HandedOffActiveDTP
 
+    def ftp_RNTO(self, path):
+        """Refuses to rename onto an existing file whose name contains "refuses-replace", as FTP
+        servers on Windows (IIS) do for every file: the gateway then removes the old file first."""
+        if self._rnfr and "refuses-replace" in os.path.basename(path) and os.path.isfile(path):
+            self._rnfr = None
+            self.respond("550 Cannot create a file when that file already exists.")
+            return None
+        return super().ftp_RNTO(path)
+
 
 # One thread: pyftpdlib's threaded server changes the process-wide working folder in CWD,
 # which breaks when another thread removes that folder.

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import GatewayCore
+import Synchronization
 
 /// Carries a response body from libcurl's thread to an async consumer, with back-pressure: the
 /// curl thread blocks in ``push(_:)`` while `capacity` bytes wait unread, so a slow consumer slows
@@ -12,8 +13,10 @@ import GatewayCore
 ///
 /// libcurl hands body bytes over in pieces of at most 16 KiB (`CURL_MAX_WRITE_SIZE`), whatever its
 /// receive buffer. The channel gathers them into pooled buffers and hands the consumer whole
-/// buffers, or a partly filled one once it holds ``handoffSize`` bytes or its oldest byte has
-/// waited ``handoffDelay`` (so a slow trickle still flows). A 1 GiB download is then a few
+/// buffers; a waiting consumer gets what has gathered once it is ``handoffSize`` bytes or its
+/// oldest byte has waited ``handoffDelay`` (so a slow trickle still flows). Such a partial chunk is
+/// a slice of the buffer, which goes on filling behind it and returns to the pool when its last
+/// slice is released: no copy, and no buffer held for a few bytes. A 1 GiB download is then a few
 /// thousand chunks instead of 65,536 freshly allocated ones, and a consumer writing to a file
 /// writes large pieces.
 ///
@@ -27,10 +30,12 @@ final class DownloadChannel: @unchecked Sendable {
     /// Whole (or handed-off) buffers, oldest first, from `head` on.
     private var chunks: [Data] = []
     private var head = 0
-    /// Bytes in `chunks` and `filling`.
+    /// Bytes in `chunks` and the unsent part of `filling`.
     private var buffered = 0
-    /// The buffer being filled, its byte count, and when its first byte arrived.
-    private var filling: UnsafeMutableRawPointer?
+    /// The buffer being filled: bytes up to `sent` are out as chunks, up to `filled` not yet; and
+    /// when the oldest unsent byte arrived.
+    private var filling: SharedBuffer?
+    private var sent = 0
     private var filled = 0
     private var fillStarted = ContinuousClock.now
     private var finished = false
@@ -52,7 +57,7 @@ final class DownloadChannel: @unchecked Sendable {
     }
 
     deinit {
-        if let filling { pool.give(filling) }
+        filling?.release()
     }
 
     // MARK: Producer (curl thread, blocking)
@@ -68,12 +73,13 @@ final class DownloadChannel: @unchecked Sendable {
                     abandoned = true
                     break
                 }
-                filling = buffer
+                filling = SharedBuffer(buffer, pool: pool)
+                sent = 0
                 filled = 0
-                fillStarted = .now
             }
+            if sent == filled { fillStarted = .now }
             let count = min(rest.count, pool.size - filled)
-            (filling! + filled).copyMemory(from: rest.baseAddress!, byteCount: count)
+            (filling!.base + filled).copyMemory(from: rest.baseAddress!, byteCount: count)
             filled += count
             buffered += count
             rest = UnsafeRawBufferPointer(rebasing: rest[count...])
@@ -97,7 +103,9 @@ final class DownloadChannel: @unchecked Sendable {
         condition.lock()
         finished = true
         failure = error
-        if filled > 0 { sealFilling() }
+        sealFilling()
+        filling?.release()
+        filling = nil
         var resumeWaiter: CheckedContinuation<Data?, any Error>?
         var chunk: Data?
         if let waiting {
@@ -122,7 +130,7 @@ final class DownloadChannel: @unchecked Sendable {
     func next() async throws -> Data? {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, any Error>) in
             condition.lock()
-            if head < chunks.count || (filled > 0 && isHandoffDue()) {
+            if head < chunks.count || (filled > sent && isHandoffDue()) {
                 if head == chunks.count { sealFilling() }
                 let chunk = takeChunk()
                 condition.unlock()
@@ -145,23 +153,28 @@ final class DownloadChannel: @unchecked Sendable {
         chunks.removeAll()
         head = 0
         buffered = 0
-        if let filling {
-            pool.give(filling)
-            self.filling = nil
-            filled = 0
-        }
+        filling?.release()
+        filling = nil
+        sent = 0
+        filled = 0
         condition.broadcast()
         condition.unlock()
     }
 
     // MARK: Private (called with the lock held)
 
-    /// Moves the filling buffer to the queue as a chunk.
+    /// Queues the unsent bytes of the filling buffer as a chunk (a slice of it); a full buffer is
+    /// then let go, to return to the pool when its slices are released.
     private func sealFilling() {
-        guard let filling, filled > 0 else { return }
-        chunks.append(pool.data(filling, count: filled))
-        self.filling = nil
-        filled = 0
+        guard let filling else { return }
+        if filled > sent {
+            chunks.append(filling.slice(sent..<filled))
+            sent = filled
+        }
+        if filled == pool.size {
+            filling.release()
+            self.filling = nil
+        }
     }
 
     /// Takes the oldest queued chunk, waking a producer waiting for room once half is free.
@@ -179,14 +192,14 @@ final class DownloadChannel: @unchecked Sendable {
     }
 
     private func isHandoffDue() -> Bool {
-        filled >= handoffSize || ContinuousClock.now - fillStarted >= handoffDelay
+        filled - sent >= handoffSize || ContinuousClock.now - fillStarted >= handoffDelay
     }
 
     /// The waiting consumer and the chunk it gets now, if it is waiting and one is due.
     private func takeForWaiter() -> (waiter: CheckedContinuation<Data?, any Error>, chunk: Data)? {
         guard let waiting, !abandoned else { return nil }
         if head == chunks.count {
-            guard filled > 0, isHandoffDue() else { return nil }
+            guard filled > sent, isHandoffDue() else { return nil }
             sealFilling()
         }
         self.waiting = nil
@@ -205,5 +218,32 @@ final class DownloadChannel: @unchecked Sendable {
         let alive = !abandoned
         condition.unlock()
         return alive
+    }
+}
+
+/// A pooled buffer handed out in slices: it goes back to the pool when the channel let it go and
+/// every slice (a `Data` over part of it) was released.
+private final class SharedBuffer: Sendable {
+    private let address: UInt
+    private let pool: ChunkBufferPool
+    /// The channel's own reference plus one per live slice.
+    private let references = Atomic<Int>(1)
+
+    init(_ base: UnsafeMutableRawPointer, pool: ChunkBufferPool) {
+        self.address = UInt(bitPattern: base)
+        self.pool = pool
+    }
+
+    var base: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: address)! }
+
+    /// `range` of the buffer as `Data`, without a copy; the bytes must not change while it lives.
+    func slice(_ range: Range<Int>) -> Data {
+        references.add(1, ordering: .relaxed)
+        return Data(bytesNoCopy: base + range.lowerBound, count: range.count, deallocator: .custom { [self] _, _ in release() })
+    }
+
+    /// Drops one reference; the last gives the buffer back.
+    func release() {
+        if references.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { pool.give(base) }
     }
 }

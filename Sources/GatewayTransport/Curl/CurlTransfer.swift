@@ -45,6 +45,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// FTP: commands sent after login before this transfer's own (`CURLOPT_QUOTE`), and their list.
     var quotePrefix: [String] = []
     var quoteList: UnsafeMutablePointer<curl_slist>?
+    /// FTP: commands sent after a successful transfer (`CURLOPT_POSTQUOTE`).
+    var postQuoteList: UnsafeMutablePointer<curl_slist>?
     /// FTP: whether this transfer carries the per-connection set-up (`OPTS UTF8 ON`).
     var sendsSessionSetup = false
 
@@ -81,6 +83,7 @@ final class CurlTransfer: @unchecked Sendable {
     deinit {
         if let headerList { curl_slist_free_all(headerList) }
         if let quoteList { curl_slist_free_all(quoteList) }
+        if let postQuoteList { curl_slist_free_all(postQuoteList) }
     }
 
     var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }

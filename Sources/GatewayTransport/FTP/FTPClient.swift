@@ -149,8 +149,25 @@ public final class FTPClient: Sendable {
     /// `requestAttempts` times) when the connection fails under it. Only for a name no one else
     /// writes (an atomic write's temporary file), where a second STOR cannot clobber anything.
     public func storeRepeatable(_ serverPath: String, path: String, contents: Data) async throws {
+        _ = try await storeRepeatable(serverPath, path: path, contents: contents, then: [])
+    }
+
+    /// Uploads bytes held in memory like ``storeRepeatable(_:path:contents:)``, then sends
+    /// `commands` on the same connection as soon as the server confirmed the upload (libcurl's
+    /// post-quote), which saves a whole request per small file (the rename into place, `MFMT`).
+    ///
+    /// A refused command does not fail the call (nor close the connection): the replies to
+    /// `commands` come back in order, for the caller to check; none when the upload failed.
+    public func storeRepeatable(_ serverPath: String, path: String, contents: Data, then commands: [String]) async throws -> [FTPReply] {
         try await repeating(true) {
-            try await store(serverPath, path: path, from: ByteStream(data: contents))
+            let (transfer, body) = try await start(url: url(serverPath, folder: false), path: path, command: "STOR",
+                                                   upload: ByteStream(data: contents)) { _, transfer in
+                if !commands.isEmpty { try transfer.setPostQuote(commands.map { "*" + $0 }, encoding: self.configuration.encoding) }
+            }
+            try await Self.drain(body)
+            guard !commands.isEmpty else { return [] }
+            let replies = FTPReply.parse(transfer.replyLines)
+            return replies.count >= commands.count ? Array(replies.suffix(commands.count)) : []
         }
     }
 
@@ -404,15 +421,29 @@ extension CurlTransfer {
     /// Sets `CURLOPT_QUOTE`: ``quotePrefix`` then `commands`, sent after login and before the
     /// transfer, in `encoding`. The list is owned by the transfer and freed with it.
     func setQuote(_ commands: [String], encoding: String.Encoding) throws {
+        let list = Self.commandList(quotePrefix + commands, encoding: encoding)
+        if let quoteList { curl_slist_free_all(quoteList) }
+        quoteList = list
+        try easy.set(CURLOPT_QUOTE, list: list)
+    }
+
+    /// Sets `CURLOPT_POSTQUOTE`: `commands`, sent after a successful transfer, in `encoding`.
+    /// The list is owned by the transfer and freed with it.
+    func setPostQuote(_ commands: [String], encoding: String.Encoding) throws {
+        let list = Self.commandList(commands, encoding: encoding)
+        if let postQuoteList { curl_slist_free_all(postQuoteList) }
+        postQuoteList = list
+        try easy.set(CURLOPT_POSTQUOTE, list: list)
+    }
+
+    private static func commandList(_ commands: [String], encoding: String.Encoding) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
-        for command in quotePrefix + commands {
+        for command in commands {
             var bytes = (encoding == .utf8 ? Data(command.utf8) : command.data(using: encoding, allowLossyConversion: false)
                 ?? Data(command.utf8)).map { CChar(bitPattern: $0) }
             bytes.append(0)
             list = bytes.withUnsafeBufferPointer { curl_slist_append(list, $0.baseAddress) }
         }
-        if let quoteList { curl_slist_free_all(quoteList) }
-        quoteList = list
-        try easy.set(CURLOPT_QUOTE, list: list)
+        return list
     }
 }
