@@ -7,6 +7,8 @@
 #
 #   ./scripts/bench.sh            # 1 GiB file, 2,000 x 4 KiB files, 10,000-entry folder, 3 rounds
 #   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 BENCH_SECTIONS="webdav ftp" ./scripts/bench.sh
+#   BENCH_DIR=/dev/shm ./scripts/bench.sh   # data and server folders on tmpfs: no disk write-back in
+#                                            # the figures (needs about 4 GiB of memory)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

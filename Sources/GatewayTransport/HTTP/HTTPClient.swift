@@ -8,8 +8,8 @@ import Synchronization
 /// offers it over TLS), streamed request and response bodies with back-pressure, credentials kept
 /// out of URLs, logs and errors, and a stalled server turned into a time-out.
 ///
-/// Every transfer runs on a thread of its own, never on the Swift concurrency pool, so blocking
-/// network I/O cannot starve async work.
+/// Every running transfer has a thread to itself (reused from one request to the next), never one
+/// of the Swift concurrency pool's, so blocking network I/O cannot starve async work.
 public final class HTTPClient: Sendable {
     /// The configuration in use.
     public let configuration: HTTPClientConfiguration
