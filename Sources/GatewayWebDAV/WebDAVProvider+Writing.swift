@@ -35,7 +35,15 @@ extension WebDAVProvider {
             headers.append((name: "If-Match", value: expected))
         }
         do {
-            let (head, body) = try await send("PUT", target, headers: headers, body: .stream(counted))
+            var upload = HTTPRequest.Body.stream(counted)
+            if let length = stream.expectedLength, length <= Self.bufferedUploadSize {
+                // A small file goes as one buffer: libcurl reads it on its own thread (no task pumping
+                // a stream across), and can send it again on a kept-alive connection the server had
+                // closed. (libcurl would label a buffer as a form: no Content-Type, as for a stream.)
+                upload = .data(try await counted.collect(limit: Int(length)))
+                headers.append((name: "Content-Type", value: ""))
+            }
+            let (head, body) = try await send("PUT", target, headers: headers, body: upload)
             guard head.isSuccess else {
                 if head.status == 412 { throw FileProviderError.versionMismatch(path: remote, expected: options.ifVersion ?? "", actual: nil) }
                 throw failure(head, body: body, path: remote)
@@ -115,4 +123,9 @@ private final class ByteCounter: Sendable {
     private let count = Mutex<Int64>(0)
     func add(_ bytes: Int) { count.withLock { $0 += Int64(bytes) } }
     var value: Int64 { count.withLock { $0 } }
+}
+
+extension WebDAVProvider {
+    /// Uploads up to this size are read into memory first and sent as one buffer.
+    static let bufferedUploadSize: Int64 = 1 << 20
 }

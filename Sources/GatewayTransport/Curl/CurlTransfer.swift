@@ -37,8 +37,14 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
-    /// Whether the body's first bytes have delivered the head; touched only on libcurl's thread.
+    /// Whether the head went to the caller (or waits for the end of a small body), and the body
+    /// bytes so far; touched only on libcurl's thread.
     private var headSent = false
+    private var headHeldBack = false
+    private var bodyBytes = 0
+    /// An HTTP body announced at up to this many bytes is delivered with its head at the end of the
+    /// transfer: the caller is resumed once, not once for the head and again for the body.
+    static let smallBody = 64 << 10
     /// Set when the caller asked to stop; checked by the progress callback on curl's thread.
     private let abortFlag = Atomic<Bool>(false)
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -177,8 +183,20 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Body bytes arrived. Returns `false` to make libcurl abort (the consumer is gone).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bodyBytes += bytes.count
         if !headSent {
             headSent = true
+            let head = currentHead()
+            let length = head.header("content-length").flatMap { Int($0) }
+            if mode == .http, let length, length <= Self.smallBody {
+                headHeldBack = true
+            } else {
+                deliverHead(.success(head))
+            }
+        }
+        if headHeldBack, bodyBytes > Self.smallBody {
+            // More than announced: no longer small, so the caller reads it as it comes.
+            headHeldBack = false
             deliverHead(.success(currentHead()))
         }
         if isAborted { return false }
@@ -197,9 +215,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The transfer ended: resumes the caller and finishes the body. No use of the handle here.
     func complete(_ outcome: Result<HTTPResponseHead, any Error>) {
-        deliverHead(outcome)
         upload?.close()
         if case .failure(let error) = outcome { download.finish(error) } else { download.finish(nil) }
+        // After the body's end: a caller resumed only now finds the whole (small) body waiting.
+        deliverHead(outcome)
     }
 }
 
