@@ -65,11 +65,15 @@ struct DownloadChannelTests {
         let pool = ChunkBufferPool(size: 64 << 10, limit: 4)
         let channel = DownloadChannel(capacity: 1 << 20, pool: pool, handoffSize: 16 << 10, handoffDelay: .seconds(3600))
         var received: [Data] = []
-        for round in 0..<2 {
-            let waiting = Task { try await channel.next() }
-            try await Task.sleep(for: .milliseconds(30))
-            #expect(await onThread { Self.pushAll(Self.payload(16 << 10), into: channel) })
-            received.append(try #require(try await waiting.value, "round \(round)"))
+        for _ in 0..<2 {
+            // The consumer waits in next() (on the test's own task, so no Task object keeps the chunk)
+            // until a thread pushes 16 KiB a moment later.
+            let payload = Self.payload(16 << 10)
+            Thread {
+                usleep(30_000)
+                _ = Self.pushAll(payload, into: channel)
+            }.start()
+            received.append(try #require(try await channel.next()))
         }
         let first = received[0].withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
         let second = received[1].withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
@@ -85,19 +89,20 @@ struct DownloadChannelTests {
     @Test("bytes below the hand-off size reach a waiting consumer once they are old enough (a quiet server)")
     func handoffByAge() async throws {
         let pool = ChunkBufferPool(size: 256 << 10, limit: 4)
-        let channel = DownloadChannel(capacity: 1 << 20, pool: pool, handoffSize: 128 << 10, handoffDelay: .milliseconds(20))
+        let channel = DownloadChannel(capacity: 1 << 20, pool: pool, handoffSize: 128 << 10, handoffDelay: .milliseconds(200))
         let delivered = Counter()
         let waiting = Task {
             let chunk = try await channel.next()
             _ = delivered.next()
             return chunk
         }
-        try await Task.sleep(for: .milliseconds(50))
+        while !channel.isWaitingForTesting { try await Task.sleep(for: .milliseconds(5)) }
         let payload = Self.payload(1000)
         #expect(await onThread { Self.pushAll(payload, into: channel) })
-        // The push alone does not hand 1,000 bytes over; the progress callback's flush does once they waited 20 ms.
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(delivered.next() == 1, "nothing was handed over before the flush")
+        // Neither the push nor an early flush hands 1,000 bytes over; a flush once they waited 200 ms does.
+        channel.flushIfDue()
+        #expect(delivered.next() == 1, "nothing was handed over before the delay")
+        try await Task.sleep(for: .milliseconds(250))
         channel.flushIfDue()
         let chunk = try await waiting.value
         #expect(chunk == payload)
@@ -126,7 +131,8 @@ struct DownloadChannelTests {
     @Test("a full channel blocks the producer until half is read; an abandoned one makes it stop")
     func backPressureAndAbandon() async throws {
         let pool = ChunkBufferPool(size: 64 << 10, limit: 4)
-        let channel = DownloadChannel(capacity: 256 << 10, pool: pool)
+        // No hand-off by age: a producer paused between pushes on a busy machine must not split a buffer.
+        let channel = DownloadChannel(capacity: 256 << 10, pool: pool, handoffDelay: .seconds(3600))
         let done = Counter()
         let producer = Task {
             await onThread { () -> Bool in

@@ -161,6 +161,13 @@ final class DownloadChannel: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Whether a consumer waits in ``next()`` (for tests).
+    var isWaitingForTesting: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return waiting != nil
+    }
+
     // MARK: Private (called with the lock held)
 
     /// Queues the unsent bytes of the filling buffer as a chunk (a slice of it); a full buffer is

@@ -158,17 +158,31 @@ public final class FTPClient: Sendable {
     ///
     /// A refused command does not fail the call (nor close the connection): the replies to
     /// `commands` come back in order, for the caller to check; none when the upload failed.
+    ///
+    /// Only the first attempt carries `commands`: after a dropped connection the upload is sent
+    /// again alone (the commands may have been carried out already, and `RNFR`/`RNTO` are not
+    /// repeated blindly), and the caller, finding no replies, sends them itself.
     public func storeRepeatable(_ serverPath: String, path: String, contents: Data, then commands: [String]) async throws -> [FTPReply] {
-        try await repeating(true) {
+        var first = true
+        return try await repeating(true) {
+            let then = first ? commands : []
+            first = false
             let (transfer, body) = try await start(url: url(serverPath, folder: false), path: path, command: "STOR",
                                                    upload: ByteStream(data: contents)) { _, transfer in
-                if !commands.isEmpty { try transfer.setPostQuote(commands.map { "*" + $0 }, encoding: self.configuration.encoding) }
+                if !then.isEmpty { try transfer.setPostQuote(then.map { "*" + $0 }, encoding: self.configuration.encoding) }
             }
             try await Self.drain(body)
-            guard !commands.isEmpty else { return [] }
-            let replies = FTPReply.parse(transfer.replyLines)
-            return replies.count >= commands.count ? Array(replies.suffix(commands.count)) : []
+            return Self.repliesAfterTransfer(FTPReply.parse(transfer.replyLines), count: then.count)
         }
+    }
+
+    /// The `count` replies that follow a data transfer's completion (`150`/`125`, then `226`/`250`):
+    /// those to the post-quote commands; none when the replies do not have that shape.
+    static func repliesAfterTransfer(_ replies: [FTPReply], count: Int) -> [FTPReply] {
+        guard count > 0, let opened = replies.lastIndex(where: { $0.code == 150 || $0.code == 125 }),
+              opened + 1 < replies.count, replies[opened + 1].code / 100 == 2 else { return [] }
+        let following = replies[(opened + 2)...].prefix(count)
+        return following.count == count ? Array(following) : []
     }
 
     /// Size and modification time of the file at `serverPath` from `SIZE` and `MDTM`; throws for
