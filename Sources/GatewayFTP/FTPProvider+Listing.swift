@@ -115,15 +115,21 @@ extension FTPProvider {
 
     /// Stat through MLST (RFC 3659 §7): one line of facts on the control connection.
     private func machineStat(_ remote: String, target: String) async throws -> FileObject {
-        let replies: [FTPReply]
-        do {
-            replies = try await client.execute(["MLST \(target)"], directory: RemotePath.parent(of: target), path: remote)
-        } catch let error as FileProviderFTPError where error.replyCode == 550 || error.replyCode == 501 {
-            throw FileProviderFTPError(replyCode: error.replyCode, command: error.command, path: remote, serverText: error.serverText, kind: .notFound)
+        // Sent as "*MLST": a refusal ("no such file", the common answer when probing a name about
+        // to be written) is read here, and libcurl keeps the connection instead of closing it.
+        let replies = try await client.execute(["*MLST \(target)"], directory: RemotePath.parent(of: target), path: remote)
+        // The MLST reply is the multi-line 250 (a CWD after it answers 250 too, in one line). Without
+        // one, MLST was refused: libcurl's own commands all succeeded, so the refusal is the last
+        // reply of 400 or more (an `OPTS UTF8 ON` before it is the only other command that may fail).
+        guard let reply = replies.last(where: { $0.code == 250 && $0.lines.count > 1 }) else {
+            if let refusal = replies.last(where: { $0.code >= 400 }) {
+                let missing = refusal.code == 550 || refusal.code == 501
+                throw FileProviderFTPError(replyCode: refusal.code, command: "MLST", path: remote, serverText: refusal.text,
+                                           kind: missing ? .notFound : nil)
+            }
+            throw FileProviderError.malformedResponse(path: remote, detail: "the server's MLST answer has no facts")
         }
-        // The MLST reply is the multi-line 250 (a CWD after it answers 250 too, in one line).
-        guard let reply = replies.last(where: { $0.code == 250 && $0.lines.count > 1 }),
-              let facts = reply.innerLines.first(where: { $0.contains("=") }) else {
+        guard let facts = reply.innerLines.first(where: { $0.contains("=") }) else {
             throw FileProviderError.malformedResponse(path: remote, detail: "the server's MLST answer has no facts")
         }
         var line = String(facts.drop(while: { $0 == " " }))

@@ -170,7 +170,8 @@ extension FTPProvider: FileProviderResumableWrite {
         await Task { [self] in
             guard let target = try? await serverPath(path) else { return }
             for attempt in 1...10 {
-                _ = try? await client.execute(["DELE \(target)"], directory: RemotePath.parent(of: target), path: path)
+                // "*": a name already gone is no failure here, and libcurl keeps the connection.
+                _ = try? await client.execute(["*DELE \(target)"], directory: RemotePath.parent(of: target), path: path)
                 if (try? await itemIfPresent(path: path)) == .some(nil) { return }
                 try? await Task.sleep(for: .milliseconds(50 * attempt))
             }

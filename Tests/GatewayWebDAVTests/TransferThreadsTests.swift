@@ -48,8 +48,7 @@ struct TransferThreadsTests {
         let threads = TransferThreads(idleTimeout: 0.05)
         await withCheckedContinuation { continuation in threads.run { continuation.resume() } }
         // The thread goes idle, then ends after 50 ms of it.
-        while threads.idleCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        while threads.idleCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        while threads.endedCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
         await withCheckedContinuation { continuation in threads.run { continuation.resume() } }
         #expect(threads.startedCount == 2)
     }

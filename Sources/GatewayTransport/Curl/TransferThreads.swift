@@ -12,6 +12,7 @@ final class TransferThreads: @unchecked Sendable {
     private var jobs: [@Sendable () -> Void] = []
     private var idle = 0
     private var started = 0
+    private var ended = 0
     private let idleTimeout: TimeInterval
     private let stackSize: Int
 
@@ -25,6 +26,8 @@ final class TransferThreads: @unchecked Sendable {
     var startedCount: Int { condition.withLock { started } }
     /// Threads waiting for work (for tests).
     var idleCount: Int { condition.withLock { idle } }
+    /// Threads that ended after their idle time-out (for tests).
+    var endedCount: Int { condition.withLock { ended } }
 
     /// Runs `job` on an idle thread, or on a new one when all are busy.
     func run(_ job: @escaping @Sendable () -> Void) {
@@ -54,6 +57,7 @@ final class TransferThreads: @unchecked Sendable {
             idle -= 1
             if !signalled && jobs.isEmpty { break }
         }
+        ended += 1
         condition.unlock()
     }
 }
