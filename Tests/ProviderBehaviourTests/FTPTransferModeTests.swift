@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StorageGateway
 import Testing
 
@@ -65,6 +66,36 @@ struct FTPTransferModeTests {
                         "no temporary file is left")
             }
         }
+    }
+
+    @Test("a small upload is one request: MFMT and the rename follow STOR on its connection; a large one renames apart")
+    func smallUploadInOneRequest() async throws {
+        let configuration = try TestServers.ftp(urlVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER",
+                                                remoteName: "one-request")
+        let records = LogRecords()
+        var logger = Logger(label: "test.ftp") { _ in RecordingLogHandler(records: records) }
+        logger.logLevel = .debug
+        let ftp = FTPProvider(configuration: configuration, logger: logger)
+        let folder = "/one-request-\(UUID().uuidString.prefix(8))"
+        try await ftp.createFolder(path: folder, withIntermediateDirectories: false)
+        defer { Task { try? await ftp.removeItem(path: folder, recursive: true) } }
+        let date = Date(timeIntervalSince1970: 1_650_000_000)
+        var options = WriteOptions(overwrite: true, atomically: true, modificationDate: date)
+        options.returnsStoredAttributes = false  // as the copy engine writes
+
+        records.clear()
+        let small = Bytes.pattern(4096, seed: 71)
+        _ = try await ftp.write(path: folder + "/small.bin", from: ByteStream(data: small), options: options)
+        #expect(records.requests == ["STOR"], "requests: \(records.requests)")
+        #expect(try await ftp.contents(path: folder + "/small.bin") == small)
+        #expect(try await ftp.attributesOfItem(path: folder + "/small.bin").modificationDate == date)
+
+        records.clear()
+        let large = Bytes.pattern(1_500_000, seed: 72)
+        _ = try await ftp.write(path: folder + "/large.bin", from: ByteStream(data: large), options: options)
+        #expect(records.requests == ["STOR", "RNTO", "MFMT"], "requests: \(records.requests)")
+        #expect(try await ftp.contents(path: folder + "/large.bin") == large)
+        #expect(try await ftp.contentsOfDirectory(path: folder).collectAll().map(\.name).sorted() == ["large.bin", "small.bin"])
     }
 
     @Test("active mode: the server connects back (EPRT/PORT) for listings, uploads and downloads", arguments: [
@@ -188,4 +219,34 @@ private final class ChunkBox: @unchecked Sendable {
     private var iterator: ByteStream.AsyncIterator
     init(_ iterator: ByteStream.AsyncIterator) { self.iterator = iterator }
     func next() async throws -> Data? { try await iterator.next() }
+}
+
+/// Log records kept in memory, to see which requests an operation made.
+final class LogRecords: @unchecked Sendable {
+    private let lock = NSLock()
+    private var commands: [String] = []
+
+    func add(message: Logger.Message, metadata: Logger.Metadata?) {
+        guard message.description == "ftp request", case .string(let command)? = metadata?["command"] else { return }
+        lock.withLock { commands.append(command.drop(while: { $0 == "*" }).prefix(while: { $0 != " " }).uppercased()) }
+    }
+
+    /// The verbs of the FTP requests logged since the last ``clear()``.
+    var requests: [String] { lock.withLock { commands } }
+    func clear() { lock.withLock { commands.removeAll() } }
+}
+
+struct RecordingLogHandler: LogHandler {
+    let records: LogRecords
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        records.add(message: event.message, metadata: event.metadata)
+    }
 }
