@@ -1,5 +1,6 @@
 import Foundation
 import GatewayTestSupport
+import GatewayTransport
 import Logging
 import StorageGateway
 import Testing
@@ -69,6 +70,29 @@ struct WebDAVFailureTests {
         }
         // A hang would never end; the bound is generous because the other suites share the machine.
         #expect(clock.now - start < .seconds(30))
+    }
+
+    @Test("bytes from a server that goes quiet mid-body reach the reader before the rest arrives")
+    func quietServerMidBody() async throws {
+        // 200 KiB announced (not small, so the head comes first), 1,000 bytes sent, then 6 s of silence:
+        // the first bytes must not wait for the rest (nor for 64 KiB to gather).
+        let server = try TricklingServer(total: 200 << 10, first: 1000, pause: 6)
+        defer { server.stop() }
+        let client = HTTPClient(configuration: HTTPClientConfiguration(
+            baseURL: URL(string: "http://127.0.0.1:\(server.port)/")!, remoteName: "quiet", connectTimeout: .seconds(5), idleTimeout: .seconds(20)),
+            logger: Logger(label: "test"))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (head, body) = try await client.stream(HTTPRequest(method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/f")!, path: "/f"))
+        #expect(head.status == 200)
+        var iterator = body.makeAsyncIterator()
+        let first = try #require(try await iterator.next())
+        #expect(first.count == 1000)
+        // libcurl's progress callback, which hands the bytes over, runs at least once a second.
+        #expect(clock.now - start < .seconds(4), "the first bytes waited for the rest")
+        var total = first.count
+        while let chunk = try await iterator.next() { total += chunk.count }
+        #expect(total == 200 << 10)
     }
 
     @Test("TLS: an untrusted certificate is refused by default; ca_file or insecure_tls let it through")
