@@ -40,14 +40,15 @@ public enum FreePort {
     }
 }
 
-/// Accepts connections on 127.0.0.1 and never answers: a stalled server.
-public final class SilentServer: @unchecked Sendable {
+/// Accepts connections on 127.0.0.1 and hands each to `serve`, on a thread of its own (nothing when
+/// `serve` is `nil`); ``stop()`` closes the listener and every connection.
+public final class LoopbackServer: @unchecked Sendable {
     public let port: Int
     private let fd: Int32
     private var accepted: [Int32] = []
     private let lock = NSLock()
 
-    public init() throws {
+    public init(serve: (@Sendable (Int32) -> Void)? = nil) throws {
         (fd, port) = try LoopbackSocket.bind(listening: true)
         let listener = fd
         Thread.detachNewThread { [self] in
@@ -55,6 +56,7 @@ public final class SilentServer: @unchecked Sendable {
                 let client = accept(listener, nil, nil)
                 if client < 0 { return }
                 lock.withLock { accepted.append(client) }
+                if let serve { Thread.detachNewThread { serve(client) } }
             }
         }
     }
@@ -66,54 +68,48 @@ public final class SilentServer: @unchecked Sendable {
     }
 }
 
+/// Accepts connections on 127.0.0.1 and never answers: a stalled server.
+public final class SilentServer: Sendable {
+    private let server: LoopbackServer
+    public var port: Int { server.port }
+    public init() throws { server = try LoopbackServer() }
+    public func stop() { server.stop() }
+}
+
 /// Answers every HTTP request on 127.0.0.1 with a `200` of `total` bytes, of which it sends
-/// `first` at once and the rest only after `pause`: a server that goes quiet in the middle of a body.
-public final class TricklingServer: @unchecked Sendable {
-    public let port: Int
-    private let fd: Int32
-    private var accepted: [Int32] = []
-    private let lock = NSLock()
+/// `first` at once and the rest only after `pause` seconds: a server that goes quiet in the middle
+/// of a body.
+public final class TricklingServer: Sendable {
+    private let server: LoopbackServer
+    public var port: Int { server.port }
 
     public init(total: Int, first: Int, pause: Double) throws {
-        (fd, port) = try LoopbackSocket.bind(listening: true)
-        let listener = fd
-        Thread.detachNewThread { [self] in
-            while true {
-                let client = accept(listener, nil, nil)
-                if client < 0 { return }
-                lock.withLock { accepted.append(client) }
-                Thread.detachNewThread {
-                    var request = [UInt8](repeating: 0, count: 65536)
-                    var received = 0
-                    // Up to the end of the request head.
-                    while received < request.count {
-                        let count = recv(client, &request[received], request.count - received, 0)
-                        if count <= 0 { return }
-                        received += count
-                        if String(decoding: request[0..<received], as: UTF8.self).contains("\r\n\r\n") { break }
-                    }
-                    let body = [UInt8](repeating: UInt8(ascii: "x"), count: total)
-                    let head = Array("HTTP/1.1 200 OK\r\nContent-Length: \(total)\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
-                    func sendAll(_ bytes: ArraySlice<UInt8>) {
-                        var offset = bytes.startIndex
-                        while offset < bytes.endIndex {
-                            let count = bytes[offset...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                            if count <= 0 { return }
-                            offset += count
-                        }
-                    }
-                    sendAll(head[...])
-                    sendAll(body[0..<first])
-                    Thread.sleep(forTimeInterval: pause)
-                    sendAll(body[first...])
+        server = try LoopbackServer { client in
+            var request = [UInt8](repeating: 0, count: 65536)
+            var received = 0
+            // Up to the end of the request head.
+            while received < request.count {
+                let count = recv(client, &request[received], request.count - received, 0)
+                if count <= 0 { return }
+                received += count
+                if String(decoding: request[0..<received], as: UTF8.self).contains("\r\n\r\n") { break }
+            }
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: total)
+            let head = Array("HTTP/1.1 200 OK\r\nContent-Length: \(total)\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            func sendAll(_ bytes: ArraySlice<UInt8>) {
+                var offset = bytes.startIndex
+                while offset < bytes.endIndex {
+                    let count = bytes[offset...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    if count <= 0 { return }
+                    offset += count
                 }
             }
+            sendAll(head[...])
+            sendAll(body[0..<first])
+            Thread.sleep(forTimeInterval: pause)
+            sendAll(body[first...])
         }
     }
 
-    public func stop() {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
-        lock.withLock { accepted.forEach { close($0) } }
-    }
+    public func stop() { server.stop() }
 }
