@@ -6,7 +6,7 @@ import Testing
 struct FTPCLITests {
     /// Writes a config with FTP remotes `vsftpd`, `ftps` (explicit TLS) and `pyftpd`, and WebDAV
     /// remote `apache`; the passwords come from the environment.
-    func configure(_ s: CLIScratch) throws -> [String: String] {
+    func configure(_ s: CLIScratch) async throws -> [String: String] {
         let environment = ProcessInfo.processInfo.environment
         guard let vsftpd = environment["GATEWAY_TEST_FTP_VSFTPD_URL"], let tls = environment["GATEWAY_TEST_FTP_VSFTPD_TLS_URL"],
               let ca = environment["GATEWAY_TEST_FTP_VSFTPD_TLS_CA"], let pyftpd = environment["GATEWAY_TEST_FTP_PYFTPDLIB_URL"],
@@ -28,7 +28,7 @@ struct FTPCLITests {
                 "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
     }
 
-    func makeTree(_ s: CLIScratch) throws {
+    func makeTree(_ s: CLIScratch) async throws {
         let names = ["a b.txt", "naïve café.txt", "#hash", "100%", "what?.txt", ".hidden", "x:y", "🚀", "semi;colon&amp", "ends with space "]
         for (index, name) in names.enumerated() { try s.write("src/\(name)", Data("file \(index)\n".utf8)) }
         try s.write("src/sub dir/nested/deep.bin", Data((0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
@@ -37,22 +37,22 @@ struct FTPCLITests {
     }
 
     @Test("local -> FTP (vsftpd) -> FTPS -> FTP (pyftpdlib, MLSD) -> WebDAV -> local round trip is byte-equal", .timeLimit(.minutes(3)))
-    func roundTrip() throws {
+    func roundTrip() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        let environment = try configure(s)
-        try makeTree(s)
+        let environment = try await configure(s)
+        try await makeTree(s)
         let folder = "rt-\(UUID().uuidString.prefix(8))"
         let ftpsFolder = folder + "-tls"
         defer {
             for location in ["vsftpd:\(folder)", "ftps:\(ftpsFolder)", "pyftpd:\(folder)", "apache:\(folder)"] {
-                _ = try? s.runner.run(["rm", "-r", location], extraEnvironment: environment)
+                _ = try? s.runner.runBlocking(["rm", "-r", location], extraEnvironment: environment)
             }
         }
         let hops = [("src", "vsftpd:\(folder)"), ("vsftpd:\(folder)", "ftps:\(ftpsFolder)"), ("ftps:\(ftpsFolder)", "pyftpd:\(folder)"),
                     ("pyftpd:\(folder)", "apache:\(folder)"), ("apache:\(folder)", "back")]
         for (from, to) in hops {
-            let result = try s.runner.run(["copy", from, to], extraEnvironment: environment)
+            let result = try await s.runner.run(["copy", from, to], extraEnvironment: environment)
             #expect(result.status == 0, "copy \(from) \(to): \(result.stderr)")
         }
         #expect(try s.tree("back") == s.tree("src"))
@@ -61,46 +61,46 @@ struct FTPCLITests {
         }
         // A second copy of a hop finds everything unchanged: pyftpdlib took the times vsftpd showed
         // (MFMT), to LIST's minute, and the comparison allows the coarser side's precision.
-        let again = try s.runner.run(["copy", "--json", "ftps:\(ftpsFolder)", "pyftpd:\(folder)"], extraEnvironment: environment)
+        let again = try await s.runner.run(["copy", "--json", "ftps:\(ftpsFolder)", "pyftpd:\(folder)"], extraEnvironment: environment)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.text.contains("\"copied\":0") || again.text.contains("\"copied\" : 0"), "\(again.text)")
-        let ranged = try s.runner.run(["cat", "--offset", "1000", "--count", "10", "vsftpd:\(folder)/sub dir/nested/deep.bin"],
+        let ranged = try await s.runner.run(["cat", "--offset", "1000", "--count", "10", "vsftpd:\(folder)/sub dir/nested/deep.bin"],
                                       extraEnvironment: environment)
         #expect(ranged.stdout == (try s.read("src/sub dir/nested/deep.bin")).subdata(in: 1000..<1010))
-        let check = try s.runner.run(["check", "src", "ftps:\(ftpsFolder)"], extraEnvironment: environment)
+        let check = try await s.runner.run(["check", "src", "ftps:\(ftpsFolder)"], extraEnvironment: environment)
         #expect(check.status == 0, "\(check.text)")
     }
 
     @Test("wrong password: exit 1, one clear line with the 530, the password printed nowhere")
-    func wrongPassword() throws {
+    func wrongPassword() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        var environment = try configure(s)
+        var environment = try await configure(s)
         environment["FTP_SECRET"] = "Not-The-Password-917"
-        let result = try s.runner.run(["--verbose", "ls", "pyftpd:"], extraEnvironment: environment)
+        let result = try await s.runner.run(["--verbose", "ls", "pyftpd:"], extraEnvironment: environment)
         #expect(result.status == 1)
         #expect(result.stderr.contains("gateway: ls pyftpd:: FTP 530"), "\(result.stderr)")
         #expect(!result.text.contains("Not-The-Password-917"))
     }
 
     @Test("about on FTP: one line saying FTP has no quota, exit 1")
-    func aboutWithoutQuota() throws {
+    func aboutWithoutQuota() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        let environment = try configure(s)
-        let result = try s.runner.run(["about", "vsftpd:"], extraEnvironment: environment)
+        let environment = try await configure(s)
+        let result = try await s.runner.run(["about", "vsftpd:"], extraEnvironment: environment)
         #expect(result.status == 1)
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(result.stderr.contains("do not report quota"))
     }
 
     @Test("a missing path: exit 1 and 'no such file or directory'")
-    func missingPath() throws {
+    func missingPath() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        let environment = try configure(s)
+        let environment = try await configure(s)
         for remote in ["vsftpd", "pyftpd"] {
-            let result = try s.runner.run(["stat", "\(remote):no-such-\(UUID().uuidString.prefix(6))"], extraEnvironment: environment)
+            let result = try await s.runner.run(["stat", "\(remote):no-such-\(UUID().uuidString.prefix(6))"], extraEnvironment: environment)
             #expect(result.status == 1)
             #expect(result.stderr.contains("not found") || result.stderr.contains("no such file"), "\(result.stderr)")
         }

@@ -6,7 +6,7 @@ import Testing
 @Suite("Full disk", .serialized)
 struct FullDiskTests {
     @Test("copying onto a full disk fails with 'no space left on device' and leaves no partial file")
-    func fullDisk() throws {
+    func fullDisk() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
         let mountPoint = s.path("small-disk")
@@ -19,12 +19,12 @@ struct FullDiskTests {
         try FileManager.default.createDirectory(atPath: mountPoint + "/keep", withIntermediateDirectories: true)
         try Data("previous".utf8).write(to: URL(fileURLWithPath: mountPoint + "/keep/big.bin"))
 
-        let fresh = try s.runner.run(["copy", "big.bin", mountPoint + "/big.bin"])
+        let fresh = try await s.runner.run(["copy", "big.bin", mountPoint + "/big.bin"])
         #expect(fresh.status == 1)
         let lines = fresh.stderr.split(separator: "\n")
         #expect(lines.first == "gateway: copy \(mountPoint)/big.bin: no space left on device")
         #expect(lines.last?.hasPrefix("gateway: copied 0 files (0 B), skipped 0, failed 1") == true)
-        let over = try s.runner.run(["copy", "big.bin", mountPoint + "/keep/"])
+        let over = try await s.runner.run(["copy", "big.bin", mountPoint + "/keep/"])
         #expect(over.status == 1)
         #expect(try String(contentsOfFile: mountPoint + "/keep/big.bin", encoding: .utf8) == "previous")
         let root = try FileManager.default.contentsOfDirectory(atPath: mountPoint)
@@ -33,7 +33,7 @@ struct FullDiskTests {
         #expect(keep == ["big.bin"], "left behind: \(keep)")
 
         // `about` reports the volume holding the path it is given.
-        let about = try s.runner.run(["about", "--json", mountPoint])
+        let about = try await s.runner.run(["about", "--json", mountPoint])
         let figures = try #require(try JSONSerialization.jsonObject(with: about.stdout) as? [String: Any])
         #expect(figures["total"] as? Int == 1024 * 1024)
     }

@@ -33,8 +33,18 @@ struct GatewayRunner: Sendable {
         self.environment = environment
     }
 
+    /// Runs the binary on a thread of its own and waits for it without holding one of the Swift
+    /// concurrency pool's few threads (which other suites, run in parallel, need meanwhile).
     @discardableResult
-    func run(_ arguments: [String], stdin: Data? = nil, extraEnvironment: [String: String] = [:]) throws -> Result {
+    func run(_ arguments: [String], stdin: Data? = nil, extraEnvironment: [String: String] = [:]) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Swift.Result { try runBlocking(arguments, stdin: stdin, extraEnvironment: extraEnvironment) }) }.start()
+        }
+    }
+
+    /// Runs the binary and waits for it, blocking the calling thread (for clean-ups in `defer`).
+    @discardableResult
+    func runBlocking(_ arguments: [String], stdin: Data? = nil, extraEnvironment: [String: String] = [:]) throws -> Result {
         #expect(FileManager.default.isExecutableFile(atPath: Self.binary), "gateway binary not found at \(Self.binary)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)

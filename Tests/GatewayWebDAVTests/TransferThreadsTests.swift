@@ -6,7 +6,7 @@ import Testing
 @Suite("Transfer threads", .timeLimit(.minutes(1)))
 struct TransferThreadsTests {
     @Test("one transfer after another reuses the same thread")
-    func reuse() async {
+    func reuse() async throws {
         let threads = TransferThreads()
         var seen: Set<UInt> = []
         for _ in 0..<20 {
@@ -14,7 +14,7 @@ struct TransferThreadsTests {
                 threads.run { continuation.resume(returning: UInt(bitPattern: Int(bitPattern: pthread_self()))) }
             }
             seen.insert(id)
-            while threads.idleCount == 0 { try? await Task.sleep(for: .milliseconds(1)) }  // the thread is back
+            while threads.idleCount == 0 { try await Task.sleep(for: .milliseconds(1)) }  // the thread is back (cancellable: the time limit can stop it)
         }
         #expect(seen.count == 1, "20 transfers in sequence ran on \(seen.count) threads")
         #expect(threads.startedCount == 1)
