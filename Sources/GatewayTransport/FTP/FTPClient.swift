@@ -148,21 +148,17 @@ public final class FTPClient: Sendable {
     /// Uploads bytes held in memory with STOR, sent again on a fresh connection (up to
     /// `requestAttempts` times) when the connection fails under it. Only for a name no one else
     /// writes (an atomic write's temporary file), where a second STOR cannot clobber anything.
-    public func storeRepeatable(_ serverPath: String, path: String, contents: Data) async throws {
-        _ = try await storeRepeatable(serverPath, path: path, contents: contents, then: [])
-    }
-
-    /// Uploads bytes held in memory like ``storeRepeatable(_:path:contents:)``, then sends
-    /// `commands` on the same connection as soon as the server confirmed the upload (libcurl's
-    /// post-quote), which saves a whole request per small file (the rename into place, `MFMT`).
     ///
-    /// A refused command does not fail the call (nor close the connection): the replies to
+    /// `commands` are sent on the same connection as soon as the server confirmed the upload
+    /// (libcurl's post-quote), which saves a whole request per small file (the rename into place,
+    /// `MFMT`). A refused command does not fail the call (nor close the connection): the replies to
     /// `commands` come back in order, for the caller to check; none when the upload failed.
     ///
     /// Only the first attempt carries `commands`: after a dropped connection the upload is sent
     /// again alone (the commands may have been carried out already, and `RNFR`/`RNTO` are not
     /// repeated blindly), and the caller, finding no replies, sends them itself.
-    public func storeRepeatable(_ serverPath: String, path: String, contents: Data, then commands: [String]) async throws -> [FTPReply] {
+    @discardableResult
+    public func storeRepeatable(_ serverPath: String, path: String, contents: Data, then commands: [String] = []) async throws -> [FTPReply] {
         var first = true
         return try await repeating(true) {
             let then = first ? commands : []
