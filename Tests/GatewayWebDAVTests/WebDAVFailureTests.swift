@@ -53,12 +53,17 @@ struct WebDAVFailureTests {
         #expect(clock.now - start < .seconds(30))
     }
 
+    /// A provider for a test server of the suite's own on 127.0.0.1, with `timeout` to connect and between bytes.
+    static func loopbackProvider(port: Int, name: String, timeout: Duration) -> WebDAVProvider {
+        WebDAVProvider(configuration: HTTPClientConfiguration(
+            baseURL: URL(string: "http://127.0.0.1:\(port)/")!, remoteName: name, connectTimeout: timeout, idleTimeout: timeout))
+    }
+
     @Test("a server that accepts and then says nothing times out instead of hanging")
     func stalledServer() async throws {
         let silent = try SilentServer()
         defer { silent.stop() }
-        let provider = WebDAVProvider(configuration: HTTPClientConfiguration(
-            baseURL: URL(string: "http://127.0.0.1:\(silent.port)/")!, remoteName: "stall", connectTimeout: .seconds(2), idleTimeout: .seconds(2)))
+        let provider = Self.loopbackProvider(port: silent.port, name: "stall", timeout: .seconds(2))
         let clock = ContinuousClock()
         let start = clock.now
         do {
@@ -70,6 +75,22 @@ struct WebDAVFailureTests {
         }
         // A hang would never end; the bound is generous because the other suites share the machine.
         #expect(clock.now - start < .seconds(30))
+    }
+
+    @Test("a small upload goes as one buffer: a plain PUT with its length and no Content-Type (not a form)")
+    func smallUploadHead() async throws {
+        let server = try RecordingDAVServer()
+        defer { server.stop() }
+        let provider = Self.loopbackProvider(port: server.port, name: "record", timeout: .seconds(10))
+        var options = WriteOptions(overwrite: true, atomically: true)
+        options.returnsStoredAttributes = false
+        _ = try await provider.write(path: "/note.txt", from: ByteStream(data: Data("hello!".utf8)), options: options)
+        let put = try #require(server.requests.first { $0.hasPrefix("PUT ") })
+        let fields = put.lowercased().components(separatedBy: "\r\n")
+        #expect(fields.contains("content-length: 6"), "\(put)")
+        #expect(!fields.contains { $0.hasPrefix("content-type:") }, "\(put)")
+        #expect(!fields.contains { $0.hasPrefix("transfer-encoding:") }, "\(put)")
+        #expect(server.requests.contains { $0.hasPrefix("MOVE ") }, "renamed into place")
     }
 
     @Test("bytes from a server that goes quiet mid-body reach the reader before the rest arrives")

@@ -92,7 +92,7 @@ public final class TricklingServer: Sendable {
                 let count = recv(client, &request[received], request.count - received, 0)
                 if count <= 0 { return }
                 received += count
-                if String(decoding: request[0..<received], as: UTF8.self).contains("\r\n\r\n") { break }
+                if endOfHTTPHead(request[0..<received]) != nil { break }
             }
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: total)
             let head = Array("HTTP/1.1 200 OK\r\nContent-Length: \(total)\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
@@ -112,4 +112,69 @@ public final class TricklingServer: Sendable {
     }
 
     public func stop() { server.stop() }
+}
+
+/// A minimal WebDAV server on 127.0.0.1 that records every request head: `OPTIONS` 200, `PROPFIND`
+/// 404, `PUT` 201 (the body read and dropped), `MOVE` 201, `DELETE` 204; keep-alive.
+public final class RecordingDAVServer: Sendable {
+    private let server: LoopbackServer
+    private let heads = Locked<[String]>([])
+    public var port: Int { server.port }
+    /// The request heads received so far, in order (request line and header lines, CRLF-separated).
+    public var requests: [String] { heads.value }
+
+    public init() throws {
+        let heads = self.heads
+        server = try LoopbackServer { client in
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                // One request head, then its body by Content-Length.
+                var headEnd = endOfHTTPHead(buffer)
+                while headEnd == nil {
+                    let count = recv(client, &chunk, chunk.count, 0)
+                    if count <= 0 { return }
+                    buffer += chunk[0..<count]
+                    headEnd = endOfHTTPHead(buffer)
+                }
+                let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
+                buffer.removeFirst(headEnd!)
+                heads.mutate { $0.append(head) }
+                let lines = head.components(separatedBy: "\r\n")
+                let length = lines.first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                while buffer.count < length {
+                    let count = recv(client, &chunk, chunk.count, 0)
+                    if count <= 0 { return }
+                    buffer += chunk[0..<count]
+                }
+                buffer.removeFirst(length)
+                let method = lines.first?.split(separator: " ").first.map(String.init) ?? ""
+                let status = ["OPTIONS": "200 OK", "PROPFIND": "404 Not Found", "PUT": "201 Created", "MOVE": "201 Created"][method] ?? "204 No Content"
+                let reply = Array("HTTP/1.1 \(status)\r\nDAV: 1, 2\r\nContent-Length: 0\r\n\r\n".utf8)
+                _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+        }
+    }
+
+    public func stop() { server.stop() }
+}
+
+/// A value behind a lock.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.withLock { stored } }
+    func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+}
+
+/// Where an HTTP head ends in `bytes` (just past its blank line), or `nil` before it is complete.
+func endOfHTTPHead<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Int? where Bytes.Index == Int {
+    guard bytes.count >= 4 else { return nil }
+    for index in bytes.startIndex...(bytes.endIndex - 4)
+    where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+        return index + 4
+    }
+    return nil
 }
