@@ -31,15 +31,19 @@ extension WebDAVProvider {
         if vendor != .other, let checksum = OwnCloudChecksums.header(for: options.contentHashes) {
             headers.append((name: "OC-Checksum", value: checksum))
         }
+        var conditional = false
         if let expected = options.ifVersion, !options.atomically, !expected.hasPrefix("W/"), !expected.hasPrefix("lm:") {
             headers.append((name: "If-Match", value: expected))
+            conditional = true
         }
         do {
             var upload = HTTPRequest.Body.stream(counted)
-            if let length = stream.expectedLength, length <= Self.bufferedUploadSize {
+            if let length = stream.expectedLength, length <= Self.bufferedUploadSize, !conditional {
                 // A small file goes as one buffer: libcurl reads it on its own thread (no task pumping
                 // a stream across), and can send it again on a kept-alive connection the server had
                 // closed. (libcurl would label a buffer as a form: no Content-Type, as for a stream.)
+                // Not a conditional PUT: sent again after a lost answer, one the server carried out
+                // would fail its own If-Match.
                 upload = .data(try await counted.collect(limit: Int(length)))
                 headers.append((name: "Content-Type", value: ""))
             }
