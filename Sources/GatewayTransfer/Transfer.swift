@@ -95,6 +95,14 @@ public enum Transfer {
                                       writer: positional, streams: options.multiThreadStreams, options: write, progress: progress)
             return
         }
+        if options.multiThreadStreams > 1, let size = attributes.size, size >= max(options.multiThreadCutoff, 2),
+           hashes.isEmpty, source.provider.capabilities.supports(.rangedRead),
+           let segmented = destination.provider as? any FileProviderSegmentedWrite,
+           let file = try await segmented.openSegmentedWrite(path: destination.path, size: size, options: write) {
+            try await segmentedCopy(from: source, reader: reader, attributes: attributes, size: size, to: file,
+                                    streams: options.multiThreadStreams)
+            return
+        }
         if let resumable = destination.provider as? any FileProviderResumableWrite,
            let key = resumeKey(source: source, attributes: attributes, hashes: hashes) {
             try await resumingCopy(from: source, reader: reader, attributes: attributes, to: destination, writer: resumable,
@@ -117,10 +125,7 @@ public enum Transfer {
                                         size: Int64, to destination: TransferEndpoint, writer: any FileProviderPositionalWrite,
                                         streams: Int, options: WriteOptions, progress: TransferProgress?) async throws {
         let file = try await writer.openPositionalWrite(path: destination.path, size: size, options: options)
-        // Ranges of whole MiBs, at least one MiB each.
-        let unit: Int64 = 1 << 20
-        let part = max(unit, (size / Int64(streams) + unit - 1) / unit * unit)
-        let ranges = stride(from: Int64(0), to: size, by: Int(part)).map { start in (start, min(part, size - start)) }
+        let ranges = byteRanges(size: size, streams: streams)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (start, length) in ranges {
@@ -148,6 +153,38 @@ public enum Transfer {
             _ = try await file.commit()
         } catch {
             file.abort()
+            throw error
+        }
+    }
+
+    /// `size` bytes cut into at most `streams` ranges of whole MiBs, at least one MiB each.
+    static func byteRanges(size: Int64, streams: Int) -> [(start: Int64, length: Int64)] {
+        let unit: Int64 = 1 << 20
+        let part = max(unit, (size / Int64(streams) + unit - 1) / unit * unit)
+        return stride(from: Int64(0), to: size, by: Int(part)).map { start in (start, min(part, size - start)) }
+    }
+
+    /// Uploads `size` bytes as `streams` ranged reads at once, each sent as its own range of the
+    /// destination file, which takes its name only when the server holds every byte. Ranges are
+    /// version-checked, so a source that changes meanwhile fails the copy instead of mixing versions.
+    private static func segmentedCopy(from source: TransferEndpoint, reader: any FileProviderReadWrite, attributes: FileObject,
+                                      size: Int64, to file: any SegmentedFileWriter, streams: Int) async throws {
+        let ranges = byteRanges(size: size, streams: streams)
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (start, length) in ranges {
+                    group.addTask {
+                        var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag)
+                        range.bufferSize = max(512 << 10, range.bufferSize / ranges.count)  // the streams share one transfer's memory
+                        let stream = try await reader.readStream(path: source.path, options: range)
+                        try await file.write(offset: start, length: length, from: stream)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            _ = try await file.commit()
+        } catch {
+            await file.abort()
             throw error
         }
     }

@@ -14,6 +14,8 @@ extension WebDAVProvider {
             ConfigKey("bearer_token", .string, secret: true, summary: "token sent as Authorization: Bearer (instead of user/password)"),
             ConfigKey("vendor", .string, default: "other", summary: "server flavour: other, nextcloud or owncloud (enables modification times)"),
             ConfigKey("max_connections", .integer, default: "4", summary: "most requests at once (and idle connections kept)"),
+            ConfigKey("ranged_uploads", .boolean, default: "true",
+                      summary: "let copies of large files (--multi-thread-cutoff) upload several byte ranges at once with PUT and Content-Range, where a probe finds the server takes them (Apache mod_dav); false sends every file in one PUT"),
             ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect"),
             ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a transfer may move no data before it fails"),
             ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust"),
@@ -36,7 +38,7 @@ extension WebDAVProvider {
                 requestAttempts: context.requestAttempts
             )
             return WebDAVProvider(configuration: configuration, vendor: Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other,
-                                  logger: context.logger)
+                                  rangedUploads: remote.boolean("ranged_uploads") ?? true, logger: context.logger)
         }
     )
 

@@ -85,7 +85,7 @@ extension WebDAVProvider {
     }
 
     /// Renames a finished temporary upload to its final name.
-    private func commit(_ temporary: String, to remote: String, overwrite: Bool) async throws {
+    func commit(_ temporary: String, to remote: String, overwrite: Bool) async throws {
         let (head, body) = try await send("MOVE", temporary, headers: [
             (name: "Destination", value: paths.url(remote).absoluteString),
             (name: "Overwrite", value: overwrite ? "T" : "F"),

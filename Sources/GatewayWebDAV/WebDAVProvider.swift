@@ -2,12 +2,14 @@ public import Foundation
 public import GatewayCore
 public import GatewayTransport
 public import Logging
+import Synchronization
 
 /// A remote on a WebDAV server (RFC 4918), through libcurl with pooled keep-alive connections and
 /// streamed bodies; 207 Multi-Status answers are parsed as they arrive (libxml2 SAX).
 ///
 /// Organised like every backend: this file (configuration, requests, errors), `+Listing` (PROPFIND:
 /// listing, stat, quota, stored checksums), `+Reading` (GET), `+Writing` (PUT, atomic via a temporary name and MOVE),
+/// `+RangedUpload` (large files as several ranged PUTs at once),
 /// `+Operations` (MKCOL, COPY, MOVE, DELETE), `+Descriptor` (config keys).
 public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite, FileProviderHashing {
     public static let type = "webdav"
@@ -28,6 +30,11 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     public let capabilities: ProviderCapabilities
     /// The server flavour.
     public let vendor: Vendor
+    /// Whether large copies may upload a file as several byte ranges at once (`PUT` with
+    /// `Content-Range`), where the server is found to take them.
+    public let rangedUploads: Bool
+    /// Set once the server refused or ignored a ranged `PUT`: later files skip the probe.
+    let rangedUploadsRefused = Mutex(false)
 
     let client: HTTPClient
     let paths: WebDAVPath
@@ -38,9 +45,12 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     /// - Parameters:
     ///   - configuration: where and how to connect (the base URL must not contain credentials).
     ///   - vendor: the server flavour.
-    public init(configuration: HTTPClientConfiguration, vendor: Vendor = .other, logger: Logger = Logger(label: "gateway.webdav")) {
+    ///   - rangedUploads: let large copies upload in byte ranges at once where the server takes them.
+    public init(configuration: HTTPClientConfiguration, vendor: Vendor = .other, rangedUploads: Bool = true,
+                logger: Logger = Logger(label: "gateway.webdav")) {
         self.name = configuration.remoteName
         self.vendor = vendor
+        self.rangedUploads = rangedUploads
         self.paths = WebDAVPath(baseURL: configuration.baseURL)
         var clientConfiguration = configuration
         clientConfiguration.baseURL = paths.baseURL

@@ -4,8 +4,9 @@ import StorageGateway
 import Testing
 
 /// `--multi-thread-streams`: a large file downloaded in several ranged streams at once, each piece
-/// written at its offset into a local file that appears under its name only when complete.
-@Suite("Multi-stream downloads", .serialized)
+/// written at its offset into a local file that appears under its name only when complete; or
+/// uploaded to WebDAV as several ranged `PUT`s where the server stores ranges.
+@Suite("Multi-stream downloads and uploads", .serialized)
 struct MultiStreamTests {
     func engine(streams: Int, retries: Int = 3) -> CopyEngine {
         var options = CopyOptions(retries: retries, retryDelay: .milliseconds(10))
@@ -75,5 +76,106 @@ struct MultiStreamTests {
         #expect(proxy.drops >= 1)
         #expect(events.failures.first.map { $0.failureKind.isTransient } == true, "\(events.failures)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: local.path).isEmpty)
+    }
+
+    @Test("Local to WebDAV (Apache) in 4 ranged PUTs after a one-byte probe: byte-equal, nothing else left")
+    func localToWebDAVInRanges() async throws {
+        let data = Bytes.pattern(6_500_000, seed: 24)
+        try await ProviderFixture.local.run { from in
+            try await ProviderFixture.webdavApache.run { to in
+                try await from.provider.writeContents(path: from.path("big.bin"), data: data)
+                let progress = TransferProgress()
+                let summary = try await engine(streams: 4).run(
+                    .copy, from: TransferEndpoint(provider: from.provider, path: from.path("big.bin")),
+                    to: TransferEndpoint(provider: to.provider, path: to.path("big.bin")), progress: progress)
+                #expect(summary.failed == 0)
+                #expect(summary.copied == 1)
+                #expect(progress.snapshot.completedBytes == Int64(data.count))
+                #expect(try await to.provider.contents(path: to.path("big.bin")) == data)
+                #expect(try await to.provider.contentsOfDirectory(path: to.base).collectAll().map(\.name) == ["big.bin"])
+                let ranges = try await ApacheAccessLog.requests("PUT", containing: String(to.base.dropFirst()) + "/.big.bin.")
+                    .map { $0.split(separator: " ").dropFirst(3).prefix(2).joined(separator: " ") }
+                // The probe (the last byte), then 2 MiB ranges in any order.
+                #expect(ranges.first == "bytes 6499999-6499999/6500000", "PUTs: \(ranges)")
+                #expect(Set(ranges.dropFirst()) == ["bytes 0-2097151/6500000", "bytes 2097152-4194303/6500000",
+                                                    "bytes 4194304-6291455/6500000", "bytes 6291456-6499999/6500000"], "PUTs: \(ranges)")
+            }
+        }
+    }
+
+    @Test("a server that ignores Content-Range (rclone serve webdav) gets one plain PUT; the next file skips the probe")
+    func ignoredContentRange() async throws {
+        let records = LogRecords()
+        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_RCLONE_URL")
+        let dav = WebDAVProvider(configuration: server.configuration(remoteName: "no-ranges"), logger: records.logger(label: "test.dav"))
+        let folder = "/no-ranges-\(UUID().uuidString.prefix(8))"
+        try await dav.createFolder(path: folder, withIntermediateDirectories: false)
+        defer { Task { try? await dav.removeItem(path: folder, recursive: true) } }
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        let first = Bytes.pattern(3_000_000, seed: 25)
+        let second = Bytes.pattern(2_500_000, seed: 26)
+        try first.write(to: URL(fileURLWithPath: local.path + "/first.bin"))
+        try second.write(to: URL(fileURLWithPath: local.path + "/second.bin"))
+        let source = try LocalFileProvider(name: "l", root: local.path)
+
+        records.clear()
+        var summary = try await engine(streams: 4).run(.copy, from: TransferEndpoint(provider: source, path: "/first.bin"),
+                                                       to: TransferEndpoint(provider: dav, path: folder + "/first.bin"))
+        #expect(summary.copied == 1)
+        #expect(records.messages.contains("server ignores Content-Range on PUT; large files go in one request"), "\(records.messages)")
+        // The probe, its size check, its removal, then the file in one PUT and the rename.
+        let puts = records.httpRequests.filter { $0.hasPrefix("PUT ") }
+        #expect(puts.count == 2, "requests: \(records.httpRequests)")
+        #expect(try await dav.contents(path: folder + "/first.bin") == first)
+
+        records.clear()
+        summary = try await engine(streams: 4).run(.copy, from: TransferEndpoint(provider: source, path: "/second.bin"),
+                                                   to: TransferEndpoint(provider: dav, path: folder + "/second.bin"))
+        #expect(summary.copied == 1)
+        #expect(records.httpRequests.filter { $0.hasPrefix("PUT ") }.count == 1, "requests: \(records.httpRequests)")
+        #expect(try await dav.contents(path: folder + "/second.bin") == second)
+        #expect(try await dav.contentsOfDirectory(path: folder).collectAll().map(\.name).sorted() == ["first.bin", "second.bin"])
+    }
+
+    @Test("a ranged upload is committed only when every range arrived; a short range or an abort leaves no temporary")
+    func rangedUploadRefusesGaps() async throws {
+        try await ProviderFixture.webdavApache.run { scratch in
+            let dav = try #require(scratch.provider as? WebDAVProvider)
+            let size: Int64 = 3 << 20
+            var options = WriteOptions()
+            options.returnsStoredAttributes = false
+            let file = try #require(try await dav.openSegmentedWrite(path: scratch.path("gap.bin"), size: size, options: options))
+            let piece = Bytes.pattern(1 << 20, seed: 27)
+            try await file.write(offset: 0, length: 1 << 20, from: ByteStream(data: piece))
+            // A source that ends early fails its range.
+            await expectFailure(.connectionLost) {
+                try await file.write(offset: 1 << 20, length: 1 << 20, from: ByteStream(data: piece.prefix(1000)))
+            }
+            // The probe gave the server's file its full size already; the missing ranges still count.
+            await #expect(throws: FileProviderError.self) { _ = try await file.commit() }
+            await file.abort()
+            #expect(try await dav.itemIfPresent(path: scratch.path("gap.bin")) == nil)
+            #expect(try await dav.contentsOfDirectory(path: scratch.base).collectAll().isEmpty)
+        }
+    }
+
+    @Test("an upload cut mid-range fails the file: nothing under the final name, no temporary left")
+    func cutRangedUpload() async throws {
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        try Bytes.pattern(6_000_000, seed: 28).write(to: URL(fileURLWithPath: local.path + "/big.bin"))
+        let (direct, folder) = try await ApacheFixtures.serverFile(Data())
+        defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
+        let (proxiedDAV, proxy) = try ApacheFixtures.proxied(dropAfter: 800_000, maxDrops: 100)
+        defer { proxy.stop() }
+        let events = EventLog()
+        let summary = try await engine(streams: 4, retries: 1).run(
+            .copy, from: TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin"),
+            to: TransferEndpoint(provider: proxiedDAV, path: folder + "/up.bin"), onEvent: events.record)
+        #expect(summary.failed == 1)
+        #expect(proxy.drops >= 1)
+        #expect(events.failures.first.map { $0.failureKind.isTransient } == true, "\(events.failures)")
+        #expect(try await direct.contentsOfDirectory(path: folder).collectAll().map(\.name) == ["big.bin"])
     }
 }

@@ -48,7 +48,8 @@ enum TestServers {
     }
 }
 
-/// The test Apache's access log (`METHOD PATH STATUS X-OC-Mtime OC-Checksum` per line), for tests
+/// The test Apache's access log (`METHOD PATH STATUS Content-Range X-OC-Mtime OC-Checksum` per line,
+/// `-` for an absent header), for tests
 /// that check what went over the wire.
 enum ApacheAccessLog {
     /// The lines of requests with `method` whose path contains `fragment`, once Apache has written
