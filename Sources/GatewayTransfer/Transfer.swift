@@ -174,8 +174,9 @@ public enum Transfer {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (start, length) in ranges {
                     group.addTask {
-                        var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag)
-                        range.bufferSize = max(512 << 10, range.bufferSize / ranges.count)  // the streams share one transfer's memory
+                        // The streams share one transfer's memory: smaller chunks and buffers each.
+                        var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag, chunkSize: 256 << 10)
+                        range.bufferSize = max(512 << 10, range.bufferSize / ranges.count)
                         let stream = try await reader.readStream(path: source.path, options: range)
                         try await file.write(offset: start, length: length, from: stream)
                     }

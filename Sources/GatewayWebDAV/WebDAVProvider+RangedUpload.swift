@@ -71,13 +71,16 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
         let source = ExactLengthSource(stream, length: length, remote: remote, progress: progress)
         let (head, response) = try await send("PUT", target, headers: [
             (name: "Content-Range", value: "bytes \(offset)-\(offset + length - 1)/\(size)"),
-        ], body: .stream(ByteStream(expectedLength: length) { try await source.next() }))
+        ], body: .stream(ByteStream(expectedLength: length) { try await source.next() }), requestBuffer: Self.rangeBuffer)
         guard head.isSuccess else { throw failure(head, body: response, path: remote) }
         let count = source.sent
         guard count == length else {
             throw FileProviderError.truncated(path: remote, reason: "sent \(count) of \(length) bytes of a range")
         }
     }
+
+    /// Bytes each range may read ahead of the network: several ranges share one transfer's memory.
+    static let rangeBuffer = 1 << 20
 
     /// Checks the assembled temporary file's size and moves it into place.
     fileprivate func finishRangedUpload(_ target: String, remote: String, size: Int64, options: WriteOptions) async throws -> FileObject {

@@ -82,8 +82,10 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
 
     /// Sends a request whose answer is small, and returns status, headers and body.
     func send(_ method: String, _ path: String, folder: Bool = false, headers: [(name: String, value: String)] = [],
-              body: HTTPRequest.Body = .none) async throws -> (HTTPResponseHead, Data) {
-        try await client.send(HTTPRequest(method: method, url: paths.url(path, folder: folder), path: path, headers: headers, body: body))
+              body: HTTPRequest.Body = .none, requestBuffer: Int = HTTPClient.bufferCapacity) async throws -> (HTTPResponseHead, Data) {
+        var request = HTTPRequest(method: method, url: paths.url(path, folder: folder), path: path, headers: headers, body: body)
+        request.requestBuffer = requestBuffer
+        return try await client.send(request)
     }
 
     /// The error for an unsuccessful answer: ``FileProviderHTTPError`` with the status, the path and

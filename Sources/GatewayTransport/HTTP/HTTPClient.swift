@@ -94,7 +94,7 @@ public final class HTTPClient: Sendable {
         case .data:
             break  // handed to libcurl as a copied buffer, which it can resend after an auth challenge
         case .stream(let stream):
-            let channel = UploadChannel(capacity: Self.bufferCapacity)
+            let channel = UploadChannel(capacity: request.requestBuffer)
             upload = channel
             Task { await channel.pump(stream) }
         }

@@ -28,6 +28,8 @@ public struct HTTPRequest: Sendable {
     /// How many bytes of the response body may wait in memory for the reader (back-pressure
     /// stops the transfer beyond that).
     public var responseBuffer: Int = HTTPClient.bufferCapacity
+    /// How many bytes of a streamed request body may be read ahead of what libcurl has sent.
+    public var requestBuffer: Int = HTTPClient.bufferCapacity
 
     /// Creates a request.
     public init(method: String, url: URL, path: String, headers: [(name: String, value: String)] = [], body: Body = .none,
