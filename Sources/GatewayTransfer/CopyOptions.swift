@@ -25,8 +25,8 @@ public struct CopyOptions: Sendable {
     /// sides answer for a common algorithm (``ProviderCapabilities/hashAlgorithms``); where they
     /// share none, or a file has no stored hash, by size only.
     public var checksum: Bool = false
-    /// Ranged streams a large file is downloaded in at once, into a destination that writes pieces
-    /// (Local) from a source that reads ranges; 1 turns it off.
+    /// Ranged streams a large file moves in at once, from a source that reads ranges into a
+    /// destination that writes pieces (Local) or takes ranged uploads (WebDAV); 1 turns it off.
     public var multiThreadStreams: Int = 4
     /// Files smaller than this are copied in one stream.
     public var multiThreadCutoff: Int64 = 256 << 20

@@ -37,8 +37,8 @@ public struct TransferOptions: Sendable {
     public var overwrite: Bool
     /// Give copies the source's modification time where the destination can set it.
     public var preserveModificationTimes: Bool
-    /// Ranged streams a large file is downloaded in at once, where the source reads ranges and the
-    /// destination writes pieces (Local); 1 streams it in one piece.
+    /// Ranged streams a large file moves in at once, where the source reads ranges and the
+    /// destination writes pieces (Local) or takes ranged uploads (WebDAV); 1 streams it in one piece.
     public var multiThreadStreams: Int = 1
     /// Files smaller than this are never split into several streams.
     public var multiThreadCutoff: Int64 = 256 << 20
@@ -96,6 +96,7 @@ public enum Transfer {
             return
         }
         if options.multiThreadStreams > 1, let size = attributes.size, size >= max(options.multiThreadCutoff, 2),
+           byteRanges(size: size, streams: options.multiThreadStreams).count > 1,
            hashes.isEmpty, source.provider.capabilities.supports(.rangedRead),
            let segmented = destination.provider as? any FileProviderSegmentedWrite,
            let file = try await segmented.openSegmentedWrite(path: destination.path, size: size, options: write) {
@@ -177,7 +178,9 @@ public enum Transfer {
                         // The streams share one transfer's memory: smaller chunks and buffers each.
                         var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag, chunkSize: 256 << 10)
                         range.bufferSize = max(512 << 10, range.bufferSize / ranges.count)
-                        let stream = try await reader.readStream(path: source.path, options: range)
+                        // Opened when the destination first asks for bytes, i.e. once it has a
+                        // connection: a range waiting for one holds no idle source stream meanwhile.
+                        let stream = RangeReader(reader: reader, path: source.path, options: range).stream
                         try await file.write(offset: start, length: length, from: stream)
                     }
                 }
@@ -256,5 +259,39 @@ public enum Transfer {
         }
         try await copyFile(from: source, to: destination, options: options, progress: progress, sourceAttributes: sourceAttributes)
         try await remover.removeItem(path: source.path, recursive: false)
+    }
+}
+
+/// A ranged read opened on the first request for bytes, and checked to deliver exactly its length
+/// (a short source is reported against the source's path). Pulled by one consumer at a time.
+private final class RangeReader: @unchecked Sendable {
+    private let reader: any FileProviderReadWrite
+    private let path: String
+    private let options: ReadOptions
+    private var iterator: ByteStream.AsyncIterator?
+    private var received: Int64 = 0
+
+    init(reader: any FileProviderReadWrite, path: String, options: ReadOptions) {
+        self.reader = reader
+        self.path = path
+        self.options = options
+    }
+
+    var stream: ByteStream { ByteStream(expectedLength: options.length) { try await self.next() } }
+
+    private func next() async throws -> Data? {
+        if iterator == nil { iterator = try await reader.readStream(path: path, options: options).makeAsyncIterator() }
+        let length = options.length ?? .max
+        guard let chunk = try await iterator?.next() else {
+            guard received == length || options.length == nil else {
+                throw FileProviderError.truncated(path: path, reason: "received \(received) of \(length) bytes of a range")
+            }
+            return nil
+        }
+        received += Int64(chunk.count)
+        guard received <= length else {
+            throw FileProviderError.truncated(path: path, reason: "the source sent more than the range asked for")
+        }
+        return chunk
     }
 }

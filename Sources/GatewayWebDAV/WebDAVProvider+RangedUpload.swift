@@ -1,16 +1,22 @@
 import Foundation
 public import GatewayCore
 import GatewayTransport
+import Logging
 import Synchronization
 
 /// Large uploads as several `PUT`s with `Content-Range` at once, each on its own connection, into a
-/// temporary file that is moved into place once the server reports its full size.
+/// temporary file that is moved into place once the server holds every range as sent.
 ///
 /// RFC 9110 lets a server refuse such a `PUT` (400) and some ignore the header and store the range
 /// as the whole file, so every file starts with a probe: its last byte alone, sent as a range, then
 /// the temporary file's size is asked for. Only a server that now reports the full size (Apache
-/// mod_dav, nginx with the put-range patch) gets the ranges; any other answer means one plain `PUT`,
-/// and a refusal is remembered so later files skip the probe.
+/// mod_dav, nginx with the put-range patch) gets the ranges; any other answer means one plain `PUT`.
+///
+/// A server can pass the probe and still lose ranges written at once (one that truncates the file
+/// when a `PUT` opens it, or copies, modifies and renames it per `PUT`). Before the rename, the
+/// first and last 4 KiB of every range are therefore read back and compared with what was sent.
+/// Any sign that ranges don't work (a refusal, the wrong size, bytes that differ, a range answered
+/// with an error) makes the rest of the run send plain `PUT`s, so a retry of the file succeeds.
 extension WebDAVProvider: FileProviderSegmentedWrite {
     public func openSegmentedWrite(path: String, size: Int64, options: WriteOptions) async throws -> (any SegmentedFileWriter)? {
         // Conditional and in-place writes, and vendors whose PUT carries more than bytes (X-OC-Mtime,
@@ -25,68 +31,106 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
             if existing != nil { throw existsError(remote) }
         }
         let target = RemotePath.parent(of: remote).appendingPathComponentRemote(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
-        do {
-            guard try await probeRangedPut(target, size: size) else {
-                await discard(target)
-                return nil
-            }
-        } catch {
-            await discard(target)
-            throw error
-        }
+        guard try await probeRangedPut(target, remote: remote, size: size) else { return nil }
         logger.debug("uploading in ranges", metadata: ["path": .string(remote), "bytes": .stringConvertible(size)])
         return WebDAVRangedUpload(provider: self, target: target, remote: remote, size: size, options: options)
     }
 
     /// Sends a placeholder for the last byte of a `size`-byte file to `target` as a range, and tells
-    /// whether the server stored it as one (the file now has `size` bytes).
-    private func probeRangedPut(_ target: String, size: Int64) async throws -> Bool {
-        let (head, _) = try await send("PUT", target, headers: [
-            (name: "Content-Range", value: "bytes \(size - 1)-\(size - 1)/\(size)"),
-            (name: "Content-Type", value: ""),
-        ], body: .data(Data([0])))
+    /// whether the server stored it as one (the file now has `size` bytes). Leaves nothing behind
+    /// when the answer is `false`; throws the server's refusal when it is about this file.
+    private func probeRangedPut(_ target: String, remote: String, size: Int64) async throws -> Bool {
+        let head: HTTPResponseHead
+        let body: Data
+        do {
+            (head, body) = try await send("PUT", target, headers: [
+                (name: "Content-Range", value: "bytes \(size - 1)-\(size - 1)/\(size)"),
+                (name: "Content-Type", value: ""),
+            ], body: .data(Data([0])))
+        } catch {
+            await discard(target)  // the server may have stored it before the connection broke
+            throw error
+        }
         switch head.status {
         case 200..<300:
-            let stored = try await itemIfPresent(path: target)
+            let stored: FileObject?
+            do {
+                stored = try await itemIfPresent(path: target)
+            } catch {
+                await discard(target)
+                throw error
+            }
             if stored?.size == size { return true }
             // Stored as the whole file: the header was ignored.
-            logger.info("server ignores Content-Range on PUT; large files go in one request", metadata: ["remote": .string(name)])
-            rangedUploadsRefused.withLock { $0 = true }
+            refuseRangedUploads("server ignores Content-Range on PUT")
+            await discard(target)
             return false
-        case 400, 405, 416, 501:
-            // Refused as a kind of request; anything else (no such folder, no space, no permission)
-            // is about this file, and the plain PUT that follows reports it.
-            logger.info("server refuses Content-Range on PUT; large files go in one request",
-                        metadata: ["remote": .string(name), "status": .stringConvertible(head.status)])
-            rangedUploadsRefused.withLock { $0 = true }
+        case 405, 416, 501:
+            refuseRangedUploads("server refuses Content-Range on PUT", status: head.status)
             return false
+        case 401, 403, 409, 423, 507:
+            // About this file or this account (no permission, no such folder, locked, no space):
+            // a plain PUT would be refused alike, after sending every byte.
+            throw failure(head, body: body, path: remote)
         default:
+            // 400 is RFC 9110's answer to a ranged PUT, but also to a name the server rejects: this
+            // file goes in one PUT, which reports a real problem; later files probe again.
             return false
         }
     }
 
-    /// Sends `length` bytes of `stream` as the range at `offset` of the `size`-byte file `target`.
+    /// Makes the rest of this run send every file in one plain `PUT`.
+    func refuseRangedUploads(_ reason: String, status: Int? = nil) {
+        let first = rangedUploadsRefused.withLock { refused -> Bool in
+            defer { refused = true }
+            return !refused
+        }
+        guard first else { return }
+        var metadata: Logger.Metadata = ["remote": .string(name)]
+        if let status { metadata["status"] = .stringConvertible(status) }
+        logger.info("\(reason); large files go in one request", metadata: metadata)
+    }
+
+    /// Sends `length` bytes of `stream` as the range at `offset` of the `size`-byte file `target`;
+    /// returns the first and last bytes sent, to be read back before the file is committed.
     fileprivate func putRange(_ target: String, remote: String, offset: Int64, length: Int64, size: Int64,
-                              from stream: ByteStream, progress: TransferProgress?) async throws {
-        let source = ExactLengthSource(stream, length: length, remote: remote, progress: progress)
+                              from stream: ByteStream, progress: TransferProgress?) async throws -> [RangeSample] {
+        let source = ExactLengthSource(stream, offset: offset, length: length, remote: remote, progress: progress)
         let (head, response) = try await send("PUT", target, headers: [
             (name: "Content-Range", value: "bytes \(offset)-\(offset + length - 1)/\(size)"),
         ], body: .stream(ByteStream(expectedLength: length) { try await source.next() }), requestBuffer: Self.rangeBuffer)
-        guard head.isSuccess else { throw failure(head, body: response, path: remote) }
+        guard head.isSuccess else {
+            if ![401, 403, 507].contains(head.status) {
+                // Maybe a server that cannot take several writes to one file at once.
+                refuseRangedUploads("server answered a ranged PUT with an error", status: head.status)
+            }
+            throw failure(head, body: response, path: remote)
+        }
         let count = source.sent
         guard count == length else {
             throw FileProviderError.truncated(path: remote, reason: "sent \(count) of \(length) bytes of a range")
         }
+        return source.samples
     }
 
     /// Bytes each range may read ahead of the network: several ranges share one transfer's memory.
     static let rangeBuffer = 1 << 20
 
-    /// Checks the assembled temporary file's size and moves it into place.
-    fileprivate func finishRangedUpload(_ target: String, remote: String, size: Int64, options: WriteOptions) async throws -> FileObject {
+    /// Checks the assembled temporary file (its size, and `samples` read back) and moves it into place.
+    fileprivate func finishRangedUpload(_ target: String, remote: String, size: Int64, samples: [RangeSample],
+                                        options: WriteOptions) async throws -> FileObject {
         let stored = try await itemIfPresent(path: target)
         guard let stored, stored.size == size else {
+            refuseRangedUploads("server did not assemble the ranges of a PUT")
             throw FileProviderError.truncated(path: remote, reason: "the server holds \(stored?.size.map(String.init) ?? "no") bytes of \(size); nothing was written")
+        }
+        for sample in samples {
+            let bytes = try await contents(path: target, offset: sample.offset, length: Int64(sample.bytes.count))
+            guard bytes == sample.bytes else {
+                refuseRangedUploads("server did not keep the ranges of a PUT as sent")
+                throw FileProviderError.truncated(
+                    path: remote, reason: "the server holds other bytes at \(sample.offset) than were sent there; nothing was written")
+            }
         }
         try await commit(target, to: remote, overwrite: options.overwrite)
         logger.debug("wrote file in ranges", metadata: ["path": .string(remote), "bytes": .stringConvertible(size)])
@@ -95,24 +139,48 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
     }
 }
 
+/// Bytes sent at an offset, to compare with what the server returns from there.
+struct RangeSample: Sendable {
+    var offset: Int64
+    var bytes: Data
+}
+
 /// Exactly `length` bytes of a stream, so `Content-Length` holds and an overlong source never spills
-/// into the next range. Pulled by one consumer at a time (the request body's pump).
+/// into the next range; keeps the first and last ``sampleSize`` bytes. Pulled by one consumer at a
+/// time (the request body's pump).
 private final class ExactLengthSource: @unchecked Sendable {
+    static let sampleSize = 4096
+
     private var iterator: ByteStream.AsyncIterator
+    private let offset: Int64
     private let length: Int64
     private let remote: String
     private let progress: TransferProgress?
-    private let count = Mutex<Int64>(0)
+    private struct State {
+        var sent: Int64 = 0
+        var head = Data()
+        var tail = Data()
+    }
+    private let state = Mutex(State())
 
-    init(_ stream: ByteStream, length: Int64, remote: String, progress: TransferProgress?) {
+    init(_ stream: ByteStream, offset: Int64, length: Int64, remote: String, progress: TransferProgress?) {
         self.iterator = stream.makeAsyncIterator()
+        self.offset = offset
         self.length = length
         self.remote = remote
         self.progress = progress
     }
 
     /// Bytes handed on so far.
-    var sent: Int64 { count.withLock { $0 } }
+    var sent: Int64 { state.withLock { $0.sent } }
+
+    /// The first and last bytes handed on, at their offsets in the file.
+    var samples: [RangeSample] {
+        state.withLock { state in
+            [RangeSample(offset: offset, bytes: state.head),
+             RangeSample(offset: offset + state.sent - Int64(state.tail.count), bytes: state.tail)]
+        }
+    }
 
     func next() async throws -> Data? {
         try progress.checkCancellation()
@@ -123,9 +191,12 @@ private final class ExactLengthSource: @unchecked Sendable {
             }
             return nil
         }
-        let total = count.withLock { total -> Int64 in
-            total += Int64(chunk.count)
-            return total
+        let total = state.withLock { state -> Int64 in
+            state.sent += Int64(chunk.count)
+            let size = Self.sampleSize
+            if state.head.count < size { state.head.append(chunk.prefix(size - state.head.count)) }
+            state.tail = chunk.count >= size ? Data(chunk.suffix(size)) : Data((state.tail + chunk).suffix(size))
+            return state.sent
         }
         guard total <= length else {
             throw FileProviderError.truncated(path: remote, reason: "the source sent more than the range asked for")
@@ -142,11 +213,17 @@ final class WebDAVRangedUpload: SegmentedFileWriter {
     private let remote: String
     private let size: Int64
     private let options: WriteOptions
-    /// Set once the file is in place (nothing to remove) or removed.
-    private let finished = Mutex(false)
-    /// Bytes of ranges the server acknowledged. The probe already gave the file its full size, so the
-    /// server's size alone cannot tell a missing range.
-    private let written = Mutex<Int64>(0)
+    private struct State {
+        /// Set once the file is in place (nothing to remove) or removed.
+        var finished = false
+        /// Ranges taken by a write, in the order they were asked for.
+        var ranges: [(start: Int64, length: Int64)] = []
+        /// Ranges the server acknowledged.
+        var written: Set<Int64> = []
+        /// What to read back before committing.
+        var samples: [RangeSample] = []
+    }
+    private let state = Mutex(State())
 
     init(provider: WebDAVProvider, target: String, remote: String, size: Int64, options: WriteOptions) {
         self.provider = provider
@@ -160,25 +237,40 @@ final class WebDAVRangedUpload: SegmentedFileWriter {
         guard offset >= 0, length > 0, offset + length <= size else {
             throw FileProviderError.invalidPath(path: remote, reason: "a range at \(offset) of \(length) bytes lies outside \(size) bytes")
         }
-        try await provider.putRange(target, remote: remote, offset: offset, length: length, size: size,
-                                    from: stream, progress: options.progress)
-        written.withLock { $0 += length }
+        let overlaps = state.withLock { state -> Bool in
+            if state.ranges.contains(where: { offset < $0.start + $0.length && $0.start < offset + length }) { return true }
+            state.ranges.append((offset, length))
+            return false
+        }
+        guard !overlaps else {
+            throw FileProviderError.invalidPath(path: remote, reason: "a range at \(offset) of \(length) bytes overlaps another")
+        }
+        let samples = try await provider.putRange(target, remote: remote, offset: offset, length: length, size: size,
+                                                  from: stream, progress: options.progress)
+        state.withLock { state in
+            state.written.insert(offset)
+            state.samples += samples
+        }
     }
 
     func commit() async throws -> FileObject {
-        let acknowledged = written.withLock { $0 }
-        guard acknowledged == size else {
-            throw FileProviderError.truncated(path: remote, reason: "sent \(acknowledged) of \(size) bytes; nothing was written")
+        let (covered, samples) = state.withLock { state -> (Int64, [RangeSample]) in
+            let done = state.ranges.filter { state.written.contains($0.start) }
+            return (done.reduce(0) { $0 + $1.length }, state.samples)
         }
-        let object = try await provider.finishRangedUpload(target, remote: remote, size: size, options: options)
-        finished.withLock { $0 = true }
+        // The probe gave the server's file its full size already: count what was acknowledged.
+        guard covered == size else {
+            throw FileProviderError.truncated(path: remote, reason: "sent \(covered) of \(size) bytes; nothing was written")
+        }
+        let object = try await provider.finishRangedUpload(target, remote: remote, size: size, samples: samples, options: options)
+        state.withLock { $0.finished = true }
         return object
     }
 
     func abort() async {
-        let done = finished.withLock { done -> Bool in
-            defer { done = true }
-            return done
+        let done = state.withLock { state -> Bool in
+            defer { state.finished = true }
+            return state.finished
         }
         if !done { await provider.discard(target) }
     }

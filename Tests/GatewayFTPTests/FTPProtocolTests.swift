@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 @testable import GatewayFTP
 @testable import GatewayTransport
@@ -57,6 +58,20 @@ struct FTPProtocolTests {
         #expect(FTPClient.repliesAfterTransfer(FTPReply.parse(upload + post.prefix(2)), count: 3).isEmpty, "one missing: none")
         #expect(FTPClient.repliesAfterTransfer(FTPReply.parse(login + post), count: 3).isEmpty, "no upload seen: none")
         #expect(FTPClient.repliesAfterTransfer(FTPReply.parse(["150 Ok", "451 Aborted"] + post), count: 3).isEmpty, "a failed upload: none")
+    }
+
+    @Test("a failed TLS handshake on the data connection is a dropped connection (tried again); on the control connection it is not")
+    func dataConnectionTLSFailure() throws {
+        let control = ["220 ready", "234 Proceed with negotiation."]
+        let data = control + ["331 password?", "230 in", "229 Entering Extended Passive Mode (|||5000|)", "200 Switching to Binary mode."]
+        let error = try #require(FTPClient.failure(CURLE_SSL_CONNECT_ERROR, replies: data, path: "/a", command: "LIST", remote: "r"))
+        #expect(error.failureKind == .connectionLost)
+        #expect(error.isTransient)
+        #expect(FTPClient.isConnectionFailure(error))
+        #expect(FTPClient.failure(CURLE_SSL_CONNECT_ERROR, replies: control, path: "/a", command: "LIST", remote: "r") == nil,
+                "a handshake refused at login stays a TLS failure (the caller's URLError), not retried")
+        #expect(FTPClient.failure(CURLE_SSL_CONNECT_ERROR, replies: data + ["150 Ok to send data.", "522 SSL connection failed"],
+                                  path: "/a", command: "STOR", remote: "r")?.failureKind == .connectionLost)
     }
 
     @Test("a multi-line reply whose inner lines start with digits ends only at 'code space'")

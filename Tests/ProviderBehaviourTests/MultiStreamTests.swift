@@ -177,5 +177,64 @@ struct MultiStreamTests {
         #expect(proxy.drops >= 1)
         #expect(events.failures.first.map { $0.failureKind.isTransient } == true, "\(events.failures)")
         #expect(try await direct.contentsOfDirectory(path: folder).collectAll().map(\.name) == ["big.bin"])
+        // It was a ranged upload: the probe reached the server.
+        let puts = try await ApacheAccessLog.requests("PUT", containing: String(folder.dropFirst()) + "/.up.bin.")
+        #expect(puts.contains { $0.contains(" bytes 5999999-5999999/6000000") }, "PUTs: \(puts)")
+    }
+
+    /// A provider on a ``RangeLosingDAVServer``, logging to `records`.
+    func rangeLosing(_ mode: RangeLosingDAVServer.Mode, records: LogRecords) throws -> (RangeLosingDAVServer, WebDAVProvider) {
+        let server = try RangeLosingDAVServer(mode: mode)
+        let configuration = HTTPClientConfiguration(baseURL: URL(string: "http://127.0.0.1:\(server.port)/")!, remoteName: "lossy",
+                                                    connectTimeout: .seconds(5), idleTimeout: .seconds(15))
+        return (server, WebDAVProvider(configuration: configuration, logger: records.logger(label: "test.dav")))
+    }
+
+    @Test("a server that takes the probe but loses ranges sent at once: the read-back catches it, the retry sends one PUT")
+    func lostRangesAreCaught() async throws {
+        let records = LogRecords()
+        let (server, dav) = try rangeLosing(.copyModifyRename, records: records)
+        defer { server.stop() }
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        let data = Bytes.pattern(3_000_000, seed: 29)
+        try data.write(to: URL(fileURLWithPath: local.path + "/big.bin"))
+        let events = EventLog()
+        let summary = try await engine(streams: 3).run(
+            .copy, from: TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin"),
+            to: TransferEndpoint(provider: dav, path: "/big.bin"), onEvent: events.record)
+        #expect(summary.copied == 1)
+        #expect(events.retries == 1, "one failed ranged attempt, then one plain PUT")
+        #expect(records.messages.contains("server did not keep the ranges of a PUT as sent; large files go in one request"),
+                "\(records.messages)")
+        #expect(server.file("/big.bin") == data)
+        #expect(server.paths == ["/big.bin"], "no temporary left")
+        let puts = server.requests.filter { $0.hasPrefix("PUT ") }
+        #expect(puts.filter { $0.hasSuffix(" -") }.count == 1, "one plain PUT: \(puts)")
+        #expect(puts.count == 5, "the probe, 3 ranges, the plain PUT: \(puts)")
+    }
+
+    @Test("a server that answers 501 to a ranged PUT: the file goes in one PUT, and the next file sends no probe")
+    func refusedRanges() async throws {
+        let records = LogRecords()
+        let (server, dav) = try rangeLosing(.refuse, records: records)
+        defer { server.stop() }
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        let data = Bytes.pattern(2_500_000, seed: 30)
+        try data.write(to: URL(fileURLWithPath: local.path + "/a.bin"))
+        try data.write(to: URL(fileURLWithPath: local.path + "/b.bin"))
+        let source = try LocalFileProvider(name: "l", root: local.path)
+        for name in ["a.bin", "b.bin"] {
+            let summary = try await engine(streams: 4).run(.copy, from: TransferEndpoint(provider: source, path: "/" + name),
+                                                           to: TransferEndpoint(provider: dav, path: "/" + name))
+            #expect(summary.copied == 1)
+            #expect(server.file("/" + name) == data)
+        }
+        #expect(records.messages.contains("server refuses Content-Range on PUT; large files go in one request"), "\(records.messages)")
+        let puts = server.requests.filter { $0.hasPrefix("PUT ") }
+        #expect(puts.count == 3, "a probe, then one plain PUT per file: \(puts)")
+        #expect(puts.filter { $0.hasSuffix(" -") }.count == 2, "\(puts)")
+        #expect(server.paths == ["/a.bin", "/b.bin"])
     }
 }

@@ -13,7 +13,7 @@ struct CopyFlags: ParsableArguments {
     @Flag(name: [.customShort("c"), .long],
           help: "Compare files of the same size by content hash (MD5/SHA-1/SHA-256, where both sides have one in common) instead of modification time.")
     var checksum = false
-    @Option(help: "Ranged streams a large file is downloaded in at once, into a local destination (1: off).")
+    @Option(help: "Ranged streams a large file moves in at once: downloads into a local destination, uploads to WebDAV servers that store ranges (1: off).")
     var multiThreadStreams = 4
     @Option(help: ArgumentHelp("Files at least this large use several streams: bytes, or with K, M, G (powers of 1024).", valueName: "size"))
     var multiThreadCutoff = "256M"

@@ -273,7 +273,7 @@ public final class FTPClient: Sendable {
         }
         let remote = configuration.remoteName
         let transfer = CurlTransfer(easy: easy, path: path, remote: remote, download: download, upload: upload, mode: .ftp) { code, transfer in
-            Self.failure(code, replies: transfer.replyLines, path: path, command: command)
+            Self.failure(code, replies: transfer.replyLines, path: path, command: command, remote: remote)
         }
         do {
             try configureCommon(easy, url: url, transfer: transfer, uploading: stream)
@@ -419,8 +419,20 @@ public final class FTPClient: Sendable {
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
     /// The error for a failed transfer: the server's refusal as ``FileProviderFTPError`` when its
-    /// last reply was one, else `nil` (the caller falls back to a `URLError`).
-    static func failure(_ code: CURLcode, replies lines: [String], path: String, command: String?) -> (any Error)? {
+    /// last reply was one, a dropped connection for a data connection's failed TLS handshake, else
+    /// `nil` (the caller falls back to a `URLError`).
+    static func failure(_ code: CURLcode, replies lines: [String], path: String, command: String?, remote: String = "") -> (any Error)? {
+        if code == CURLE_SSL_CONNECT_ERROR, FTPReply.parse(lines).contains(where: { [227, 229, 150, 125].contains($0.code) }) {
+            // The control connection was up and its TLS fine; the data connection's handshake
+            // failed. Servers that require each data connection to resume the control
+            // connection's TLS session (vsftpd, ProFTPD) refuse one that does not, and a loaded
+            // server can drop a handshake. A new connection logs in with a new session: worth
+            // another attempt, like a dropped connection (seen with vsftpd under parallel tests).
+            let error = code.urlError(path: path, remote: remote)
+            return URLError(.networkConnectionLost, userInfo: error.userInfo.merging([
+                NSLocalizedDescriptionKey: "TLS handshake on the data connection failed",
+            ]) { _, new in new })
+        }
         guard refusalCodes.contains(code.rawValue), let last = FTPReply.parse(lines).last, last.code >= 400 else { return nil }
         let verb = command.map { String($0.drop(while: { $0 == "*" }).prefix(while: { $0 != " " })) }
         return FileProviderFTPError(replyCode: last.code, command: verb, path: path, serverText: last.text)
