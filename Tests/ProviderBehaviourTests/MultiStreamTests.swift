@@ -182,6 +182,28 @@ struct MultiStreamTests {
         #expect(puts.contains { $0.contains(" bytes 5999999-5999999/6000000") }, "PUTs: \(puts)")
     }
 
+    @Test("cancelling a ranged upload mid-range removes the temporary promptly")
+    func cancelRangedUpload() async throws {
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        try Bytes.pattern(40_000_000, seed: 31).write(to: URL(fileURLWithPath: local.path + "/big.bin"))
+        try await ProviderFixture.webdavApache.run { to in
+            let progress = TransferProgress()
+            let source = TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin")
+            let destination = TransferEndpoint(provider: to.provider, path: to.path("big.bin"))
+            let engine = engine(streams: 4)
+            let task = Task { try await engine.run(.copy, from: source, to: destination, progress: progress) }
+            while progress.snapshot.completedBytes < 2_000_000 { try await Task.sleep(for: .milliseconds(2)) }
+            let cancelled = ContinuousClock.now
+            task.cancel()
+            _ = await task.result
+            #expect(ContinuousClock.now - cancelled < .seconds(5))
+            #expect(try await to.provider.contentsOfDirectory(path: to.base).collectAll().isEmpty)
+            let puts = try await ApacheAccessLog.requests("PUT", containing: String(to.base.dropFirst()) + "/.big.bin.")
+            #expect(puts.contains { $0.contains(" bytes 39999999-39999999/40000000") }, "it was a ranged upload: \(puts)")
+        }
+    }
+
     /// A provider on a ``RangeLosingDAVServer``, logging to `records`.
     func rangeLosing(_ mode: RangeLosingDAVServer.Mode, records: LogRecords) throws -> (RangeLosingDAVServer, WebDAVProvider) {
         let server = try RangeLosingDAVServer(mode: mode)
