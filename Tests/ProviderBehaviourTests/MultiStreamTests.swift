@@ -15,21 +15,27 @@ struct MultiStreamTests {
         return CopyEngine(options: options)
     }
 
+    /// Copies `data` as `big.bin` with 4 streams and checks the result: one file copied, every byte
+    /// counted, byte-equal, nothing else in the destination folder.
+    func copyInFourStreams(_ data: Data, from: ProviderScratch, to: ProviderScratch) async throws {
+        try await from.provider.writeContents(path: from.path("big.bin"), data: data)
+        let progress = TransferProgress()
+        let summary = try await engine(streams: 4).run(
+            .copy, from: TransferEndpoint(provider: from.provider, path: from.path("big.bin")),
+            to: TransferEndpoint(provider: to.provider, path: to.path("big.bin")), progress: progress)
+        #expect(summary.failed == 0)
+        #expect(summary.copied == 1)
+        #expect(progress.snapshot.completedBytes == Int64(data.count))
+        #expect(try await to.provider.contents(path: to.path("big.bin")) == data)
+        #expect(try await to.provider.contentsOfDirectory(path: to.base).collectAll().map(\.name) == ["big.bin"])
+    }
+
     @Test("WebDAV to Local in 4 ranged streams: byte-equal, one ranged GET per stream, nothing else left")
     func webdavToLocal() async throws {
         let data = Bytes.pattern(6_500_000, seed: 21)
         try await ProviderFixture.webdavApache.run { from in
             try await ProviderFixture.local.run { to in
-                try await from.provider.writeContents(path: from.path("big.bin"), data: data)
-                let progress = TransferProgress()
-                let summary = try await engine(streams: 4).run(
-                    .copy, from: TransferEndpoint(provider: from.provider, path: from.path("big.bin")),
-                    to: TransferEndpoint(provider: to.provider, path: to.path("big.bin")), progress: progress)
-                #expect(summary.failed == 0)
-                #expect(summary.copied == 1)
-                #expect(progress.snapshot.completedBytes == Int64(data.count))
-                #expect(try await to.provider.contents(path: to.path("big.bin")) == data)
-                #expect(try await to.provider.contentsOfDirectory(path: to.base).collectAll().map(\.name) == ["big.bin"])
+                try await copyInFourStreams(data, from: from, to: to)
                 let gets = try await ApacheAccessLog.requests("GET", containing: String(from.base.dropFirst()) + "/big.bin")
                 #expect(gets.count == 4, "GETs: \(gets)")
                 #expect(gets.allSatisfy { $0.contains(" 206 ") }, "GETs: \(gets)")
@@ -83,16 +89,7 @@ struct MultiStreamTests {
         let data = Bytes.pattern(6_500_000, seed: 24)
         try await ProviderFixture.local.run { from in
             try await ProviderFixture.webdavApache.run { to in
-                try await from.provider.writeContents(path: from.path("big.bin"), data: data)
-                let progress = TransferProgress()
-                let summary = try await engine(streams: 4).run(
-                    .copy, from: TransferEndpoint(provider: from.provider, path: from.path("big.bin")),
-                    to: TransferEndpoint(provider: to.provider, path: to.path("big.bin")), progress: progress)
-                #expect(summary.failed == 0)
-                #expect(summary.copied == 1)
-                #expect(progress.snapshot.completedBytes == Int64(data.count))
-                #expect(try await to.provider.contents(path: to.path("big.bin")) == data)
-                #expect(try await to.provider.contentsOfDirectory(path: to.base).collectAll().map(\.name) == ["big.bin"])
+                try await copyInFourStreams(data, from: from, to: to)
                 let ranges = try await ApacheAccessLog.requests("PUT", containing: String(to.base.dropFirst()) + "/.big.bin.")
                     .map { $0.split(separator: " ").dropFirst(3).prefix(2).joined(separator: " ") }
                 // The probe (the last byte), then 2 MiB ranges in any order.
