@@ -100,6 +100,18 @@ struct MultiStreamTests {
         }
     }
 
+    @Test("FTP (vsftpd) to WebDAV (Apache): 4 ranged reads feed 4 ranged PUTs, byte-equal")
+    func ftpToWebDAVInRanges() async throws {
+        let data = Bytes.pattern(6_500_000, seed: 32)
+        try await ProviderFixture.ftpVsftpd.run { from in
+            try await ProviderFixture.webdavApache.run { to in
+                try await copyInFourStreams(data, from: from, to: to)
+                let puts = try await ApacheAccessLog.requests("PUT", containing: String(to.base.dropFirst()) + "/.big.bin.")
+                #expect(puts.count == 5 && puts.dropFirst().allSatisfy { $0.contains(" bytes ") }, "PUTs: \(puts)")
+            }
+        }
+    }
+
     @Test("a server that ignores Content-Range (rclone serve webdav) gets one plain PUT; the next file skips the probe")
     func ignoredContentRange() async throws {
         let records = LogRecords()
