@@ -38,12 +38,11 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
 
     /// Sends a placeholder for the last byte of a `size`-byte file to `target` as a range, and tells
     /// whether the server stored it as one (the file now has `size` bytes). Leaves nothing behind
-    /// when the answer is `false`; throws the server's refusal when it is about this file.
+    /// when the answer is `false`.
     private func probeRangedPut(_ target: String, remote: String, size: Int64) async throws -> Bool {
         let head: HTTPResponseHead
-        let body: Data
         do {
-            (head, body) = try await send("PUT", target, headers: [
+            (head, _) = try await send("PUT", target, headers: [
                 (name: "Content-Range", value: "bytes \(size - 1)-\(size - 1)/\(size)"),
                 (name: "Content-Type", value: ""),
             ], body: .data(Data([0])))
@@ -68,13 +67,10 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
         case 405, 416, 501:
             refuseRangedUploads("server refuses Content-Range on PUT", status: head.status)
             return false
-        case 401, 403, 409, 423, 507:
-            // About this file or this account (no permission, no such folder, locked, no space):
-            // a plain PUT would be refused alike, after sending every byte.
-            throw failure(head, body: body, path: remote)
         default:
-            // 400 is RFC 9110's answer to a ranged PUT, but also to a name the server rejects: this
-            // file goes in one PUT, which reports a real problem; later files probe again.
+            // 400 is RFC 9110's answer to a ranged PUT, but also to a name the server rejects; 403,
+            // 404 or 409 can mean "no such folder" or "no partial PUT on a new file". This file goes
+            // in one PUT, which stores it or reports the real problem; later files probe again.
             return false
         }
     }

@@ -191,6 +191,35 @@ struct MultiStreamTests {
         #expect(puts.contains { $0.contains(" bytes 5999999-5999999/6000000") }, "PUTs: \(puts)")
     }
 
+    @Test("into a missing WebDAV folder, a large copy fails as a plain write does, leaving nothing")
+    func rangedUploadIntoMissingFolder() async throws {
+        let local = try TemporaryFolder.make()
+        defer { local.remove() }
+        try Bytes.pattern(3_000_000, seed: 33).write(to: URL(fileURLWithPath: local.path + "/big.bin"))
+        try await ProviderFixture.webdavApache.run { to in
+            var options = TransferOptions()
+            options.multiThreadStreams = 4
+            options.multiThreadCutoff = 1 << 20
+            let source = TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin")
+            var ranged: (any Error)?
+            do {
+                try await Transfer.copyFile(from: source, to: TransferEndpoint(provider: to.provider, path: to.path("missing/big.bin")),
+                                            options: options)
+            } catch {
+                ranged = error
+            }
+            var plain: (any Error)?
+            do {
+                try await to.provider.writeContents(path: to.path("missing/small.bin"), data: Data("x".utf8))
+            } catch {
+                plain = error
+            }
+            #expect(ranged != nil && plain != nil)
+            #expect(ranged?.failureKind == plain?.failureKind, "ranged: \(String(describing: ranged)), plain: \(String(describing: plain))")
+            #expect(try await to.provider.contentsOfDirectory(path: to.base).collectAll().isEmpty)
+        }
+    }
+
     @Test("cancelling a ranged upload mid-range removes the temporary promptly")
     func cancelRangedUpload() async throws {
         let local = try TemporaryFolder.make()

@@ -1,5 +1,3 @@
-public import Foundation
-
 /// Files uploaded as several byte ranges at once, each streamed on its own connection: what a large
 /// upload over `gateway copy --multi-thread-streams` needs where one connection is slower than the
 /// server (Apache mod_dav, for one, takes a single `PUT` body in 2 KB writes on one thread).
