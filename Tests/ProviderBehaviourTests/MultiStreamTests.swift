@@ -120,13 +120,10 @@ struct MultiStreamTests {
         let folder = "/no-ranges-\(UUID().uuidString.prefix(8))"
         try await dav.createFolder(path: folder, withIntermediateDirectories: false)
         defer { Task { try? await dav.removeItem(path: folder, recursive: true) } }
-        let local = try TemporaryFolder.make()
-        defer { local.remove() }
         let first = Bytes.pattern(3_000_000, seed: 25)
         let second = Bytes.pattern(2_500_000, seed: 26)
-        try first.write(to: URL(fileURLWithPath: local.path + "/first.bin"))
-        try second.write(to: URL(fileURLWithPath: local.path + "/second.bin"))
-        let source = try LocalFileProvider(name: "l", root: local.path)
+        let (local, source) = try localSource(["first.bin": first, "second.bin": second])
+        defer { local.remove() }
 
         records.clear()
         var summary = try await engine(streams: 4).run(.copy, from: TransferEndpoint(provider: source, path: "/first.bin"),
@@ -171,16 +168,15 @@ struct MultiStreamTests {
 
     @Test("an upload cut mid-range fails the file: nothing under the final name, no temporary left")
     func cutRangedUpload() async throws {
-        let local = try TemporaryFolder.make()
+        let (local, source) = try localSource(["big.bin": Bytes.pattern(6_000_000, seed: 28)])
         defer { local.remove() }
-        try Bytes.pattern(6_000_000, seed: 28).write(to: URL(fileURLWithPath: local.path + "/big.bin"))
         let (direct, folder) = try await ApacheFixtures.serverFile(Data())
         defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
         let (proxiedDAV, proxy) = try ApacheFixtures.proxied(dropAfter: 800_000, maxDrops: 100)
         defer { proxy.stop() }
         let events = EventLog()
         let summary = try await engine(streams: 4, retries: 1).run(
-            .copy, from: TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin"),
+            .copy, from: TransferEndpoint(provider: source, path: "/big.bin"),
             to: TransferEndpoint(provider: proxiedDAV, path: folder + "/up.bin"), onEvent: events.record)
         #expect(summary.failed == 1)
         #expect(proxy.drops >= 1)
@@ -193,14 +189,13 @@ struct MultiStreamTests {
 
     @Test("into a missing WebDAV folder, a large copy fails as a plain write does, leaving nothing")
     func rangedUploadIntoMissingFolder() async throws {
-        let local = try TemporaryFolder.make()
+        let (local, provider) = try localSource(["big.bin": Bytes.pattern(3_000_000, seed: 33)])
         defer { local.remove() }
-        try Bytes.pattern(3_000_000, seed: 33).write(to: URL(fileURLWithPath: local.path + "/big.bin"))
-        try await ProviderFixture.webdavApache.run { to in
+        try await ProviderFixture.webdavApache.run { (to: ProviderScratch) async throws in
             var options = TransferOptions()
             options.multiThreadStreams = 4
             options.multiThreadCutoff = 1 << 20
-            let source = TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin")
+            let source = TransferEndpoint(provider: provider, path: "/big.bin")
             var ranged: (any Error)?
             do {
                 try await Transfer.copyFile(from: source, to: TransferEndpoint(provider: to.provider, path: to.path("missing/big.bin")),
@@ -222,12 +217,11 @@ struct MultiStreamTests {
 
     @Test("cancelling a ranged upload mid-range removes the temporary promptly")
     func cancelRangedUpload() async throws {
-        let local = try TemporaryFolder.make()
+        let (local, provider) = try localSource(["big.bin": Bytes.pattern(40_000_000, seed: 31)])
         defer { local.remove() }
-        try Bytes.pattern(40_000_000, seed: 31).write(to: URL(fileURLWithPath: local.path + "/big.bin"))
         try await ProviderFixture.webdavApache.run { to in
             let progress = TransferProgress()
-            let source = TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin")
+            let source = TransferEndpoint(provider: provider, path: "/big.bin")
             let destination = TransferEndpoint(provider: to.provider, path: to.path("big.bin"))
             let engine = engine(streams: 4)
             let task = Task { try await engine.run(.copy, from: source, to: destination, progress: progress) }
@@ -240,6 +234,14 @@ struct MultiStreamTests {
             let puts = try await ApacheAccessLog.requests("PUT", containing: String(to.base.dropFirst()) + "/.big.bin.")
             #expect(puts.contains { $0.contains(" bytes 39999999-39999999/40000000") }, "it was a ranged upload: \(puts)")
         }
+    }
+
+    /// A temporary local folder holding `files`, and a Local provider rooted at it (the caller
+    /// removes the folder).
+    func localSource(_ files: [String: Data]) throws -> (folder: TemporaryFolder, provider: LocalFileProvider) {
+        let folder = try TemporaryFolder.make()
+        for (name, data) in files { try data.write(to: URL(fileURLWithPath: folder.path + "/" + name)) }
+        return (folder, try LocalFileProvider(name: "l", root: folder.path))
     }
 
     /// A provider on a ``RangeLosingDAVServer``, logging to `records`.
@@ -255,13 +257,12 @@ struct MultiStreamTests {
         let records = LogRecords()
         let (server, dav) = try rangeLosing(.copyModifyRename, records: records)
         defer { server.stop() }
-        let local = try TemporaryFolder.make()
-        defer { local.remove() }
         let data = Bytes.pattern(3_000_000, seed: 29)
-        try data.write(to: URL(fileURLWithPath: local.path + "/big.bin"))
+        let (local, source) = try localSource(["big.bin": data])
+        defer { local.remove() }
         let events = EventLog()
         let summary = try await engine(streams: 3).run(
-            .copy, from: TransferEndpoint(provider: try LocalFileProvider(name: "l", root: local.path), path: "/big.bin"),
+            .copy, from: TransferEndpoint(provider: source, path: "/big.bin"),
             to: TransferEndpoint(provider: dav, path: "/big.bin"), onEvent: events.record)
         #expect(summary.copied == 1)
         #expect(events.retries == 1, "one failed ranged attempt, then one plain PUT")
@@ -279,12 +280,9 @@ struct MultiStreamTests {
         let records = LogRecords()
         let (server, dav) = try rangeLosing(.refuse, records: records)
         defer { server.stop() }
-        let local = try TemporaryFolder.make()
-        defer { local.remove() }
         let data = Bytes.pattern(2_500_000, seed: 30)
-        try data.write(to: URL(fileURLWithPath: local.path + "/a.bin"))
-        try data.write(to: URL(fileURLWithPath: local.path + "/b.bin"))
-        let source = try LocalFileProvider(name: "l", root: local.path)
+        let (local, source) = try localSource(["a.bin": data, "b.bin": data])
+        defer { local.remove() }
         for name in ["a.bin", "b.bin"] {
             let summary = try await engine(streams: 4).run(.copy, from: TransferEndpoint(provider: source, path: "/" + name),
                                                            to: TransferEndpoint(provider: dav, path: "/" + name))
