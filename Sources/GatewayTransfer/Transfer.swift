@@ -131,21 +131,13 @@ public enum Transfer {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (start, length) in ranges {
                     group.addTask {
-                        var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag)
-                        range.bufferSize = max(512 << 10, range.bufferSize / ranges.count)  // the streams share one transfer's memory
-                        let stream = try await reader.readStream(path: source.path, options: range)
+                        let range = rangeRead(start, length, of: attributes, among: ranges.count)
                         var position = start
-                        for try await chunk in stream {
+                        for try await chunk in RangeReader(reader: reader, path: source.path, options: range).stream {
                             try progress.checkCancellation()
-                            guard position + Int64(chunk.count) <= start + length else {
-                                throw FileProviderError.truncated(path: source.path, reason: "the source sent more than the range asked for")
-                            }
                             try file.write(chunk, at: position)
                             position += Int64(chunk.count)
                             progress?.addBytes(Int64(chunk.count))
-                        }
-                        guard position == start + length else {
-                            throw FileProviderError.truncated(path: source.path, reason: "received \(position - start) of \(length) bytes of a range")
                         }
                     }
                 }
@@ -165,6 +157,13 @@ public enum Transfer {
         return stride(from: Int64(0), to: size, by: Int(part)).map { start in (start, min(part, size - start)) }
     }
 
+    /// A version-checked read of one of `count` ranges of a file, which share one transfer's memory.
+    static func rangeRead(_ start: Int64, _ length: Int64, of attributes: FileObject, among count: Int, chunkSize: Int = 1 << 20) -> ReadOptions {
+        var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag, chunkSize: chunkSize)
+        range.bufferSize = max(512 << 10, range.bufferSize / count)
+        return range
+    }
+
     /// Uploads `size` bytes as `streams` ranged reads at once, each sent as its own range of the
     /// destination file, which takes its name only when the server holds every byte. Ranges are
     /// version-checked, so a source that changes meanwhile fails the copy instead of mixing versions.
@@ -175,13 +174,10 @@ public enum Transfer {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (start, length) in ranges {
                     group.addTask {
-                        // The streams share one transfer's memory: smaller chunks and buffers each.
-                        var range = ReadOptions(offset: start, length: length, ifVersion: attributes.versionTag, chunkSize: 256 << 10)
-                        range.bufferSize = max(512 << 10, range.bufferSize / ranges.count)
                         // Opened when the destination first asks for bytes, i.e. once it has a
                         // connection: a range waiting for one holds no idle source stream meanwhile.
-                        let stream = RangeReader(reader: reader, path: source.path, options: range).stream
-                        try await file.write(offset: start, length: length, from: stream)
+                        let range = rangeRead(start, length, of: attributes, among: ranges.count, chunkSize: 256 << 10)
+                        try await file.write(offset: start, length: length, from: RangeReader(reader: reader, path: source.path, options: range).stream)
                     }
                 }
                 try await group.waitForAll()
@@ -262,8 +258,9 @@ public enum Transfer {
     }
 }
 
-/// A ranged read opened on the first request for bytes, and checked to deliver exactly its length
-/// (a short source is reported against the source's path). Pulled by one consumer at a time.
+/// A ranged read opened on the first request for bytes, and checked to deliver exactly its length:
+/// a short or overlong source fails with ``FileProviderError/truncated(path:reason:)`` naming the
+/// source, before a byte beyond the range is handed on. Pulled by one consumer at a time.
 private final class RangeReader: @unchecked Sendable {
     private let reader: any FileProviderReadWrite
     private let path: String
