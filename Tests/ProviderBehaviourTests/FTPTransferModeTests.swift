@@ -68,6 +68,22 @@ struct FTPTransferModeTests {
         }
     }
 
+    @Test("routine refusals keep the connection: stat of missing names (refused MLST) logs in once")
+    func refusalsKeepTheConnection() async throws {
+        let configuration = try TestServers.ftp(urlVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER",
+                                                remoteName: "keeps")
+        let records = LogRecords()
+        let ftp = FTPProvider(configuration: configuration, logger: records.logger(label: "test.ftp"))
+        #expect(try await ftp.itemIfPresent(path: "/") != nil)
+        let connects = records.messages.filter { $0 == "ftp connected" }.count
+        #expect(connects == 1, "\(records.messages)")
+        for index in 0..<3 {
+            #expect(try await ftp.itemIfPresent(path: "/no-such-file-\(index)-\(UUID().uuidString.prefix(8))") == nil)
+        }
+        #expect(records.requests.filter { $0 == "MLST" }.count >= 3, "\(records.requests)")
+        #expect(records.messages.filter { $0 == "ftp connected" }.count == connects, "a refusal cost a new connection: \(records.messages)")
+    }
+
     @Test("a small upload is one request: MFMT and the rename follow STOR on its connection; a large one renames apart")
     func smallUploadInOneRequest() async throws {
         let configuration = try TestServers.ftp(urlVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER",

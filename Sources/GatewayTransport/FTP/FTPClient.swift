@@ -294,6 +294,9 @@ public final class FTPClient: Sendable {
             } else if easy.info(CURLINFO_NUM_CONNECTS) > 0 {
                 easy.needsSessionSetup = true  // a new connection: it has not been told yet
             }
+            if easy.info(CURLINFO_NUM_CONNECTS) > 0 {
+                self.logger.debug("ftp connected", metadata: ["path": .string(path)])
+            }
             // What libcurl may now take the connection's working folder to be. It remembers the
             // folder after a success and after failures that keep the connection (a file not
             // found, say), and forgets it otherwise; assuming it always remembers costs at most a
