@@ -212,10 +212,10 @@ final class WebDAVRangedUpload: SegmentedFileWriter {
     private struct State {
         /// Set once the file is in place (nothing to remove) or removed.
         var finished = false
-        /// Ranges taken by a write, in the order they were asked for.
+        /// Ranges taken by a write, in the order they were asked for (never overlapping).
         var ranges: [(start: Int64, length: Int64)] = []
-        /// Ranges the server acknowledged.
-        var written: Set<Int64> = []
+        /// Bytes of ranges the server acknowledged.
+        var acknowledged: Int64 = 0
         /// What to read back before committing.
         var samples: [RangeSample] = []
     }
@@ -244,16 +244,13 @@ final class WebDAVRangedUpload: SegmentedFileWriter {
         let samples = try await provider.putRange(target, remote: remote, offset: offset, length: length, size: size,
                                                   from: stream, progress: options.progress)
         state.withLock { state in
-            state.written.insert(offset)
+            state.acknowledged += length
             state.samples += samples
         }
     }
 
     func commit() async throws -> FileObject {
-        let (covered, samples) = state.withLock { state -> (Int64, [RangeSample]) in
-            let done = state.ranges.filter { state.written.contains($0.start) }
-            return (done.reduce(0) { $0 + $1.length }, state.samples)
-        }
+        let (covered, samples) = state.withLock { ($0.acknowledged, $0.samples) }
         // The probe gave the server's file its full size already: count what was acknowledged.
         guard covered == size else {
             throw FileProviderError.truncated(path: remote, reason: "sent \(covered) of \(size) bytes; nothing was written")
