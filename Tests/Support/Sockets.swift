@@ -127,30 +127,11 @@ public final class RecordingDAVServer: Sendable {
         let heads = self.heads
         server = try LoopbackServer { client in
             var buffer: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                // One request head, then its body by Content-Length.
-                var headEnd = endOfHTTPHead(buffer)
-                while headEnd == nil {
-                    let count = recv(client, &chunk, chunk.count, 0)
-                    if count <= 0 { return }
-                    buffer += chunk[0..<count]
-                    headEnd = endOfHTTPHead(buffer)
-                }
-                let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
-                buffer.removeFirst(headEnd!)
-                heads.mutate { $0.append(head) }
-                let lines = head.components(separatedBy: "\r\n")
-                let length = lines.first { $0.lowercased().hasPrefix("content-length:") }
-                    .flatMap { Int($0.split(separator: ":", maxSplits: 1)[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-                while buffer.count < length {
-                    let count = recv(client, &chunk, chunk.count, 0)
-                    if count <= 0 { return }
-                    buffer += chunk[0..<count]
-                }
-                buffer.removeFirst(length)
-                let method = lines.first?.split(separator: " ").first.map(String.init) ?? ""
-                let status = ["OPTIONS": "200 OK", "PROPFIND": "404 Not Found", "PUT": "201 Created", "MOVE": "201 Created"][method] ?? "204 No Content"
+            while let request = HTTPTestRequest.read(from: client, buffer: &buffer) {
+                heads.mutate { $0.append(request.head) }
+                guard request.readBody(from: client, buffer: &buffer) != nil else { return }
+                let status = ["OPTIONS": "200 OK", "PROPFIND": "404 Not Found", "PUT": "201 Created", "MOVE": "201 Created"][request.method]
+                    ?? "204 No Content"
                 let reply = Array("HTTP/1.1 \(status)\r\nDAV: 1, 2\r\nContent-Length: 0\r\n\r\n".utf8)
                 _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
@@ -167,6 +148,58 @@ final class Locked<Value>: @unchecked Sendable {
     init(_ value: Value) { stored = value }
     var value: Value { lock.withLock { stored } }
     func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+}
+
+/// One HTTP/1.1 request read from a test server's connection: the head first, the body (by
+/// Content-Length) when asked for.
+struct HTTPTestRequest {
+    /// The head as received: request line and header lines, CRLF-separated.
+    let head: String
+    let method: String
+    /// The decoded path.
+    let path: String
+    let headers: [String: String]
+    let length: Int
+
+    func header(_ name: String) -> String? { headers[name] }
+
+    /// Reads the next request head, or `nil` when the connection ends.
+    static func read(from client: Int32, buffer: inout [UInt8]) -> HTTPTestRequest? {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var headEnd = endOfHTTPHead(buffer)
+        while headEnd == nil {
+            let count = recv(client, &chunk, chunk.count, 0)
+            if count <= 0 { return nil }
+            buffer += chunk[0..<count]
+            headEnd = endOfHTTPHead(buffer)
+        }
+        let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
+        buffer.removeFirst(headEnd!)
+        let lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines.first?.split(separator: " ") ?? []
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let target = requestLine.count > 1 ? String(requestLine[1]) : "/"
+        let path = (URL(string: target)?.path).flatMap { $0.isEmpty ? "/" : $0 } ?? target
+        return HTTPTestRequest(head: head, method: requestLine.first.map(String.init) ?? "", path: path, headers: headers,
+                               length: headers["content-length"].flatMap { Int($0) } ?? 0)
+    }
+
+    /// Reads this request's body (Content-Length bytes), or `nil` when the connection ends first.
+    func readBody(from client: Int32, buffer: inout [UInt8]) -> [UInt8]? {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while buffer.count < length {
+            let count = recv(client, &chunk, chunk.count, 0)
+            if count <= 0 { return nil }
+            buffer += chunk[0..<count]
+        }
+        let body = Array(buffer[0..<length])
+        buffer.removeFirst(length)
+        return body
+    }
 }
 
 /// Where an HTTP head ends in `bytes` (just past its blank line), or `nil` before it is complete.
