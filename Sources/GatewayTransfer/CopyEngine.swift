@@ -84,10 +84,13 @@ public struct CopyEngine: Sendable {
         let options = self.options
         let index = DestinationIndex(provider: destination.provider, root: destination.path)
 
+        // Transfers run on threads that may block: a provider's small requests and file reads then
+        // run right on them, without a hand-off to another thread per request.
+        let executor = BlockingIOExecutor()
         try await withThrowingTaskGroup(of: Void.self) { outer in
             // Transfers: copy (or skip) each checked file.
             for _ in 0..<options.transfers {
-                outer.addTask {
+                outer.addTask(executorPreference: executor) {
                     while let checked = await transfers.next() {
                         let path = (try? RemotePath.join(destination.path, checked.job.relative)) ?? destination.path
                         await self.process(checked.job, mode: mode, destinationPath: path, from: source, to: destination,
@@ -104,10 +107,10 @@ public struct CopyEngine: Sendable {
                                 try await self.walk(source, to: destination, target: target, rootExisted: rootExisted,
                                                     index: index, checks: checks, progress: progress, state: state)
                             } catch {
-                                await checks.finish()
+                                checks.finish()
                                 throw error
                             }
-                            await checks.finish()
+                            checks.finish()
                         }
                         for _ in 0..<options.checkers {
                             inner.addTask {
@@ -127,10 +130,10 @@ public struct CopyEngine: Sendable {
                         try await inner.waitForAll()
                     }
                 } catch {
-                    await transfers.finish()
+                    transfers.finish()
                     throw error
                 }
-                await transfers.finish()
+                transfers.finish()
             }
             try await outer.waitForAll()
         }

@@ -1,52 +1,101 @@
+import Synchronization
+
 /// A bounded, multi-producer multi-consumer async queue: `send` waits while `capacity` items wait,
 /// so a fast producer (a tree walk) never runs far ahead of slow consumers (transfers) and memory
 /// stays flat however large the tree.
-actor WorkQueue<Element: Sendable> {
-    private var items: [Element] = []
-    private var head = 0
-    private var finished = false
-    private var consumers: [CheckedContinuation<Element?, Never>] = []
-    private var producers: [CheckedContinuation<Void, Never>] = []
-    private let capacity: Int
+///
+/// A lock, not an actor: taking an item that is there returns at once, on the caller's own thread
+/// and executor. (As an actor, every `next()` of a transfer running on a ``BlockingIOExecutor``
+/// hopped to the actor and back, two thread wake-ups per file.) Callers suspend only on an empty
+/// (or, sending, a full) queue.
+final class WorkQueue<Element: Sendable>: Sendable {
+    private struct State {
+        var items: [Element] = []
+        var head = 0
+        var finished = false
+        var consumers: [CheckedContinuation<Element?, Never>] = []
+        var producers: [CheckedContinuation<Bool, Never>] = []
+        var count: Int { items.count - head }
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
-
-    private var count: Int { items.count - head }
-
-    /// Adds an item, waiting while the queue is full.
-    func send(_ element: Element) async {
-        while count >= capacity && !finished {
-            await withCheckedContinuation { producers.append($0) }
-        }
-        if !consumers.isEmpty {
-            consumers.removeFirst().resume(returning: element)
-            return
-        }
-        items.append(element)
-    }
-
-    /// Takes an item, waiting while the queue is empty; `nil` once finished and drained.
-    func next() async -> Element? {
-        if count > 0 {
+        mutating func take() -> Element {
             let element = items[head]
             head += 1
             if head > 1024 && head * 2 > items.count {
                 items.removeFirst(head)
                 head = 0
             }
-            if !producers.isEmpty { producers.removeFirst().resume() }
             return element
         }
-        if finished { return nil }
-        return await withCheckedContinuation { consumers.append($0) }
+    }
+
+    private let state = Mutex(State())
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    /// Adds an item, waiting while the queue is full.
+    func send(_ element: Element) async {
+        if place(element, orWait: nil) { return }
+        while true {
+            // Woken with `true` once there may be room; then it tries again.
+            let placed = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                if place(element, orWait: continuation) { continuation.resume(returning: true) }
+            }
+            if placed { return }
+        }
+    }
+
+    /// Hands `element` to a waiting consumer or queues it, unless the queue is full; then, with
+    /// `waiter`, registers that to be resumed (with `false`) when there is room.
+    private func place(_ element: Element, orWait waiter: CheckedContinuation<Bool, Never>?) -> Bool {
+        let outcome = state.withLock { state -> (consumer: CheckedContinuation<Element?, Never>?, placed: Bool) in
+            if !state.consumers.isEmpty { return (state.consumers.removeFirst(), true) }
+            if state.count < capacity || state.finished {
+                state.items.append(element)
+                return (nil, true)
+            }
+            if let waiter { state.producers.append(waiter) }
+            return (nil, false)
+        }
+        outcome.consumer?.resume(returning: element)
+        return outcome.placed
+    }
+
+    /// Takes an item, waiting while the queue is empty; `nil` once finished and drained.
+    func next() async -> Element? {
+        if let ready = take(orWait: nil) { return ready }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Element?, Never>) in
+            if let ready = take(orWait: continuation) { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// The next item (`.some(nil)` once finished and drained), waking a producer waiting for room;
+    /// `nil` when the queue is empty, after registering `waiter` to be given the next item.
+    private func take(orWait waiter: CheckedContinuation<Element?, Never>?) -> Element?? {
+        let outcome = state.withLock { state -> (element: Element??, producer: CheckedContinuation<Bool, Never>?) in
+            if state.count > 0 {
+                let element = state.take()
+                return (.some(element), state.producers.isEmpty ? nil : state.producers.removeFirst())
+            }
+            if state.finished { return (.some(nil), nil) }
+            if let waiter { state.consumers.append(waiter) }
+            return (nil, nil)
+        }
+        outcome.producer?.resume(returning: false)
+        return outcome.element
     }
 
     /// No more items will come; waiting consumers get `nil`.
     func finish() {
-        finished = true
+        let (consumers, producers) = state.withLock { state in
+            state.finished = true
+            defer {
+                state.consumers.removeAll()
+                state.producers.removeAll()
+            }
+            return (state.consumers, state.producers)
+        }
         for consumer in consumers { consumer.resume(returning: nil) }
-        consumers.removeAll()
-        for producer in producers { producer.resume() }
-        producers.removeAll()
+        for producer in producers { producer.resume(returning: false) }
     }
 }

@@ -17,18 +17,36 @@ struct WebDAVPath: Sendable {
         basePath = decoded.hasSuffix("/") ? String(decoded.dropLast()) : decoded
     }
 
-    /// Characters left as they are in a path segment: RFC 3986 unreserved. Everything else is encoded.
-    private static let segmentAllowed: CharacterSet = {
-        var set = CharacterSet()
-        set.insert(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-        return set
-    }()
-
-    /// The percent-encoded path below the base for a normalized remote path (`/a b/c` gives `a%20b/c`).
+    /// The percent-encoded path below the base for a normalized remote path (`/a b/c` gives `a%20b/c`):
+    /// in each segment, RFC 3986's unreserved characters stay and every other UTF-8 byte becomes
+    /// `%XX` (upper-case hex). Byte by byte: Foundation's `addingPercentEncoding` (through CFString)
+    /// was 6 % of the client's CPU time in a small-file upload, which builds two URLs per file.
     static func encode(_ remotePath: String) -> String {
-        RemotePath.components(of: remotePath)
-            .map { $0.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? $0 }
-            .joined(separator: "/")
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(remotePath.utf8.count + 16)
+        for (index, segment) in RemotePath.components(of: remotePath).enumerated() {
+            if index > 0 { encoded.append(UInt8(ascii: "/")) }
+            for byte in segment.utf8 {
+                if isUnreserved(byte) {
+                    encoded.append(byte)
+                } else {
+                    encoded.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+                }
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+
+    /// RFC 3986 unreserved: `A-Z a-z 0-9 - . _ ~`.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
     }
 
     /// The request URL of a remote path; folders get a trailing slash when `folder` is set.

@@ -31,6 +31,17 @@ final class UploadChannel: @unchecked Sendable {
 
     init(capacity: Int) { self.capacity = capacity }
 
+    /// A channel holding all of `contents`, already finished: nothing needs to pump it, so libcurl
+    /// never waits on another thread for these bytes.
+    init(contents: Data) {
+        capacity = max(1, contents.count)
+        if !contents.isEmpty {
+            chunks = [contents]
+            buffered = contents.count
+        }
+        finished = true
+    }
+
     /// Pumps `stream` into the channel until it ends, fails, or the transfer closes the channel.
     func pump(_ stream: ByteStream) async {
         do {

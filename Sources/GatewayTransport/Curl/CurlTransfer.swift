@@ -45,6 +45,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// An HTTP body announced at up to this many bytes is delivered with its head at the end of the
     /// transfer: the caller is resumed once, not once for the head and again for the body.
     static let smallBody = 64 << 10
+    /// A collected body (``collectBody(upTo:)``): gathered here instead of passing through the
+    /// download channel, up to `collectLimit` bytes; the rest is dropped.
+    private var collected = Data()
+    private var collectLimit: Int?
     /// Set when the caller asked to stop; checked by the progress callback on curl's thread.
     private let abortFlag = Atomic<Bool>(false)
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -75,16 +79,44 @@ final class CurlTransfer: @unchecked Sendable {
     ///
     /// The handle goes back before the caller resumes, so a caller's next request finds it (and its
     /// open connection) idle instead of opening another connection while this one is on its way back.
-    func start(on threads: TransferThreads, releasingTo pool: HandlePool, polling: Bool = false,
+    func start(on threads: BlockingIOExecutor, releasingTo pool: HandlePool, polling: Bool = false,
                reusable: @escaping @Sendable (CURLcode) -> Bool, finished: (@Sendable (CURLcode) -> Void)? = nil) {
         threads.run { [self] in
-            let code = polling ? easy.performPolling() : easy.perform()
-            finished?(code)
-            let result = outcome(of: code)
-            pool.release(easy, reusable: reusable(code))
-            complete(result)
+            perform(releasingTo: pool, polling: polling, reusable: reusable, finished: finished)
         }
     }
+
+    /// Runs the transfer on the calling thread, which must be a ``BlockingIOExecutor``'s, and
+    /// returns when it ended (cancelling the calling task aborts it). Only for a transfer that
+    /// needs nothing from its caller while it runs: a body collected with ``collectBody(upTo:)``,
+    /// and no upload that the caller would have to feed.
+    func run(releasingTo pool: HandlePool, polling: Bool = false,
+             reusable: @escaping @Sendable (CURLcode) -> Bool, finished: (@Sendable (CURLcode) -> Void)? = nil) async {
+        precondition(collectLimit != nil && BlockingIOExecutor.isCurrentThread, "an inline transfer collects its body on a blocking thread")
+        await withTaskCancellationHandler {
+            perform(releasingTo: pool, polling: polling, reusable: reusable, finished: finished)
+        } onCancel: {
+            abort()
+        }
+    }
+
+    private func perform(releasingTo pool: HandlePool, polling: Bool, reusable: (CURLcode) -> Bool, finished: ((CURLcode) -> Void)?) {
+        let code = polling ? easy.performPolling() : easy.perform()
+        finished?(code)
+        let result = outcome(of: code)
+        pool.release(easy, reusable: reusable(code))
+        complete(result)
+    }
+
+    /// Gathers the body in memory, up to `limit` bytes (the rest is dropped), instead of streaming
+    /// it: for small answers read only once the transfer ended. The head is then delivered at the
+    /// end, with the transfer's outcome.
+    func collectBody(upTo limit: Int) {
+        collectLimit = limit
+    }
+
+    /// The collected body, once the transfer ended.
+    var collectedBody: Data { collected }
 
     deinit {
         if let headerList { curl_slist_free_all(headerList) }
@@ -183,6 +215,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Body bytes arrived. Returns `false` to make libcurl abort (the consumer is gone).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let collectLimit {
+            if collected.count < collectLimit { collected.append(contentsOf: bytes.prefix(collectLimit - collected.count)) }
+            return !isAborted
+        }
         bodyBytes += bytes.count
         if !headSent {
             headSent = true

@@ -27,8 +27,9 @@ public final class FTPClient: Sendable {
     private let logger: Logger
     /// Buffers that received bodies are gathered in (``DownloadChannel``), reused across transfers.
     private let bodyBuffers = ChunkBufferPool(size: 256 << 10, limit: 16)
-    /// The threads transfers run on, reused from one request to the next.
-    private let threads = TransferThreads()
+    /// The threads transfers run on, reused from one request to the next (a caller already on a
+    /// ``BlockingIOExecutor`` thread runs small requests itself).
+    let threads = BlockingIOExecutor()
     private let session = Mutex<Session?>(nil)
     private let origin: String
 
@@ -103,7 +104,8 @@ public final class FTPClient: Sendable {
     /// afterwards (the next transfer there needs no `CWD`). A command prefixed with `*` may fail.
     public func execute(_ commands: [String], directory: String, path: String) async throws -> [FTPReply] {
         try await repeating(commands.allSatisfy(Self.isRepeatable)) {
-            let (transfer, body) = try await start(url: url(directory, folder: true), path: path, command: commands.last) { easy, transfer in
+            let (transfer, body) = try await start(url: url(directory, folder: true), path: path, command: commands.last,
+                                                   repliesOnly: true) { easy, transfer in
                 try easy.set(CURLOPT_NOBODY, true)
                 try transfer.setQuote(commands, encoding: self.configuration.encoding)
             }
@@ -164,7 +166,7 @@ public final class FTPClient: Sendable {
             let then = first ? commands : []
             first = false
             let (transfer, body) = try await start(url: url(serverPath, folder: false), path: path, command: "STOR",
-                                                   upload: ByteStream(data: contents)) { _, transfer in
+                                                   contents: contents) { _, transfer in
                 if !then.isEmpty { try transfer.setPostQuote(then.map { "*" + $0 }, encoding: self.configuration.encoding) }
             }
             try await Self.drain(body)
@@ -259,14 +261,20 @@ public final class FTPClient: Sendable {
     /// (listings, "is this a folder?"). libcurl skips the `CWD` when the connection's previous
     /// transfer succeeded in the same folder, and a folder another client removed since would then
     /// list as empty (vsftpd) or pass for existing; in that one case a `CWD` is sent explicitly.
+    ///
+    /// `contents` is an upload held in memory, and `repliesOnly` marks a command whose answer is
+    /// only its replies: neither has a body to stream back, and a caller on a ``BlockingIOExecutor``
+    /// thread runs such a transfer right there, start to end (no hand-off, no wake-up).
     private func start(url: String, path: String, command: String?, expectedLength: Int64? = nil, buffer: Int = FTPClient.bufferCapacity,
-                       upload stream: ByteStream? = nil, confirming folder: String? = nil,
+                       upload stream: ByteStream? = nil, contents: Data? = nil, repliesOnly: Bool = false, confirming folder: String? = nil,
                        configure: (CurlEasy, CurlTransfer) throws -> Void,
                        finished: (@Sendable (CurlEasy, CURLcode) -> Void)? = nil) async throws -> (CurlTransfer, ByteStream) {
         let easy = try await pool.acquire()
         let download = DownloadChannel(capacity: buffer, pool: bodyBuffers)
         var upload: UploadChannel?
-        if let stream {
+        if let contents {
+            upload = UploadChannel(contents: contents)
+        } else if let stream {
             let channel = UploadChannel(capacity: Self.bufferCapacity)
             upload = channel
             Task { await channel.pump(stream) }
@@ -276,7 +284,8 @@ public final class FTPClient: Sendable {
             Self.failure(code, replies: transfer.replyLines, path: path, command: command, remote: remote)
         }
         do {
-            try configureCommon(easy, url: url, transfer: transfer, uploading: stream)
+            try configureCommon(easy, url: url, transfer: transfer, uploading: upload != nil,
+                                length: contents.map { Int64($0.count) } ?? stream?.expectedLength)
             try configure(easy, transfer)
             if let folder, easy.ftpFolder == Self.folderPart(of: url) {
                 try transfer.setQuote(["CWD \(folder)"], encoding: configuration.encoding)
@@ -286,9 +295,11 @@ public final class FTPClient: Sendable {
             pool.release(easy, reusable: false)
             throw error
         }
+        let bodiless = (contents != nil || repliesOnly) && stream == nil
+        if bodiless { transfer.collectBody(upTo: 0) }
         logger.debug("ftp request", metadata: ["command": .string(command ?? "?"), "path": .string(path)])
         let sentUTF8 = transfer.sendsSessionSetup
-        transfer.start(on: threads, releasingTo: pool, polling: true, reusable: { Self.keepsConnection($0) }, finished: { code in
+        let ended: @Sendable (CURLcode) -> Void = { code in
             if code == CURLE_OK, sentUTF8 {
                 easy.needsSessionSetup = false
             } else if easy.info(CURLINFO_NUM_CONNECTS) > 0 {
@@ -303,7 +314,12 @@ public final class FTPClient: Sendable {
             // spare CWD, never a skipped one.
             easy.ftpFolder = Self.folderPart(of: url)
             finished?(easy, code)
-        })
+        }
+        if bodiless && BlockingIOExecutor.isCurrentThread {
+            await transfer.run(releasingTo: pool, polling: true, reusable: { Self.keepsConnection($0) }, finished: ended)
+        } else {
+            transfer.start(on: threads, releasingTo: pool, polling: true, reusable: { Self.keepsConnection($0) }, finished: ended)
+        }
         do {
             _ = try await transfer.waitForHead()
         } catch {
@@ -311,7 +327,7 @@ public final class FTPClient: Sendable {
             download.abandon()
             throw error
         }
-        return (transfer, transfer.bodyStream(expectedLength: expectedLength))
+        return (transfer, bodiless ? ByteStream(data: Data()) : transfer.bodyStream(expectedLength: expectedLength))
     }
 
     /// Whether a handle stays in the pool after a transfer that ended with `code`. Server refusals
@@ -327,7 +343,7 @@ public final class FTPClient: Sendable {
         }
     }
 
-    private func configureCommon(_ easy: CurlEasy, url: String, transfer: CurlTransfer, uploading stream: ByteStream?) throws {
+    private func configureCommon(_ easy: CurlEasy, url: String, transfer: CurlTransfer, uploading: Bool, length: Int64?) throws {
         easy.reset()
         try easy.set(CURLOPT_URL, url)
         try easy.set(CURLOPT_NOSIGNAL, true)
@@ -360,9 +376,9 @@ public final class FTPClient: Sendable {
         }
         try easy.set(CURLOPT_USERNAME, configuration.user ?? "anonymous")
         try easy.set(CURLOPT_PASSWORD, configuration.user == nil ? "gateway@" : configuration.password ?? "")
-        if let stream {
+        if uploading {
             try easy.set(CURLOPT_UPLOAD, true)
-            if let length = stream.expectedLength { try easy.set(CURLOPT_INFILESIZE_LARGE, offset: length) }
+            if let length { try easy.set(CURLOPT_INFILESIZE_LARGE, offset: length) }
             try easy.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
             try easy.set(CURLOPT_READDATA, pointer: transfer.context)
         }

@@ -9,7 +9,9 @@ import Synchronization
 /// out of URLs, logs and errors, and a stalled server turned into a time-out.
 ///
 /// Every running transfer has a thread to itself (reused from one request to the next), never one
-/// of the Swift concurrency pool's, so blocking network I/O cannot starve async work.
+/// of the Swift concurrency pool's, so blocking network I/O cannot starve async work. A caller that
+/// already runs on such a thread (a task preferring a ``BlockingIOExecutor``) runs a request with a
+/// body at hand and a collected answer (``send(_:maxBodySize:)``) itself, with no hand-off.
 public final class HTTPClient: Sendable {
     /// The configuration in use.
     public let configuration: HTTPClientConfiguration
@@ -17,8 +19,9 @@ public final class HTTPClient: Sendable {
     private let logger: Logger
     /// Buffers that received bodies are gathered in (``DownloadChannel``), reused across transfers.
     private let bodyBuffers = ChunkBufferPool(size: 256 << 10, limit: 16)
-    /// The threads transfers run on, reused from one request to the next.
-    private let threads = TransferThreads()
+    /// The threads transfers run on, reused from one request to the next (a caller already on a
+    /// ``BlockingIOExecutor`` thread runs small requests itself).
+    let threads = BlockingIOExecutor()
     /// The authentication scheme learned from the server's first challenge (`CURLAUTH_*` bits).
     private let learnedAuth = Mutex<Int?>(nil)
     /// Whether the server was asked once, so a server that never challenges is not asked again.
@@ -40,6 +43,12 @@ public final class HTTPClient: Sendable {
     /// Sends a request and returns as soon as the response's status and headers are in; the body
     /// streams as the caller iterates. Dropping the stream early aborts the transfer.
     public func stream(_ request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
+        try await exchange(request, collecting: nil)
+    }
+
+    /// Sends a request, retrying where that is safe (below); with `collecting`, the body is
+    /// gathered (up to that many bytes) before the call returns.
+    private func exchange(_ request: HTTPRequest, collecting: Int?) async throws -> (HTTPResponseHead, ByteStream) {
         if request.hasBody, configuration.user != nil, !authProbed.load(ordering: .relaxed) {
             // Learn the auth scheme with a bodiless request first, so that no body is spent on (or
             // cut short by) the server's first challenge.
@@ -55,7 +64,7 @@ public final class HTTPClient: Sendable {
         var attempt = 1
         while true {
             do {
-                let (head, body) = try await send(once: request)
+                let (head, body) = try await send(once: request, collecting: collecting)
                 guard repeatable, attempt < configuration.requestAttempts, Self.busyStatuses.contains(head.status) else {
                     return (head, body)
                 }
@@ -84,7 +93,7 @@ public final class HTTPClient: Sendable {
     /// second time, hiding the success.)
     static let retriableMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "PROPFIND", "PUT"]
 
-    private func send(once request: HTTPRequest) async throws -> (HTTPResponseHead, ByteStream) {
+    private func send(once request: HTTPRequest, collecting: Int?) async throws -> (HTTPResponseHead, ByteStream) {
         let easy = try await pool.acquire()
         let download = DownloadChannel(capacity: request.responseBuffer, pool: bodyBuffers)
         var upload: UploadChannel?
@@ -106,10 +115,22 @@ public final class HTTPClient: Sendable {
             pool.release(easy, reusable: false)
             throw error
         }
+        // A collected answer to a request whose body is at hand needs nothing from the caller while
+        // it runs: a caller on a blocking thread runs it right there (no hand-off, no wake-up).
+        var inline = false
+        if let collecting {
+            transfer.collectBody(upTo: collecting)
+            inline = upload == nil && BlockingIOExecutor.isCurrentThread
+        }
         logger.debug("http request", metadata: ["method": .string(request.method), "path": .string(request.path)])
-        transfer.start(on: threads, releasingTo: pool, reusable: { $0 == CURLE_OK }, finished: { [self] code in
+        let finished: @Sendable (CURLcode) -> Void = { [self] code in
             if code == CURLE_OK { learnAuth(from: easy.info(CURLINFO_HTTPAUTH_AVAIL)) }
-        })
+        }
+        if inline {
+            await transfer.run(releasingTo: pool, reusable: { $0 == CURLE_OK }, finished: finished)
+        } else {
+            transfer.start(on: threads, releasingTo: pool, reusable: { $0 == CURLE_OK }, finished: finished)
+        }
         let head: HTTPResponseHead
         do {
             head = try await transfer.waitForHead()
@@ -120,19 +141,19 @@ public final class HTTPClient: Sendable {
         }
         logger.debug("http response", metadata: ["method": .string(request.method), "path": .string(request.path),
                                                  "status": .stringConvertible(head.status)])
+        if collecting != nil { return (head, ByteStream(data: transfer.collectedBody)) }
         let length = head.header("content-length").flatMap { Int64($0) }
         return (head, transfer.bodyStream(expectedLength: head.isSuccess ? length : nil))
     }
 
     /// Sends a request and collects the response body (up to `maxBodySize` bytes; the rest is
     /// dropped). For small answers: errors, MKCOL, DELETE, MOVE.
+    ///
+    /// Called from a ``BlockingIOExecutor`` thread, a request without a streamed body runs on that
+    /// thread, start to end.
     public func send(_ request: HTTPRequest, maxBodySize: Int = 1 << 20) async throws -> (HTTPResponseHead, Data) {
-        let (head, body) = try await stream(request)
-        var data = Data()
-        for try await chunk in body {
-            if data.count < maxBodySize { data.append(chunk.prefix(maxBodySize - data.count)) }
-        }
-        return (head, data)
+        let (head, body) = try await exchange(request, collecting: maxBodySize)
+        return (head, try await body.collect(limit: maxBodySize))
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

@@ -1,0 +1,103 @@
+import Foundation
+import GatewayCore
+import GatewayTestSupport
+@testable import GatewayTransport
+import Logging
+import Testing
+
+/// Requests run by a caller that is on a ``BlockingIOExecutor`` thread (the copy engine's transfers):
+/// small ones run right there, on the real Apache server, and still fail, cancel and stream as before.
+@Suite("Inline HTTP transfers", .timeLimit(.minutes(1)))
+struct InlineTransferTests {
+    static func client() throws -> HTTPClient {
+        let server = try WebDAVFailureTests.server()
+        return HTTPClient(configuration: HTTPClientConfiguration(baseURL: server.url, remoteName: "dav", user: server.user, password: server.password),
+                          logger: Logger(label: "test"))
+    }
+
+    static func request(_ client: HTTPClient, _ method: String, _ path: String, headers: [(name: String, value: String)] = [],
+                        body: HTTPRequest.Body = .none) -> HTTPRequest {
+        HTTPRequest(method: method, url: client.configuration.baseURL.appendingPathComponent(String(path.dropFirst())), path: path,
+                    headers: headers, body: body)
+    }
+
+    @Test("a PUT from a buffer, a MOVE and a DELETE run on the calling thread: no hand-off to the client's threads")
+    func smallRequestsRunInline() async throws {
+        let client = try Self.client()
+        let name = "/inline-\(UUID().uuidString.prefix(8))"
+        let contents = Data("inline body".utf8)
+        let executor = BlockingIOExecutor()
+        let statuses = try await withTaskExecutorPreference(executor) {
+            let put = try await client.send(Self.request(client, "PUT", name + ".tmp", body: .data(contents))).0.status
+            let move = try await client.send(Self.request(client, "MOVE", name + ".tmp", headers: [
+                (name: "Destination", value: client.configuration.baseURL.appendingPathComponent(String(name.dropFirst())).absoluteString),
+            ])).0.status
+            let missing = try await client.send(Self.request(client, "DELETE", name + ".tmp")).0.status
+            return [put, move, missing]
+        }
+        #expect(statuses == [201, 201, 404])
+        #expect(client.threads.submittedCount == 0, "\(client.threads.submittedCount) requests were handed to another thread")
+
+        // The same request from the concurrency pool goes to the client's own thread, as before.
+        let (head, body) = try await client.send(Self.request(client, "GET", name))
+        #expect(head.status == 200)
+        #expect(body == contents)
+        #expect(client.threads.submittedCount == 1)
+        _ = try await client.send(Self.request(client, "DELETE", name))
+    }
+
+    @Test("a streamed answer is never run inline: its caller reads the body while it arrives")
+    func streamedAnswerIsHandedOff() async throws {
+        let client = try Self.client()
+        let name = "/inline-stream-\(UUID().uuidString.prefix(8))"
+        let contents = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        _ = try await client.send(Self.request(client, "PUT", name, body: .data(contents)))
+        let handedOff = client.threads.submittedCount
+        let executor = BlockingIOExecutor()
+        // A body larger than the smallest channel: run inline, this would wait for its own reader.
+        var request = Self.request(client, "GET", name)
+        request.responseBuffer = 512 << 10
+        let received = try await withTaskExecutorPreference(executor) {
+            let (head, body) = try await client.stream(request)
+            #expect(head.status == 200)
+            return try await body.collect()
+        }
+        #expect(received == contents)
+        #expect(client.threads.submittedCount == handedOff + 1, "the GET ran on a transfer thread of the client's")
+        _ = try await client.send(Self.request(client, "DELETE", name))
+    }
+
+    @Test("an inline request to a server that never answers ends promptly when its task is cancelled")
+    func inlineCancellation() async throws {
+        let server = try SilentServer()
+        defer { server.stop() }
+        let client = HTTPClient(configuration: HTTPClientConfiguration(baseURL: URL(string: "http://127.0.0.1:\(server.port)/")!, remoteName: "silent",
+                                                                      connectTimeout: .seconds(30), idleTimeout: .seconds(30)),
+                                logger: Logger(label: "test"))
+        let executor = BlockingIOExecutor()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let task = Task(executorPreference: executor) {
+            try await client.send(Self.request(client, "MOVE", "/a", headers: [(name: "Destination", value: "http://127.0.0.1/b")]))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        task.cancel()
+        do {
+            _ = try await task.value
+            Issue.record("a request to a silent server cannot succeed")
+        } catch {
+            #expect(error.failureKind == .cancelled, "got \(error)")
+        }
+        // libcurl checks the abort flag at least once a second while the connection is quiet.
+        #expect(clock.now - start < .seconds(5))
+        #expect(client.threads.submittedCount == 0, "the request ran inline")
+    }
+
+    @Test("header lines lose spaces, tabs, CR and LF at both ends, nothing inside")
+    func trimming() {
+        #expect(CurlTransfer.trimmingWhitespace(" \tContent-Type: text/plain; a=b \r\n") == "Content-Type: text/plain; a=b")
+        #expect(CurlTransfer.trimmingWhitespace("\r\n") == "")
+        #expect(CurlTransfer.trimmingWhitespace("ETag: \"x y\"") == "ETag: \"x y\"")
+        #expect(CurlTransfer.trimmingWhitespace("  naïve ünïcode\u{a0}\r\n") == "naïve ünïcode\u{a0}")
+    }
+}
