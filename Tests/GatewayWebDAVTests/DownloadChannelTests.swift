@@ -65,6 +65,9 @@ struct DownloadChannelTests {
         let pool = ChunkBufferPool(size: 64 << 10, limit: 4)
         let channel = DownloadChannel(capacity: 1 << 20, pool: pool, handoffSize: 16 << 10, handoffDelay: .seconds(3600))
         var received: [Data] = []
+        // Signalled when a pushing thread is done: the push that hands a chunk over resumes the
+        // consumer while that thread still holds the chunk, until its push returns.
+        let pushed = DispatchSemaphore(value: 0)
         for _ in 0..<2 {
             // The consumer waits in next() (on the test's own task, so no Task object keeps the chunk)
             // until a thread pushes 16 KiB a moment later.
@@ -72,8 +75,14 @@ struct DownloadChannelTests {
             Thread {
                 usleep(30_000)
                 _ = Self.pushAll(payload, into: channel)
+                pushed.signal()
             }.start()
             received.append(try #require(try await channel.next()))
+        }
+        _ = await onThread {
+            pushed.wait()
+            pushed.wait()
+            return true
         }
         let first = received[0].withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
         let second = received[1].withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
