@@ -10,16 +10,20 @@ extension CopyEngine {
         }
         guard let remover = destination.provider as? any FileProviderOperations else { return }
         // First find the extras (a folder counts once, its contents go with it), then delete them:
-        // deleting while walking would pull folders from under the walk.
+        // deleting while walking would pull folders from under the walk. The source is looked up
+        // through a folder index: one listing per source folder, not one request per item.
+        let sourceIndex = FolderIndex(provider: source.provider, root: source.path)
         var extras: [FileObject] = []
+        var extraFolders: Set<String> = []
         do {
             for try await item in destination.provider.walk(path: destination.path) {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: destination.path), !relative.isEmpty else { continue }
-                if extras.contains(where: { $0.isDirectory && item.path.hasPrefix($0.path + "/") }) { continue }
-                let counterpart = try await source.provider.itemIfPresent(path: try RemotePath.join(source.path, relative))
+                if Self.lies(relative, inAnyOf: extraFolders) { continue }
+                let counterpart = try await sourceIndex.item(at: relative)
                 if let counterpart, counterpart.isDirectory == item.isDirectory { continue }
                 extras.append(item)
+                if item.isDirectory { extraFolders.insert(relative) }
             }
         } catch where error.failureKind == .notFound {
             return  // no destination folder yet: nothing to delete
@@ -41,9 +45,23 @@ extension CopyEngine {
         }
     }
 
+    /// Whether the relative path `relative` lies below one of `folders` (relative paths too).
+    static func lies(_ relative: String, inAnyOf folders: Set<String>) -> Bool {
+        guard !folders.isEmpty else { return false }
+        var ancestor = Substring(relative)
+        while let slash = ancestor.lastIndex(of: "/") {
+            ancestor = ancestor[..<slash]
+            if folders.contains(String(ancestor)) { return true }
+        }
+        return false
+    }
+
     /// Compares two trees (or files): what is missing, extra or different at the destination.
     /// Files are compared by size, and by modification time too when both sides keep exact times;
-    /// with ``CopyOptions/checksum``, files of the same size by content hash instead.
+    /// with ``CopyOptions/checksum``, files of the same size by content hash instead. Each side is
+    /// looked up through a folder index (one listing per folder), never one request per file, and
+    /// ``CopyOptions/checkers`` files are compared at once (hashing is a request or a read per file).
+    /// The report's lists are sorted.
     public func check(source: TransferEndpoint, destination: TransferEndpoint) async throws -> CheckReport {
         var report = CheckReport()
         if let notice = checksumNotice(source, destination) { report.notices.append(notice) }
@@ -51,39 +69,90 @@ extension CopyEngine {
         let comparesTimes = destination.provider.capabilities.supports(.setModificationDate)
             && source.provider.capabilities.supports(.modificationTimes) && !options.sizeOnly
         let precision = max(source.provider.capabilities.modificationTimePrecision, destination.provider.capabilities.modificationTimePrecision)
-        func compare(_ item: FileObject, relative: String, at path: String) async {
+        let options = self.options
+        @Sendable func compare(_ item: FileObject, relative: String, at path: String, in index: FolderIndex?) async -> CheckVerdict {
             do {
-                guard let other = try await destination.provider.itemIfPresent(path: path), !other.isDirectory else {
-                    report.missing.append(relative)
-                    return
-                }
+                let found = if let index { try await index.item(at: relative) } else { try await destination.provider.itemIfPresent(path: path) }
+                guard let other = found, !other.isDirectory else { return .missing }
                 let endpoint = TransferEndpoint(provider: source.provider, path: item.path)
                 let checksum = try await compareChecksums(item, on: endpoint, with: other, on: destination, forCopy: false).verdict
                 let decision = CopyDecision.decide(source: item, destination: other, options: CopyOptions(sizeOnly: !comparesTimes),
                                                    precision: precision, comparesTimes: comparesTimes, checksum: checksum)
-                if case .skip = decision { report.matching += 1 } else { report.different.append(relative) }
+                if case .skip = decision { return .matching }
+                return .different
             } catch {
-                report.errors.append("\(relative): \(ErrorMessage.reason(for: error))")
+                return .failed(ErrorMessage.reason(for: error))
+            }
+        }
+        @Sendable func record(_ verdict: CheckVerdict, _ relative: String, into report: inout CheckReport) {
+            switch verdict {
+            case .matching: report.matching += 1
+            case .missing: report.missing.append(relative)
+            case .different: report.different.append(relative)
+            case .failed(let reason): report.errors.append("\(relative): \(reason)")
             }
         }
         guard root.isDirectory else {
-            await compare(root, relative: root.name, at: destination.path)
+            record(await compare(root, relative: root.name, at: destination.path, in: nil), root.name, into: &report)
             return report
         }
-        for try await item in source.provider.walk(path: source.path) where !item.isDirectory && !item.isLinkToFolder {
-            guard let relative = RemotePath.relative(item.path, to: source.path) else { continue }
-            await compare(item, relative: relative, at: try RemotePath.join(destination.path, relative))
+
+        // The source walk feeds `checkers` comparing tasks through a bounded queue.
+        let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path)
+        let queue = WorkQueue<(item: FileObject, relative: String)>(capacity: options.checkers * 32)
+        try await withThrowingTaskGroup(of: CheckReport.self) { group in
+            group.addTask {
+                defer { queue.finish() }
+                for try await item in source.provider.walk(path: source.path) where !item.isDirectory && !item.isLinkToFolder {
+                    try Task.checkCancellation()
+                    guard let relative = RemotePath.relative(item.path, to: source.path) else { continue }
+                    await queue.send((item, relative))
+                }
+                return CheckReport()
+            }
+            // Each checker keeps a partial report: a count of the matching files, and only the
+            // paths worth reporting, so memory does not grow with the tree.
+            for _ in 0..<max(1, options.checkers) {
+                group.addTask {
+                    var part = CheckReport()
+                    while let (item, relative) = await queue.next() {
+                        let path = try RemotePath.join(destination.path, relative)
+                        record(await compare(item, relative: relative, at: path, in: destinationIndex), relative, into: &part)
+                    }
+                    return part
+                }
+            }
+            for try await part in group {
+                report.matching += part.matching
+                report.missing += part.missing
+                report.different += part.different
+                report.errors += part.errors
+            }
         }
+
+        let sourceIndex = FolderIndex(provider: source.provider, root: source.path)
         do {
             for try await item in destination.provider.walk(path: destination.path) where !item.isDirectory && !item.isLinkToFolder {
                 guard let relative = RemotePath.relative(item.path, to: destination.path) else { continue }
-                if try await source.provider.itemIfPresent(path: try RemotePath.join(source.path, relative)) == nil {
+                if try await sourceIndex.item(at: relative) == nil {
                     report.extra.append(relative)
                 }
             }
         } catch where error.failureKind == .notFound {
             // No destination folder at all: everything is missing, nothing extra.
         }
+        report.missing.sort()
+        report.different.sort()
+        report.extra.sort()
+        report.errors.sort()
         return report
     }
+}
+
+/// What `check` found for one source file.
+private enum CheckVerdict: Sendable {
+    case matching
+    case missing
+    case different
+    case failed(String)
 }

@@ -82,7 +82,7 @@ public struct CopyEngine: Sendable {
         let transfers = WorkQueue<Checked>(capacity: options.transfers * 8)
         let rootExisted = try await destination.provider.itemIfPresent(path: destination.path) != nil
         let options = self.options
-        let index = DestinationIndex(provider: destination.provider, root: destination.path)
+        let index = FolderIndex(provider: destination.provider, root: destination.path)
 
         // Transfers run on threads that may block: a provider's small requests and file reads then
         // run right on them, without a hand-off to another thread per request.
@@ -183,7 +183,7 @@ public struct CopyEngine: Sendable {
 
     /// Lists the source, creates destination folders (parents first), and queues files.
     private func walk(_ source: TransferEndpoint, to destination: TransferEndpoint, target: any FileProviderOperations,
-                      rootExisted: Bool, index: DestinationIndex, checks: WorkQueue<Job>, progress: TransferProgress?,
+                      rootExisted: Bool, index: FolderIndex, checks: WorkQueue<Job>, progress: TransferProgress?,
                       state: RunState) async throws {
         var fresh: Set<String> = []
         if !rootExisted {

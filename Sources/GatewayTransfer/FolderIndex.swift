@@ -1,12 +1,14 @@
 import GatewayCore
 
-/// What the destination holds, folder by folder: one listing per folder instead of one lookup per
-/// file (rclone's approach), so a tree of small files costs a request per folder, not per file.
+/// What a tree holds, folder by folder: one listing per folder instead of one lookup per file
+/// (rclone's approach), so a tree of small files costs a request per folder, not per file. The copy
+/// engine asks it what the destination holds for each source file, and what the source holds for
+/// each destination item when it looks for extras (`sync`, `check`).
 ///
 /// Only the most recently used folders are kept (parents-first walks touch a folder's files
 /// together), and a folder with more than ``entryLimit`` entries is not kept at all: its files are
 /// looked up one by one, so memory stays bounded whatever the folder sizes.
-actor DestinationIndex {
+actor FolderIndex {
     private let provider: any FileProviderBasic
     private let root: String
     private var folders: [String: Task<[String: FileObject]?, any Error>] = [:]
@@ -19,7 +21,7 @@ actor DestinationIndex {
         self.root = root
     }
 
-    /// The destination item at `relative` (below the root), or `nil` when there is none.
+    /// The item at `relative` (below the root), or `nil` when there is none.
     func item(at relative: String) async throws -> FileObject? {
         let folder = relative.lastIndex(of: "/").map { String(relative[..<$0]) } ?? ""
         let name = RemotePath.lastComponent(of: "/" + relative)

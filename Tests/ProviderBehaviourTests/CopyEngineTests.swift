@@ -1,5 +1,6 @@
 import Foundation
 import StorageGateway
+@testable import GatewayTransfer
 import Testing
 
 /// A source and a destination for engine runs: every provider copies to and from Local.
@@ -192,6 +193,78 @@ struct CopyEngineTests {
     }
 }
 
+extension CopyEngineTests {
+    @Test("sync's extras pass and check list each folder of the other side once, never one request per file (Apache's log)")
+    func extrasByFolder() async throws {
+        try await EnginePair(source: .webdavApache, destination: .local).run { from, to in
+            for folder in ["one", "two", "two/three"] {
+                try await from.provider.createFolder(path: from.path("src/" + folder), withIntermediateDirectories: true)
+                for index in 0..<20 { try await from.provider.writeContents(path: from.path("src/\(folder)/f\(index)"), data: Data([UInt8(index)])) }
+            }
+            let engine = CopyEngine(options: CopyOptions(transfers: 3, checkers: 4))
+            let source = TransferEndpoint(provider: from.provider, path: from.path("src"))
+            let destination = TransferEndpoint(provider: to.provider, path: to.path("dst"))
+            let first = try await engine.run(.sync, from: source, to: destination)
+            #expect(first.copied == 60 && first.failed == 0)
+            // An extra file and an extra folder (with contents) at the destination.
+            try await to.provider.writeContents(path: to.path("dst/two/extra"), data: Data("x".utf8))
+            try await to.provider.createFolder(path: to.path("dst/gone/deeper"), withIntermediateDirectories: true)
+            try await to.provider.writeContents(path: to.path("dst/gone/deeper/file"), data: Data("y".utf8))
+
+            let folder = String(from.base.split(separator: "/").last!)
+            let before = try await ApacheAccessLog.requests("PROPFIND", containing: folder).count
+            let report = try await engine.check(source: source, destination: destination)
+            #expect(report.extra.sorted() == ["gone/deeper/file", "two/extra"])
+            #expect(report.missing.isEmpty && report.different.isEmpty && report.errors.isEmpty)
+            #expect(report.matching == 60)
+            let afterCheck = try await ApacheAccessLog.requests("PROPFIND", containing: folder).count
+            // The source walk (a listing per folder: 4) and the extras' look-ups (a listing per
+            // folder: 4, plus the missing "gone" ones). One request per file would be 60 or more.
+            #expect(afterCheck - before <= 12, "check sent \(afterCheck - before) PROPFINDs for 60 files in 4 folders")
+
+            let second = try await engine.run(.sync, from: source, to: destination)
+            #expect(second.skipped == 60 && second.copied == 0 && second.failed == 0)
+            #expect(second.deleted == 2, "the extra file, and the extra folder once for its contents")
+            let afterSync = try await ApacheAccessLog.requests("PROPFIND", containing: folder).count
+            #expect(afterSync - afterCheck <= 12, "sync sent \(afterSync - afterCheck) PROPFINDs for 60 files in 4 folders")
+            #expect(try await to.provider.itemIfPresent(path: to.path("dst/gone")) == nil)
+            #expect(try await to.provider.itemIfPresent(path: to.path("dst/two/extra")) == nil)
+            #expect(try await to.provider.itemIfPresent(path: to.path("dst/two/three/f19")) != nil)
+        }
+    }
+
+    @Test("check compares up to `checkers` files at once (their hashes are asked for in parallel)")
+    func checkUsesCheckers() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("check-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for side in ["src", "dst"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + side, withIntermediateDirectories: true)
+            for index in 0..<12 { try Data("same \(index)".utf8).write(to: URL(fileURLWithPath: "\(root)/\(side)/f\(index)")) }
+        }
+        let tracker = ConcurrencyTracker()
+        let local = try LocalFileProvider(name: "slow", root: root)
+        let slow = SlowHashingProvider(base: local, tracker: tracker)
+        var options = CopyOptions(checkers: 4)
+        options.checksum = true
+        let report = try await CopyEngine(options: options)
+            .check(source: TransferEndpoint(provider: slow, path: "/src"), destination: TransferEndpoint(provider: slow, path: "/dst"))
+        #expect(report.matching == 12 && report.isIdentical, "\(report)")
+        // One file at a time asks for two hashes at once (source and destination); four checkers, up to eight.
+        #expect(tracker.peak > 2, "at most \(tracker.peak) hashes ran at once")
+        #expect(tracker.peak <= 8)
+    }
+
+    @Test("an item lies in an extra folder when one of its ancestors is one")
+    func liesInFolders() {
+        #expect(CopyEngine.lies("a/b/c", inAnyOf: ["a"]))
+        #expect(CopyEngine.lies("a/b/c", inAnyOf: ["a/b"]))
+        #expect(!CopyEngine.lies("a/b/c", inAnyOf: ["a/b/c"]), "the folder itself is not inside itself")
+        #expect(!CopyEngine.lies("ab/c", inAnyOf: ["a"]))
+        #expect(!CopyEngine.lies("top", inAnyOf: ["top2", "to"]))
+        #expect(!CopyEngine.lies("a/b", inAnyOf: []))
+    }
+}
+
 /// Collects engine events.
 final class EventLog: @unchecked Sendable {
     private let lock = NSLock()
@@ -217,5 +290,40 @@ enum UnreadableFile {
         guard let local = s.provider as? LocalFileProvider else { return false }
         try FileManager.default.createSymbolicLink(atPath: local.rootPath + s.path(relative), withDestinationPath: "/etc/hostname")
         return true
+    }
+}
+
+/// Counts how many calls run at once.
+final class ConcurrencyTracker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = 0
+    private(set) var peak = 0
+    func enter() { lock.withLock { running += 1; peak = max(peak, running) } }
+    func leave() { lock.withLock { running -= 1 } }
+}
+
+/// A Local provider whose content hashes take 50 ms each, counted by a ``ConcurrencyTracker``.
+struct SlowHashingProvider: FileProviderHashing {
+    static let type = "slow-hashing"
+    let base: LocalFileProvider
+    let tracker: ConcurrencyTracker
+    var name: String { base.name }
+    var baseURL: URL { base.baseURL }
+    var capabilities: ProviderCapabilities { base.capabilities }
+    func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing { base.contentsOfDirectory(path: path, pageSize: pageSize) }
+    func attributesOfItem(path: String) async throws -> FileObject { try await base.attributesOfItem(path: path) }
+    func storageProperties(path: String) async throws -> VolumeObject { try await base.storageProperties(path: path) }
+    func walk(path: String, pageSize: Int) -> PullSequence<FileObject> { base.walk(path: path, pageSize: pageSize) }
+    func searchFiles(path: String, recursive: Bool, matching: @escaping @Sendable (FileObject) throws -> Bool) -> PullSequence<FileObject> {
+        base.searchFiles(path: path, recursive: recursive, matching: matching)
+    }
+    func url(of path: String) throws -> URL { try base.url(of: path) }
+    func relativePathOf(url: URL) throws -> String { try base.relativePathOf(url: url) }
+    func isReachable() async -> Bool { await base.isReachable() }
+    func hash(of path: String, algorithm: HashAlgorithm) async throws -> String? {
+        tracker.enter()
+        defer { tracker.leave() }
+        try await Task.sleep(for: .milliseconds(50))
+        return try await base.hash(of: path, algorithm: algorithm)
     }
 }
