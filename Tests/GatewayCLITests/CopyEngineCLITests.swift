@@ -60,6 +60,13 @@ struct CopyEngineCLITests {
         let again = try await s.runner.run(["copy", "-c", "-v", "src", "dst"])
         #expect(again.stderr.contains("skipped: unchanged (same checksum)"), "stderr: \(again.stderr)")
         #expect(try await s.runner.run(["check", "--checksum", "src", "dst"]).status == 0)
+        // --checkers: how many files check compares at once; out of range is a usage error.
+        try s.write("src/b.txt", Data("b".utf8))
+        let sorted = try await s.runner.run(["check", "--checkers", "1", "src", "dst"])
+        #expect(sorted.status == 1 && sorted.text == "missing b.txt\n", "\(sorted.text) \(sorted.stderr)")
+        let bad = try await s.runner.run(["check", "--checkers", "0", "src", "dst"])
+        #expect(bad.status == 2, "stderr: \(bad.stderr)")
+        #expect(bad.stderr.contains("--checkers must be between 1 and 256"))
     }
 
     @Test("copy skips unchanged files; --json summary; sync --dry-run lists deletions; sync deletes; check exit codes")

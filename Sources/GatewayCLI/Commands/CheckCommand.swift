@@ -9,6 +9,7 @@ struct CheckCommand: AsyncParsableCommand {
         discussion: """
         Files are compared by size, and by modification time where the destination keeps exact times.
         --checksum compares files of the same size by content hash instead (where both sides have one).
+        Each side is listed folder by folder; --checkers files are compared at once.
         Lines are `missing PATH`, `extra PATH`, `different PATH` on stdout, then a summary on stderr.
         --json prints {missing: [...], extra: [...], different: [...], matching, errors: [...]}.
         """
@@ -19,8 +20,13 @@ struct CheckCommand: AsyncParsableCommand {
     @Flag(help: "Compare by size only.") var sizeOnly = false
     @Flag(name: [.customShort("c"), .long], help: "Compare files of the same size by content hash instead of modification time.")
     var checksum = false
+    @Option(help: "Files compared at once (with --checksum, each is a hash request or a read).") var checkers = 8
     @Argument(help: "Source: REMOTE:PATH or a local path.") var source: String
     @Argument(help: "Destination: REMOTE:PATH or a local path.") var destination: String
+
+    func validate() throws {
+        guard (1...256).contains(checkers) else { throw ValidationError("--checkers must be between 1 and 256") }
+    }
 
     func run() async throws {
         let context = try CommandContext.make(global)
@@ -29,7 +35,7 @@ struct CheckCommand: AsyncParsableCommand {
         let sourceProvider = try await context.provider(for: from, operation: "check")
         let destinationProvider = try await context.provider(for: to, operation: "check")
         let report = try await context.perform("check", from) {
-            var options = CopyOptions(sizeOnly: sizeOnly)
+            var options = CopyOptions(checkers: checkers, sizeOnly: sizeOnly)
             options.checksum = checksum
             return try await CopyEngine(options: options).check(
                 source: TransferEndpoint(provider: sourceProvider, path: from.path, displayName: from.original),
