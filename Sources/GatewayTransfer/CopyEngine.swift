@@ -13,6 +13,10 @@ public import GatewayCore
 public struct CopyEngine: Sendable {
     /// The options of every run.
     public var options: CopyOptions
+    /// The threads the transfers run on, shared by this engine's runs: they may block, so the
+    /// providers' small requests and file reads run right on them, without a hand-off to another
+    /// thread per request. Their stacks are 1 MiB, as any task code (parsing, hashing) runs there.
+    private let executor = BlockingIOExecutor(stackSize: 1 << 20)
 
     /// Creates an engine.
     public init(options: CopyOptions = CopyOptions()) {
@@ -84,9 +88,6 @@ public struct CopyEngine: Sendable {
         let options = self.options
         let index = FolderIndex(provider: destination.provider, root: destination.path)
 
-        // Transfers run on threads that may block: a provider's small requests and file reads then
-        // run right on them, without a hand-off to another thread per request.
-        let executor = BlockingIOExecutor()
         try await withThrowingTaskGroup(of: Void.self) { outer in
             // Transfers: copy (or skip) each checked file.
             for _ in 0..<options.transfers {

@@ -29,37 +29,52 @@ actor FolderIndex {
         // Too large to keep: ask for this one item.
         do {
             return try await provider.attributesOfItem(path: try RemotePath.join(root, relative))
-        } catch where error.failureKind == .notFound {
+        } catch where error.failureKind == .notFound || error.failureKind == .notADirectory {
             return nil
         }
     }
 
     private func listing(of folder: String) async throws -> [String: FileObject]? {
-        if let task = folders[folder] {
-            touch(folder)
-            return try await task.value
-        }
-        let provider = self.provider
-        let path = try RemotePath.join(root, folder)
-        let task = Task { () throws -> [String: FileObject]? in
-            var entries: [String: FileObject] = [:]
-            do {
-                for try await page in provider.contentsOfDirectory(path: path) {
-                    for item in page.entries { entries[item.name] = item }
-                    if entries.count > Self.entryLimit { return nil }
+        let task: Task<[String: FileObject]?, any Error>
+        if let known = folders[folder] {
+            task = known
+        } else {
+            let provider = self.provider
+            let path = try RemotePath.join(root, folder)
+            task = Task { () throws -> [String: FileObject]? in
+                var entries: [String: FileObject] = [:]
+                do {
+                    for try await page in provider.contentsOfDirectory(path: path) {
+                        for item in page.entries { entries[item.name] = item }
+                        if entries.count > Self.entryLimit { return nil }
+                    }
+                } catch where error.failureKind == .notFound || error.failureKind == .notADirectory {
+                    // Nothing there, or a file where the folder would be: it holds nothing.
+                    return [:]
                 }
-            } catch where error.failureKind == .notFound {
-                return [:]
+                return entries
             }
-            return entries
+            folders[folder] = task
+            if order.count >= capacity {
+                let evicted = order.removeFirst()
+                folders[evicted] = nil
+            }
         }
-        folders[folder] = task
         touch(folder)
-        if order.count > capacity {
-            let evicted = order.removeFirst()
-            folders[evicted] = nil
+        do {
+            // A waiter that is cancelled stops the listing (which every waiter of this folder shares:
+            // they are all in the cancelled run).
+            return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        } catch {
+            // Not kept: the next look-up in this folder lists it again (a passing failure, say).
+            if folders[folder] == task { forget(folder) }
+            throw error
         }
-        return try await task.value
+    }
+
+    private func forget(_ folder: String) {
+        folders[folder] = nil
+        order.removeAll { $0 == folder }
     }
 
     private func touch(_ folder: String) {

@@ -42,17 +42,38 @@ struct WorkQueueTests {
     func finishWakesWaiters() async throws {
         let empty = WorkQueue<Int>(capacity: 1)
         let consumers = (0..<3).map { _ in Task { await empty.next() } }
-        try await Task.sleep(for: .milliseconds(20))
+        while empty.waiting.takers < 3 { try await Task.sleep(for: .milliseconds(1)) }
         empty.finish()
         for consumer in consumers { #expect(await consumer.value == nil) }
 
         let full = WorkQueue<Int>(capacity: 1)
         await full.send(1)
         let sender = Task { await full.send(2) }
-        try await Task.sleep(for: .milliseconds(20))
+        while full.waiting.senders < 1 { try await Task.sleep(for: .milliseconds(1)) }
         full.finish()
         await sender.value  // returns instead of waiting for room forever
         #expect(await full.next() == 1)
+        #expect(await full.next() == 2, "a waiting sender's item is kept, as one sent after finish() is")
+        #expect(await full.next() == nil)
+    }
+
+    @Test("senders waiting on a full queue all get their items in, however takers and senders interleave")
+    func noStrandedSender() async throws {
+        // Two senders wait on a full queue of one. A taker takes, then at once waits again on the
+        // queue it emptied. When a take only woke a sender to try again, that sender handed its item
+        // to the waiting taker directly, the room stayed unused and the second sender waited forever.
+        let queue = WorkQueue<Int>(capacity: 1)
+        await queue.send(0)
+        let first = Task { await queue.send(1) }
+        while queue.waiting.senders < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        let second = Task { await queue.send(2) }
+        while queue.waiting.senders < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await queue.next() == 0)
+        #expect(await queue.next() == 1)
+        #expect(await queue.next() == 2)
+        await first.value
+        await second.value
+        #expect(queue.waiting.senders == 0 && queue.waiting.takers == 0)
     }
 
     @Test("many senders and takers: every item arrives exactly once")

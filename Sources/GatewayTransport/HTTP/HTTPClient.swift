@@ -57,7 +57,9 @@ public final class HTTPClient: Sendable {
         }
         // A request that has not had an answer yet and whose body can be sent again is retried when
         // the connection fails under it (a kept-alive connection the server closed, a reset HTTP/2
-        // stream). Streamed bodies are not: they cannot be read twice.
+        // stream). Streamed bodies are not: they cannot be read twice. A collected answer (`send`)
+        // reaches this caller only whole, so a connection lost in the middle of its body is retried
+        // too: these methods can be repeated, and the answer is collected again from the start.
         // Busy answers (429, 502, 503, 504) to such requests are retried the same way, after the
         // server's Retry-After when it gives one.
         let repeatable: Bool = if case .stream = request.body { false } else { Self.retriableMethods.contains(request.method) }
