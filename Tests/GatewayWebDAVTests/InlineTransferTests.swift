@@ -3,6 +3,7 @@ import GatewayCore
 import GatewayTestSupport
 @testable import GatewayTransport
 import Logging
+import Synchronization
 import Testing
 
 /// Requests run by a caller that is on a ``BlockingIOExecutor`` thread (the copy engine's transfers):
@@ -91,6 +92,45 @@ struct InlineTransferTests {
         // libcurl checks the abort flag at least once a second while the connection is quiet.
         #expect(clock.now - start < .seconds(5))
         #expect(client.threads.submittedCount == 0, "the request ran inline")
+    }
+
+    @Test("a collected answer cut off mid-body fails as a lost connection, inline or not; never a short body taken as whole")
+    func cutOffAnswer() async throws {
+        let requests = Mutex(0)
+        // Answers every request with a head announcing 1,000 bytes, sends 100, and hangs up.
+        let server = try LoopbackServer { client in
+            var head: [UInt8] = []
+            var byte: UInt8 = 0
+            while recv(client, &byte, 1, 0) == 1 {
+                head.append(byte)
+                if head.suffix(4) == Array("\r\n\r\n".utf8) { break }
+            }
+            requests.withLock { $0 += 1 }
+            let answer = Array("HTTP/1.1 207 Multi-Status\r\nContent-Length: 1000\r\n\r\n".utf8) + [UInt8](repeating: 0x61, count: 100)
+            _ = answer.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            shutdown(client, Int32(SHUT_RDWR))  // closed by stop()
+        }
+        defer { server.stop() }
+        let client = HTTPClient(configuration: HTTPClientConfiguration(baseURL: URL(string: "http://127.0.0.1:\(server.port)/")!, remoteName: "cut",
+                                                                      connectTimeout: .seconds(5), idleTimeout: .seconds(5)),
+                                logger: Logger(label: "test"))
+        let executor = BlockingIOExecutor()
+        for inline in [true, false] {
+            requests.withLock { $0 = 0 }
+            let request = Self.request(client, "MOVE", "/a", headers: [(name: "Destination", value: "http://127.0.0.1/b")])
+            do {
+                let answer = if inline {
+                    try await withTaskExecutorPreference(executor) { try await client.send(request) }
+                } else {
+                    try await client.send(request)
+                }
+                Issue.record("a cut-off answer was taken as whole (\(answer.1.count) bytes, inline: \(inline))")
+            } catch {
+                #expect(error.failureKind == .connectionLost, "inline: \(inline): \(error)")
+            }
+            // A MOVE is never sent twice: the server may have carried it out.
+            #expect(requests.withLock { $0 } == 1, "inline: \(inline)")
+        }
     }
 
     @Test("header lines lose spaces, tabs, CR and LF at both ends, nothing inside")

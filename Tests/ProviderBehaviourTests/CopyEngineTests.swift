@@ -1,4 +1,5 @@
 import Foundation
+import GatewayTestSupport
 import StorageGateway
 @testable import GatewayTransfer
 import Testing
@@ -252,6 +253,29 @@ extension CopyEngineTests {
             #expect(report.extra == ["notes/readme"])
             #expect(!report.isIdentical)
         }
+    }
+
+    @Test("cancelling check while a folder listing hangs (a silent server) ends it promptly")
+    func checkCancellation() async throws {
+        let silent = try SilentServer()
+        defer { silent.stop() }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("check-cancel-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/src", withIntermediateDirectories: true)
+        for index in 0..<5 { try Data("f".utf8).write(to: URL(fileURLWithPath: "\(root)/src/f\(index)")) }
+        let local = try LocalFileProvider(name: "local", root: root)
+        let stalled = WebDAVProvider(configuration: HTTPClientConfiguration(
+            baseURL: URL(string: "http://127.0.0.1:\(silent.port)/")!, remoteName: "silent", connectTimeout: .seconds(60), idleTimeout: .seconds(60)))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let task = Task {
+            try await CopyEngine().check(source: TransferEndpoint(provider: local, path: "/src"),
+                                         destination: TransferEndpoint(provider: stalled, path: "/dst"))
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        task.cancel()
+        _ = try? await task.value
+        #expect(clock.now - start < .seconds(10), "the listing's time-out is 60 s; cancelling must not wait for it")
     }
 
     @Test("check compares up to `checkers` files at once (their hashes are asked for in parallel)")
