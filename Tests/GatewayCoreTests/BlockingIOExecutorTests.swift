@@ -25,16 +25,14 @@ struct BlockingIOExecutorTests {
     func blockingJobsDoNotStarve() async {
         let threads = BlockingIOExecutor()
         let count = 6
-        let arrived = Counter()
         // Every job blocks until all have started: with fewer threads than jobs this never ends.
-        let barrier = DispatchSemaphore(value: 0)
+        let barrier = Barrier(count: count)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
                 group.addTask {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                         threads.run {
-                            if arrived.next() == count { for _ in 0..<count { barrier.signal() } }
-                            barrier.wait()
+                            barrier.arriveAndWait()
                             continuation.resume()
                         }
                     }
@@ -76,24 +74,27 @@ struct BlockingIOExecutorTests {
     func blockingTasks() async {
         let executor = BlockingIOExecutor()
         let count = 5
-        let arrived = Counter()
-        let barrier = DispatchSemaphore(value: 0)
+        let barrier = Barrier(count: count)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
-                group.addTask(executorPreference: executor) {
-                    // Blocks its thread, as an inline transfer does, until every task got this far.
-                    if arrived.next() == count { for _ in 0..<count { barrier.signal() } }
-                    barrier.wait()
-                }
+                // Blocks its thread, as an inline transfer does, until every task got this far.
+                group.addTask(executorPreference: executor) { barrier.arriveAndWait() }
             }
         }
         #expect(executor.startedCount >= count)
     }
 }
 
-/// A thread-safe counter for the tests.
-private final class Counter: Sendable {
-    private let count = Mutex(0)
-    /// Adds one and returns the new count.
-    func next() -> Int { count.withLock { $0 += 1; return $0 } }
+/// Blocks each caller of ``arriveAndWait()`` until `count` callers arrived, then lets all go.
+private final class Barrier: Sendable {
+    private let count: Int
+    private let arrived = Mutex(0)
+    private let released = DispatchSemaphore(value: 0)
+
+    init(count: Int) { self.count = count }
+
+    func arriveAndWait() {
+        if arrived.withLock({ $0 += 1; return $0 }) == count { for _ in 0..<count { released.signal() } }
+        released.wait()
+    }
 }
