@@ -26,9 +26,13 @@ extension FTPProvider {
             ConfigKey("max_connections", .integer, default: "4", summary: "logged-in connections kept (and operations at once); lower it for servers that limit sessions per user"),
             ConfigKey("encoding", .string, default: "utf-8", summary: "encoding of names on the server: \(encodings.keys.sorted().joined(separator: ", "))"),
             ConfigKey("tls_max_version", .string, default: "1.2", summary: "highest TLS version offered, 1.2 or 1.3 (1.3 only for servers that do not require TLS session reuse on data connections)"),
-            ConfigKey("list_hidden", .boolean, default: "false", summary: "send LIST -a to servers without MLSD, so that dot files are listed"),
+            ConfigKey("list_hidden", .boolean, default: "true",
+                      summary: "send LIST -a to servers without MLSD, so that dot files are listed (a server that refuses it gets a plain LIST); false sends LIST"),
             ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect and log in"),
             ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a reply or data transfer may stall before it fails"),
+            ConfigKey("low_speed_limit", .integer, default: "1024",
+                      summary: "bytes per second a transfer must average over low_speed_time, or it fails as timed out (a server dripping a body or an endless listing); 0 turns the rule off"),
+            ConfigKey("low_speed_time", .number, default: "60", summary: "seconds low_speed_limit is averaged over"),
             ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust (FTPS)"),
             ConfigKey("insecure_tls", .boolean, default: "false", summary: "skip TLS certificate checks (testing only; logged as a warning)"),
         ],
@@ -46,13 +50,15 @@ extension FTPProvider {
                 maxConnections: remote.integer("max_connections") ?? 4,
                 encoding: encodings[(remote.string("encoding") ?? "utf-8").lowercased()] ?? .utf8,
                 tlsMaxVersion: remote.string("tls_max_version").flatMap(FTPClientConfiguration.TLSVersion.init(rawValue:)),
-                connectTimeout: .milliseconds(Int64((remote.number("connect_timeout") ?? 15) * 1000)),
-                idleTimeout: .milliseconds(Int64((remote.number("idle_timeout") ?? 60) * 1000)),
+                connectTimeout: remote.duration("connect_timeout", default: 15),
+                idleTimeout: remote.duration("idle_timeout", default: 60),
+                lowSpeedLimit: remote.integer("low_speed_limit") ?? 1024,
+                lowSpeedTime: remote.duration("low_speed_time", default: 60),
                 caFile: remote.string("ca_file"),
                 insecureTLS: remote.boolean("insecure_tls") ?? false,
                 requestAttempts: context.requestAttempts
             )
-            return FTPProvider(configuration: configuration, listHidden: remote.boolean("list_hidden") ?? false, logger: context.logger)
+            return FTPProvider(configuration: configuration, listHidden: remote.boolean("list_hidden") ?? true, logger: context.logger)
         }
     )
 
@@ -81,14 +87,9 @@ extension FTPProvider {
             let names = encodings.keys.sorted()
             problems.append(.init(key: "encoding", message: "key \"encoding\" must be one of \(names.joined(separator: ", "))\(Suggestion.didYouMean(encoding, in: names))"))
         }
-        if let connections = remote.integer("max_connections"), !(1...64).contains(connections) {
-            problems.append(.init(key: "max_connections", message: "key \"max_connections\" must be between 1 and 64"))
-        }
-        for key in ["connect_timeout", "idle_timeout"] {
-            if let seconds = remote.number(key), seconds <= 0 {
-                problems.append(.init(key: key, message: "key \"\(key)\" must be a number of seconds above 0"))
-            }
-        }
+        problems += [remote.rangeProblem("max_connections", 1...64),
+                     remote.rangeProblem("low_speed_limit", 0...(1 << 30), unit: " bytes per second")].compactMap { $0 }
+        problems += remote.secondsProblems(["connect_timeout", "idle_timeout", "low_speed_time"])
         if remote.values.keys.contains(where: { $0.hasPrefix("password") }) && remote.string("user") == nil {
             problems.append(.init(key: "user", message: "a password needs a \"user\""))
         }

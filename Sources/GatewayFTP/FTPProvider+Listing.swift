@@ -25,9 +25,21 @@ extension FTPProvider {
                 }
                 if body == nil {
                     machine = try await features().machineListings
-                    let command = machine ? "MLSD" : listHidden ? "LIST -a" : "LIST"
+                    let hidden = !machine && listHidden && !hiddenListingRefused.load(ordering: .relaxed)
+                    let command = machine ? "MLSD" : hidden ? "LIST -a" : "LIST"
+                    let directory = try await serverPath(folder)
                     do {
-                        body = try await client.list(directory: try await serverPath(folder), command: command, path: folder).makeAsyncIterator()
+                        body = try await client.list(directory: directory, command: command, path: folder).makeAsyncIterator()
+                    } catch let error as FileProviderFTPError where hidden && (500..<600).contains(error.replyCode) {
+                        // `LIST -a` refused (an option the server does not know, or a "file -a"
+                        // it cannot find): a plain LIST, remembered once it works.
+                        do {
+                            body = try await client.list(directory: directory, command: "LIST", path: folder).makeAsyncIterator()
+                        } catch {
+                            throw await refine(error, path: folder, expecting: .directory)
+                        }
+                        hiddenListingRefused.store(true, ordering: .relaxed)
+                        logger.debug("LIST -a refused; listing with LIST", metadata: ["path": .string(folder), "reply": .stringConvertible(error.replyCode)])
                     } catch {
                         throw await refine(error, path: folder, expecting: .directory)
                     }
@@ -37,7 +49,12 @@ extension FTPProvider {
                     var line = lines.next()
                     if line == nil {
                         if let chunk = try await body!.next() {
-                            lines.append(chunk)
+                            do {
+                                try lines.append(chunk)
+                            } catch {
+                                throw FileProviderError.malformedResponse(
+                                    path: folder, detail: "the server's listing has a line longer than \(LineSplitter.maximumLineLength / 1024) KiB")
+                            }
                             continue
                         }
                         line = lines.finish()
@@ -158,28 +175,46 @@ extension FTPProvider {
 }
 
 /// Splits a byte stream into lines (LF or CRLF), decoded in the server's encoding.
+///
+/// A line may be at most ``maximumLineLength`` bytes: a server that sends a line that never ends
+/// fails the listing (``LineTooLong``) instead of growing memory, and each byte is scanned once.
 struct LineSplitter {
+    /// The longest listing line accepted: real ones are a few hundred bytes (a 4 KiB name is long).
+    static let maximumLineLength = 64 * 1024
+
+    /// A line longer than ``maximumLineLength``.
+    struct LineTooLong: Error {}
+
     let encoding: String.Encoding
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Where the search for the next line ending resumes (everything before it was scanned).
+    private var scanned = 0
 
     init(encoding: String.Encoding) { self.encoding = encoding }
 
-    mutating func append(_ data: Data) {
+    /// Adds the next chunk; throws when the line in progress passes ``maximumLineLength``.
+    mutating func append(_ data: Data) throws(LineTooLong) {
         if start > 0 {
             buffer.removeFirst(start)
+            scanned -= start
             start = 0
         }
         buffer.append(contentsOf: data)
+        if buffer.count > Self.maximumLineLength, !buffer[scanned...].contains(UInt8(ascii: "\n")) { throw LineTooLong() }
     }
 
     /// The next complete line, without its line ending.
     mutating func next() -> String? {
-        guard let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        guard let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) else {
+            scanned = buffer.count
+            return nil
+        }
         var end = newline
         if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         let line = decode(buffer[start..<end])
         start = newline + 1
+        scanned = start
         return line
     }
 

@@ -5,9 +5,7 @@ import GatewayTransport
 extension FTPProvider {
     public func readStream(path: String, options: ReadOptions) async throws -> ByteStream {
         let remote = try RemotePath.normalize(path)
-        guard options.offset >= 0, (options.length ?? 0) >= 0 else {
-            throw FileProviderError.invalidPath(path: remote, reason: "negative offset or length")
-        }
+        let options = try options.checked(path: remote)
         guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name) }
         if let expected = options.ifVersion {
             // FTP has no conditional RETR: compare the version (size and time) first.

@@ -2,6 +2,7 @@ public import Foundation
 public import GatewayCore
 public import GatewayTransport
 public import Logging
+import Synchronization
 
 /// A remote on an FTP or FTPS server, through libcurl with a pool of logged-in control connections.
 ///
@@ -19,8 +20,11 @@ public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileP
 
     public let name: String
     public let baseURL: URL
-    /// Whether `LIST -a` is sent instead of `LIST` (servers that hide dot files unless asked).
+    /// Whether `LIST -a` is sent instead of `LIST` (servers that hide dot files unless asked, as a
+    /// stock vsftpd does); a server that refuses it gets a plain `LIST` from then on.
     public let listHidden: Bool
+    /// Set once the server refused `LIST -a` and took a plain `LIST`.
+    let hiddenListingRefused = Atomic<Bool>(false)
 
     let client: FTPClient
     let logger: Logger
@@ -30,7 +34,7 @@ public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileP
     /// - Parameters:
     ///   - configuration: where and how to connect (the URL must not contain credentials).
     ///   - listHidden: send `LIST -a` to servers without MLSD, so dot files are listed too.
-    public init(configuration: FTPClientConfiguration, listHidden: Bool = false, logger: Logger = Logger(label: "gateway.ftp")) {
+    public init(configuration: FTPClientConfiguration, listHidden: Bool = true, logger: Logger = Logger(label: "gateway.ftp")) {
         self.name = configuration.remoteName
         self.baseURL = configuration.baseURL
         self.listHidden = listHidden

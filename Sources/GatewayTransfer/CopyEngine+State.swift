@@ -17,13 +17,13 @@ final class RunState: Sendable {
     func event(_ event: CopyEvent) { onEvent(event) }
 
     func copied(_ path: String, bytes: Int64) {
-        counters.withLock { $0.copied += 1; $0.bytes += bytes }
+        counters.withLock { $0.copied += 1; $0.bytes = $0.bytes.saturatingAdding(bytes) }
         onEvent(.copied(path: path, bytes: bytes))
     }
 
     /// A dry run's planned copy: counted as if done, so the summary says what would happen.
     func planned(_ path: String, action: String, bytes: Int64) {
-        counters.withLock { $0.copied += 1; $0.bytes += bytes }
+        counters.withLock { $0.copied += 1; $0.bytes = $0.bytes.saturatingAdding(bytes) }
         onEvent(.wouldDo(action: action, path: path))
     }
 

@@ -162,7 +162,7 @@ public struct CopyEngine: Sendable {
         do {
             for try await item in source.provider.walk(path: source.path) where item.isDirectory { folders.append(item.path) }
         } catch {
-            state.fail("", operation: "list \(source.displayName)", error: error)
+            state.fail("", operation: "list", error: error)
             return
         }
         for folder in folders.sorted(by: { $0.count > $1.count }) + [source.path] {
@@ -218,7 +218,7 @@ public struct CopyEngine: Sendable {
         } catch {
             // A listing that fails stops the walk; what was queued still transfers, and the run
             // reports the failure (so sync deletes nothing).
-            state.fail("", operation: "list \(source.displayName)", error: error)
+            state.fail("", operation: "list", error: error)
         }
     }
 }

@@ -25,6 +25,12 @@ struct DAVResource: Sendable, Equatable {
 /// A streaming (SAX) parser for WebDAV 207 Multi-Status bodies, fed chunk by chunk as the response
 /// arrives, so memory stays flat for folders of any size.
 ///
+/// A hostile body cannot make it grow: elements nest at most ``maximumDepth`` deep, one response
+/// holds at most ``maximumElementsPerResponse`` elements, and a text the parser keeps (an href, a
+/// property value) is at most ``textLimit`` bytes; past any bound the parse stops with
+/// ``FileProviderError/malformedResponse(path:detail:)`` naming it. libxml2 expands no entity and
+/// loads nothing from the network.
+///
 /// Elements are matched by namespace URI (`DAV:`, and ownCloud's `http://owncloud.org/ns` for stored
 /// checksums) and local name, never by prefix. Parsed responses
 /// collect in ``completed``; the caller drains them between chunks.
@@ -41,7 +47,21 @@ final class MultistatusParser {
     private var propstatStatus: Int?
     private var text = ""
     private var capturing = false
-    private static let textLimit = 64 * 1024
+    /// Elements seen inside the current response.
+    private var elementsInResponse = 0
+    /// Whether any byte was fed (an empty body gets its own message).
+    private var fedBytes = false
+    /// Whether a bound (or a root element other than `multistatus`) stopped the parse.
+    private var stopped = false
+    /// Whether the root element was seen.
+    private var sawRoot = false
+    /// The longest text kept (an href, a property value): 64 KiB.
+    static let textLimit = 64 * 1024
+    /// The deepest nesting accepted: a multistatus is 6 levels deep, with a property's own content a
+    /// few more.
+    static let maximumDepth = 64
+    /// The most elements one `response` may hold: a real one has a few dozen.
+    static let maximumElementsPerResponse = 10_000
 
     init() {
         handler.initialized = UInt32(XML_SAX2_MAGIC)
@@ -63,7 +83,8 @@ final class MultistatusParser {
             }
         }
         let context = xmlCreatePushParserCtxt(&handler, Unmanaged.passUnretained(self).toOpaque(), nil, 0, nil)
-        // No network access and no entity expansion from a server's body.
+        // No network access and no entity expansion from a server's body; libxml2's own limits
+        // (no XML_PARSE_HUGE) stay on.
         xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue))
         self.context = context
     }
@@ -79,6 +100,7 @@ final class MultistatusParser {
     /// - Throws: ``FileProviderError/malformedResponse(path:detail:)`` for broken XML.
     func feed(_ data: Data, path: String) throws {
         guard let context else { return }
+        if !data.isEmpty { fedBytes = true }
         let result = data.withUnsafeBytes { buffer in
             xmlParseChunk(context, buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(buffer.count), 0)
         }
@@ -88,8 +110,25 @@ final class MultistatusParser {
     /// Tells the parser the body ended; throws if the document is incomplete or broken.
     func finish(path: String) throws {
         guard let context else { return }
+        guard fedBytes else {
+            throw FileProviderError.malformedResponse(path: path, detail: "the server's multistatus answer was empty")
+        }
         let result = xmlParseChunk(context, nil, 0, 1)
+        if !stopped, !self.path.isEmpty {
+            // libxml2 words a cut-off document as "Extra content at the end" or "Premature end of
+            // data": say what happened instead.
+            throw FileProviderError.malformedResponse(path: path, detail: "the server's multistatus answer ended before the document was complete")
+        }
         try check(result, path: path)
+    }
+
+    /// Stops the parse with `reason` (a bound was passed): no further events, and the next
+    /// ``feed(_:path:)`` or ``finish(path:)`` throws it.
+    private func stop(_ reason: String) {
+        guard failure == nil else { return }
+        failure = reason
+        stopped = true
+        if let context { xmlStopParser(context) }
     }
 
     /// Takes the responses parsed so far.
@@ -100,7 +139,7 @@ final class MultistatusParser {
 
     private func check(_ result: Int32, path: String) throws {
         if let failure {
-            throw FileProviderError.malformedResponse(path: path, detail: "invalid XML in the server's answer: \(failure)")
+            throw FileProviderError.malformedResponse(path: path, detail: "invalid multistatus answer from the server: \(failure)")
         }
         if result != 0 {
             throw FileProviderError.malformedResponse(path: path, detail: "invalid XML in the server's answer (libxml2 error \(result))")
@@ -110,12 +149,28 @@ final class MultistatusParser {
     // MARK: SAX events
 
     private func start(localName: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?) {
+        guard failure == nil else { return }
+        guard path.count < Self.maximumDepth else {
+            return stop("elements nested more than \(Self.maximumDepth) deep")
+        }
+        if current != nil {
+            elementsInResponse += 1
+            guard elementsInResponse <= Self.maximumElementsPerResponse else {
+                return stop("one response holds more than \(Self.maximumElementsPerResponse) elements")
+            }
+        }
         let name = Self.davName(localName, uri)
+        if !sawRoot {
+            sawRoot = true
+            // An HTML page or another document sent with 207 is not an empty listing.
+            guard name == "multistatus" else { return stop("the answer is not a DAV:multistatus document") }
+        }
         let parent = path.last
         path.append(name)
         switch (parent, name) {
         case (_, "response"):
             current = DAVResource()
+            elementsInResponse = 0
         case ("response", "propstat"):
             propstat = DAVResource()
             propstatStatus = nil
@@ -131,6 +186,7 @@ final class MultistatusParser {
     }
 
     private func end(localName: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?) {
+        guard failure == nil else { return }
         let name = path.popLast() ?? ""
         let parent = path.last
         switch (parent, name) {
@@ -143,7 +199,7 @@ final class MultistatusParser {
         case ("propstat", "status"):
             propstatStatus = Self.statusCode(endText())
         case ("prop", "getcontentlength"):
-            propstat?.contentLength = Int64(endText().trimmingCharacters(in: .whitespacesAndNewlines))
+            propstat?.contentLength = Self.byteCount(endText())
         case ("prop", "getlastmodified"):
             propstat?.lastModified = endText().trimmingCharacters(in: .whitespacesAndNewlines)
         case ("prop", "getetag"):
@@ -153,9 +209,9 @@ final class MultistatusParser {
         case ("prop", "creationdate"):
             propstat?.creationDate = endText().trimmingCharacters(in: .whitespacesAndNewlines)
         case ("prop", "quota-available-bytes"):
-            propstat?.quotaAvailable = Int64(endText().trimmingCharacters(in: .whitespacesAndNewlines))
+            propstat?.quotaAvailable = Self.byteCount(endText())
         case ("prop", "quota-used-bytes"):
-            propstat?.quotaUsed = Int64(endText().trimmingCharacters(in: .whitespacesAndNewlines))
+            propstat?.quotaUsed = Self.byteCount(endText())
         case ("oc:checksums", "oc:checksum"):
             text += " "  // several <oc:checksum> elements, one hash each, or one with several
         case ("prop", "oc:checksums"):
@@ -187,7 +243,11 @@ final class MultistatusParser {
     }
 
     private func characters(_ characters: UnsafePointer<xmlChar>?, _ length: Int) {
-        guard capturing, let characters, text.utf8.count + length <= Self.textLimit else { return }
+        guard capturing, let characters, failure == nil else { return }
+        guard text.utf8.count + length <= Self.textLimit else {
+            // A cut href would name another item: refuse instead of keeping a part.
+            return stop("a text of more than \(Self.textLimit / 1024) KiB")
+        }
         text += String(decoding: UnsafeBufferPointer(start: characters, count: length), as: UTF8.self)
     }
 
@@ -213,6 +273,13 @@ final class MultistatusParser {
     }
 
     private static let ownCloudNamespace: [xmlChar] = Array("http://owncloud.org/ns".utf8) + [0]
+
+    /// A size property: a non-negative number up to `Int64.max`, else unknown (`nil`): a negative
+    /// or overflowing `getcontentlength` from a hostile server is no size at all.
+    static func byteCount(_ text: String) -> Int64? {
+        guard let value = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)), value >= 0 else { return nil }
+        return value
+    }
 
     /// `HTTP/1.1 404 Not Found` gives 404.
     static func statusCode(_ line: String) -> Int? {

@@ -16,8 +16,13 @@ extension WebDAVProvider {
             ConfigKey("max_connections", .integer, default: "4", summary: "most requests at once (and idle connections kept)"),
             ConfigKey("ranged_uploads", .boolean, default: "true",
                       summary: "let copies of large files (--multi-thread-cutoff) upload several byte ranges at once with PUT and Content-Range, where a probe finds the server takes them (Apache mod_dav); false sends every file in one PUT"),
+            ConfigKey("atomic_put", .string, default: "auto",
+                      summary: "whether a small file may be written with one PUT to its name, without a temporary name and MOVE: auto (where the server's PUT is known to be atomic: Apache httpd 2.4+ with mod_dav_fs), always, never"),
             ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect"),
             ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a transfer may move no data before it fails"),
+            ConfigKey("low_speed_limit", .integer, default: "1024",
+                      summary: "bytes per second a transfer must average over low_speed_time, or it fails as timed out (a server dripping a body or an endless listing); 0 turns the rule off"),
+            ConfigKey("low_speed_time", .number, default: "60", summary: "seconds low_speed_limit is averaged over"),
             ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust"),
             ConfigKey("insecure_tls", .boolean, default: "false", summary: "skip TLS certificate checks (testing only; logged as a warning)"),
         ],
@@ -31,14 +36,17 @@ extension WebDAVProvider {
                 password: try remote.secret("password", environment: context.environment),
                 bearerToken: try remote.secret("bearer_token", environment: context.environment),
                 maxConnections: remote.integer("max_connections") ?? 4,
-                connectTimeout: .milliseconds(Int64((remote.number("connect_timeout") ?? 15) * 1000)),
-                idleTimeout: .milliseconds(Int64((remote.number("idle_timeout") ?? 60) * 1000)),
+                connectTimeout: remote.duration("connect_timeout", default: 15),
+                idleTimeout: remote.duration("idle_timeout", default: 60),
+                lowSpeedLimit: remote.integer("low_speed_limit") ?? 1024,
+                lowSpeedTime: remote.duration("low_speed_time", default: 60),
                 caFile: remote.string("ca_file"),
                 insecureTLS: remote.boolean("insecure_tls") ?? false,
                 requestAttempts: context.requestAttempts
             )
             return WebDAVProvider(configuration: configuration, vendor: Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other,
-                                  rangedUploads: remote.boolean("ranged_uploads") ?? true, logger: context.logger)
+                                  rangedUploads: remote.boolean("ranged_uploads") ?? true,
+                                  atomicPut: AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto, logger: context.logger)
         }
     )
 
@@ -53,18 +61,17 @@ extension WebDAVProvider {
                 problems.append(.init(key: "url", message: "key \"url\" must be an http:// or https:// URL with a host"))
             }
         }
+        if let mode = remote.string("atomic_put"), AtomicPut(rawValue: mode) == nil {
+            let names = AtomicPut.allCases.map(\.rawValue)
+            problems.append(.init(key: "atomic_put", message: "key \"atomic_put\" must be one of \(names.joined(separator: ", "))\(Suggestion.didYouMean(mode, in: names))"))
+        }
         if let vendor = remote.string("vendor"), Vendor(rawValue: vendor) == nil {
             let names = Vendor.allCases.map(\.rawValue)
             problems.append(.init(key: "vendor", message: "key \"vendor\" must be one of \(names.joined(separator: ", "))\(Suggestion.didYouMean(vendor, in: names))"))
         }
-        if let connections = remote.integer("max_connections"), !(1...64).contains(connections) {
-            problems.append(.init(key: "max_connections", message: "key \"max_connections\" must be between 1 and 64"))
-        }
-        for key in ["connect_timeout", "idle_timeout"] {
-            if let seconds = remote.number(key), seconds <= 0 {
-                problems.append(.init(key: key, message: "key \"\(key)\" must be a number of seconds above 0"))
-            }
-        }
+        problems += [remote.rangeProblem("max_connections", 1...64),
+                     remote.rangeProblem("low_speed_limit", 0...(1 << 30), unit: " bytes per second")].compactMap { $0 }
+        problems += remote.secondsProblems(["connect_timeout", "idle_timeout", "low_speed_time"])
         let hasPassword = remote.values.keys.contains { $0.hasPrefix("password") }
         let hasToken = remote.values.keys.contains { $0.hasPrefix("bearer_token") }
         if hasPassword && hasToken {

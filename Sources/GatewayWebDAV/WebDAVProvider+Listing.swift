@@ -16,8 +16,26 @@ extension WebDAVProvider {
         <D:propfind xmlns:D="DAV:" xmlns:oc="http://owncloud.org/ns"><D:prop><D:resourcetype/><D:getcontentlength/>        <D:getlastmodified/><D:getetag/><D:getcontenttype/><D:creationdate/><oc:checksums/></D:prop></D:propfind>
         """.utf8)
 
-    /// The PROPFIND body for this server's vendor.
+    /// What a listing asks for: only what a listing entry needs (type, size, time, version).
+    /// `getcontenttype` and `creationdate` cost Apache a third of a large folder's listing time
+    /// (0.15 s against 0.05 s for 10,000 entries); stat asks for them.
+    static let listingPropfindBody = Data("""
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/><D:getcontentlength/><D:getlastmodified/><D:getetag/></D:prop></D:propfind>
+        """.utf8)
+
+    /// The same with ownCloud/Nextcloud's stored content hashes.
+    static let vendorListingPropfindBody = Data("""
+        <?xml version="1.0" encoding="utf-8"?>
+        <D:propfind xmlns:D="DAV:" xmlns:oc="http://owncloud.org/ns"><D:prop><D:resourcetype/><D:getcontentlength/>\
+        <D:getlastmodified/><D:getetag/><oc:checksums/></D:prop></D:propfind>
+        """.utf8)
+
+    /// The PROPFIND body of a stat (Depth 0) for this server's vendor.
     var propfindBody: Data { vendor == .other ? Self.propfindBody : Self.vendorPropfindBody }
+
+    /// The PROPFIND body of a listing (Depth 1 or infinity) for this server's vendor.
+    var listingPropfindBody: Data { vendor == .other ? Self.listingPropfindBody : Self.vendorListingPropfindBody }
 
     static let quotaBody = Data("""
         <?xml version="1.0" encoding="utf-8"?>
@@ -38,11 +56,8 @@ extension WebDAVProvider {
                 return stream
             case 301, 302, 307, 308:
                 // A collection asked for without its trailing slash: follow within this server only.
-                guard let location = head.header("location"), let target = URL(string: location, relativeTo: url)?.absoluteURL,
-                      target.host == url.host, target.scheme == url.scheme else {
-                    throw failure(head, body: try await stream.collect(limit: 1 << 16), path: path)
-                }
-                url = target
+                _ = try? await stream.collect(limit: 1 << 16)
+                url = try redirectTarget(head, from: url, path: path)
             default:
                 throw failure(head, body: (try? await stream.collect(limit: 1 << 16)) ?? Data(), path: path)
             }
@@ -105,7 +120,7 @@ extension WebDAVProvider {
                 if parser == nil {
                     let stream: ByteStream
                     do {
-                        stream = try await self.propfind(folder, depth: "1", body: self.propfindBody, folder: true)
+                        stream = try await self.propfind(folder, depth: "1", body: self.listingPropfindBody, folder: true)
                     } catch let error as FileProviderHTTPError where [400, 404, 405, 409].contains(error.statusCode) {
                         // A file asked for as a folder ("name/"): Apache answers 400, others 404 or 409.
                         if let item = try? await self.attributesOfItem(path: folder), !item.isDirectory {
@@ -164,7 +179,10 @@ extension WebDAVProvider {
             throw FileProviderError.unavailable(reason: "the server does not report quota (no RFC 4331 quota properties)", path: remote)
         }
         var total: Int64?
-        if let available = resource.quotaAvailable, let used = resource.quotaUsed { total = available + used }
+        if let available = resource.quotaAvailable, let used = resource.quotaUsed {
+            let (sum, overflow) = available.addingReportingOverflow(used)
+            total = overflow ? nil : sum
+        }
         return VolumeObject(totalCapacity: total, availableCapacity: resource.quotaAvailable, usedCapacity: resource.quotaUsed)
     }
 }
@@ -192,7 +210,7 @@ extension WebDAVProvider {
                 }
                 if parser == nil {
                     do {
-                        body = try await self.propfind(root, depth: "infinity", body: self.propfindBody, folder: true).makeAsyncIterator()
+                        body = try await self.propfind(root, depth: "infinity", body: self.listingPropfindBody, folder: true).makeAsyncIterator()
                         parser = MultistatusParser()
                     } catch let error as FileProviderHTTPError where [403, 400, 501].contains(error.statusCode) {
                         self.logger.debug("Depth: infinity refused; walking folder by folder", metadata: ["path": .string(root)])

@@ -62,7 +62,7 @@ extension WebDAVProvider {
         let (head, body) = try await send(method, source, headers: headers)
         switch head.status {
         case 207:
-            if let itemFailure = try firstFailure(inMultistatus: body, path: source) { throw itemFailure }
+            if let itemFailure = try multistatusFailure(body, path: source, method: method) { throw itemFailure }
         case 200..<300:
             return
         case 412:
@@ -96,7 +96,7 @@ extension WebDAVProvider {
         let (head, body) = try await send("DELETE", remote, folder: folder)
         switch head.status {
         case 207:
-            if let itemFailure = try firstFailure(inMultistatus: body, path: remote) { throw itemFailure }
+            if let itemFailure = try multistatusFailure(body, path: remote, method: "DELETE") { throw itemFailure }
         case 200..<300:
             logger.debug("deleted", metadata: ["path": .string(remote)])
         default:
@@ -116,6 +116,6 @@ extension WebDAVProvider {
             """.utf8)
         let (head, response) = try await send("PROPPATCH", remote, headers: [Self.xmlContentType], body: .data(body))
         guard head.isSuccess else { throw failure(head, body: response, path: remote) }
-        if head.status == 207, let itemFailure = try firstFailure(inMultistatus: response, path: remote) { throw itemFailure }
+        if head.status == 207, let itemFailure = try multistatusFailure(response, path: remote, method: "PROPPATCH") { throw itemFailure }
     }
 }

@@ -5,9 +5,7 @@ import GatewayTransport
 extension WebDAVProvider {
     public func readStream(path: String, options: ReadOptions) async throws -> ByteStream {
         let remote = try RemotePath.normalize(path)
-        guard options.offset >= 0, (options.length ?? 0) >= 0 else {
-            throw FileProviderError.invalidPath(path: remote, reason: "negative offset or length")
-        }
+        let options = try options.checked(path: remote)
         if let expected = options.ifVersion {
             // Compared here (weak ETags never pass a strong If-Match, yet they name a version).
             let current = try await attributesOfItem(path: remote)
@@ -18,7 +16,7 @@ extension WebDAVProvider {
         if options.length == 0 { return ByteStream(data: Data()) }
         var headers: [(name: String, value: String)] = []
         if options.offset > 0 || options.length != nil {
-            let end = options.length.map { String(options.offset + $0 - 1) } ?? ""
+            let end = options.lastByte.map(String.init) ?? ""
             headers.append((name: "Range", value: "bytes=\(options.offset)-\(end)"))
         }
         if let expected = options.ifVersion, !expected.hasPrefix("W/"), !expected.hasPrefix("lm:") {
@@ -32,22 +30,16 @@ extension WebDAVProvider {
             switch head.status {
             case 200:
                 // The server ignored the range: skip and cut here.
-                let length = head.header("content-length").flatMap { Int64($0) }
+                let length = head.contentLength
                 return RangeCutter.cut(body, skip: options.offset, limit: options.length, totalLength: length, path: remote)
             case 206:
                 return body
             case 416:
                 return ByteStream(data: Data())
             case 301, 302, 303, 307, 308:
-                guard let location = head.header("location"), let target = URL(string: location, relativeTo: url)?.absoluteURL else {
-                    throw failure(head, body: Data(), path: remote)
-                }
+                let target = try redirectTarget(head, from: url, path: remote)
                 if target.absoluteString == url.absoluteString + "/" {
                     throw CocoaError.posix(EISDIR, path: remote, remote: name)
-                }
-                // Same scheme (never https to http) and same host only.
-                guard target.scheme == url.scheme, target.host == url.host else {
-                    throw failure(head, body: Data(), path: remote)
                 }
                 url = target
             case 412:

@@ -15,7 +15,15 @@ extension WebDAVProvider {
                 throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: existing?.versionTag)
             }
         }
-        let target = options.atomically
+        // A small file whose bytes are at hand goes straight to its name where the server's PUT is
+        // itself atomic (it stores the body under a temporary name and renames it when complete):
+        // one request instead of PUT and MOVE. Elsewhere, and for conditional or no-overwrite
+        // writes, the temporary name and MOVE keep the final name whole.
+        let buffered = stream.expectedLength.map { $0 <= Self.bufferedUploadSize } ?? false
+        var direct = options.atomically && options.overwrite && options.ifVersion == nil && buffered
+            && (options.expectedSize == nil || options.expectedSize == stream.expectedLength)
+        if direct { direct = await serverPutIsAtomic() }
+        let target = options.atomically && !direct
             ? RemotePath.parent(of: remote).appendingPathComponentRemote(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
             : remote
         let counter = ByteCounter()
@@ -44,7 +52,12 @@ extension WebDAVProvider {
                 // closed. (libcurl would label a buffer as a form: no Content-Type, as for a stream.)
                 // Not a conditional PUT: sent again after a lost answer, one the server carried out
                 // would fail its own If-Match.
-                upload = .data(try await counted.collect(limit: Int(length)))
+                let data = try await counted.collect(limit: Int(length))
+                if direct, Int64(data.count) != length {
+                    // Checked before anything is sent: the server would store a short body whole.
+                    throw FileProviderError.truncated(path: remote, reason: "received \(data.count) of \(length) bytes; nothing was written")
+                }
+                upload = .data(data)
                 headers.append((name: "Content-Type", value: ""))
             }
             let (head, body) = try await send("PUT", target, headers: headers, body: upload)
@@ -56,7 +69,7 @@ extension WebDAVProvider {
             if let expected = options.expectedSize ?? stream.expectedLength, expected != written {
                 throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
             }
-            if options.atomically { try await commit(target, to: remote, overwrite: options.overwrite) }
+            if options.atomically && !direct { try await commit(target, to: remote, overwrite: options.overwrite) }
             logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written)])
             // The server's own description (version tag, dates) of what now stands there.
             if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }
@@ -64,8 +77,9 @@ extension WebDAVProvider {
         } catch {
             // Remove what this write left: the temporary, or (not atomic) a partial upload. Never the
             // target of a refused conditional write, which holds someone else's newer file.
+            // A direct (atomic) PUT left nothing: the server kept the previous file.
             let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }
-            if options.atomically || partial { await discard(target) }
+            if !direct, options.atomically || partial { await discard(target) }
             // A server refusing an upload into a missing folder may reset the stream (HTTP/2) before
             // its 409 arrives: name the real cause.
             if error.failureKind == .connectionLost, await parentIsMissing(remote) {
@@ -73,6 +87,36 @@ extension WebDAVProvider {
             }
             throw error
         }
+    }
+
+    /// Whether this server's `PUT` replaces a file atomically (``AtomicPut``): asked once with
+    /// `OPTIONS` in `auto` mode, then remembered.
+    ///
+    /// Known atomic: Apache httpd 2.4 and later with mod_dav_fs, which writes a PUT body to a
+    /// `.davfs.tmp` file beside the target and renames it over the target only when the body
+    /// arrived complete (mod_dav_fs `dav_fs_open_stream`, `DAV_MODE_WRITE_TRUNC`; 2.2 wrote in
+    /// place). It says so by `<http://apache.org/dav/propset/fs/1>` in its `DAV` header and by its
+    /// `Server` header; a server that hides its version (`ServerTokens Prod`) is not trusted.
+    func serverPutIsAtomic() async -> Bool {
+        switch atomicPut {
+        case .always: return true
+        case .never: return false
+        case .auto: break
+        }
+        if let known = learnedAtomicPut.withLock({ $0 }) { return known }
+        guard let (head, _) = try? await send("OPTIONS", "/", folder: true), head.isSuccess else { return false }
+        let atomic = Self.isAtomicPutServer(dav: head.header("dav"), server: head.header("server"))
+        learnedAtomicPut.withLock { $0 = atomic }
+        logger.debug("server PUT atomic", metadata: ["atomic": .stringConvertible(atomic), "server": .string(head.header("server") ?? "")])
+        return atomic
+    }
+
+    /// Whether `DAV` and `Server` headers name Apache httpd 2.4 or later with mod_dav_fs.
+    public static func isAtomicPutServer(dav: String?, server: String?) -> Bool {
+        guard let dav, dav.contains("<http://apache.org/dav/propset/fs/1>"), let server, server.hasPrefix("Apache/") else { return false }
+        let version = server.dropFirst("Apache/".count).prefix { $0.isNumber || $0 == "." }.split(separator: ".").compactMap { Int($0) }
+        guard version.count >= 2 else { return false }
+        return version[0] > 2 || (version[0] == 2 && version[1] >= 4)
     }
 
     /// Whether the folder `remote` would be written into is known not to exist.

@@ -36,6 +36,22 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     /// Set once the server refused or ignored a ranged `PUT`: later files skip the probe.
     let rangedUploadsRefused = Mutex(false)
 
+    /// Whether small files may be written with one `PUT` to their name (no temporary name and
+    /// `MOVE`), which is only safe where the server's `PUT` is itself atomic.
+    public enum AtomicPut: String, Sendable, CaseIterable {
+        /// Learn it from the server (``serverPutIsAtomic()``): Apache httpd 2.4+ with mod_dav_fs.
+        case auto
+        /// The server is known to store a `PUT` atomically.
+        case always
+        /// Always upload under a temporary name and `MOVE` it into place.
+        case never
+    }
+
+    /// The `atomic_put` setting.
+    public let atomicPut: AtomicPut
+    /// What `auto` learned from the server, once asked.
+    let learnedAtomicPut = Mutex<Bool?>(nil)
+
     let client: HTTPClient
     let paths: WebDAVPath
     let logger: Logger
@@ -46,9 +62,11 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     ///   - configuration: where and how to connect (the base URL must not contain credentials).
     ///   - vendor: the server flavour.
     ///   - rangedUploads: let large copies upload in byte ranges at once where the server takes them.
+    ///   - atomicPut: whether small files may go with one `PUT` to their name (``AtomicPut``).
     public init(configuration: HTTPClientConfiguration, vendor: Vendor = .other, rangedUploads: Bool = true,
-                logger: Logger = Logger(label: "gateway.webdav")) {
+                atomicPut: AtomicPut = .auto, logger: Logger = Logger(label: "gateway.webdav")) {
         self.name = configuration.remoteName
+        self.atomicPut = atomicPut
         self.vendor = vendor
         self.rangedUploads = rangedUploads
         self.paths = WebDAVPath(baseURL: configuration.baseURL)
@@ -91,7 +109,8 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     /// The error for an unsuccessful answer: ``FileProviderHTTPError`` with the status, the path and
     /// the server's text.
     func failure(_ head: HTTPResponseHead, body: Data, path: String) -> FileProviderHTTPError {
-        FileProviderHTTPError(statusCode: head.status, path: path, serverText: Self.serverText(body), retryAfter: head.retryAfter)
+        FileProviderHTTPError(statusCode: head.status, path: path, serverText: Self.serverText(body), retryAfter: head.retryAfter,
+                              method: head.method)
     }
 
     /// A readable excerpt of an error body: tags stripped, whitespace folded.
@@ -112,22 +131,46 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
         return folded.isEmpty ? nil : String(folded.prefix(300))
     }
 
+    /// Where a redirect answer (3xx with `Location`) points, when it stays on the configured origin
+    /// (scheme, host and port): the request is then sent there, with the remote's credentials.
+    /// Anywhere else fails with the redirect's status and its target's origin named, and no
+    /// request (so no credential) goes there.
+    func redirectTarget(_ head: HTTPResponseHead, from url: URL, path: String) throws -> URL {
+        guard let location = head.header("location"), let target = URL(string: location, relativeTo: url)?.absoluteURL else {
+            throw FileProviderHTTPError(statusCode: head.status, path: path, serverText: "redirect without a usable Location")
+        }
+        guard HTTPClient.origin(of: target) == HTTPClient.origin(of: baseURL) else {
+            throw FileProviderHTTPError(statusCode: head.status, path: path,
+                                        serverText: "redirect to another origin (\(HTTPClient.origin(of: target))) not followed")
+        }
+        return target
+    }
+
     /// An error for "already exists", as every provider reports it.
     func existsError(_ path: String) -> CocoaError {
         CocoaError.posix(EEXIST, path: path, remote: name, writing: true)
     }
 
-    /// The first failed item of a 207 answer to DELETE, COPY or MOVE, if any.
-    func firstFailure(inMultistatus body: Data, path: String) throws -> FileProviderHTTPError? {
+    /// The failure a 207 answer to DELETE, COPY or MOVE reports, if any (RFC 4918 §9.6.1: a
+    /// collection's members that could not be deleted are listed with their own status): one failed
+    /// member is that member's error; several give an error on `path` that names each (the first
+    /// ten) with its status.
+    func multistatusFailure(_ body: Data, path: String, method: String) throws -> FileProviderHTTPError? {
         let parser = MultistatusParser()
         try parser.feed(body, path: path)
         try parser.finish(path: path)
+        var failed: [FileProviderHTTPError] = []
         for resource in parser.drain() {
             if let status = resource.status, !(200..<300).contains(status) {
                 let item = paths.remotePath(fromHref: resource.href, requestPath: path) ?? path
-                return FileProviderHTTPError(statusCode: status, path: item, serverText: resource.description)
+                failed.append(FileProviderHTTPError(statusCode: status, path: item, serverText: resource.description, method: method))
             }
         }
-        return nil
+        guard let first = failed.first else { return nil }
+        if failed.count == 1 { return first }
+        let named = failed.prefix(10).map { "\($0.path) (\($0.statusCode) \($0.reasonPhrase))" }.joined(separator: ", ")
+        let more = failed.count > 10 ? " and \(failed.count - 10) more" : ""
+        return FileProviderHTTPError(statusCode: first.statusCode, path: path, serverText: "\(failed.count) items failed: \(named)\(more)",
+                                     method: method)
     }
 }

@@ -125,17 +125,44 @@ struct FTPProtocolTests {
     }
 
     @Test("line splitting: LF and CRLF, a last line without an ending, bytes split anywhere")
-    func lines() {
+    func lines() throws {
         var splitter = LineSplitter(encoding: .utf8)
         var seen: [String] = []
         for chunk in ["a b\r", "\nc", "af\u{e9}\n\nlast"] {
-            splitter.append(Data(chunk.utf8))
+            try splitter.append(Data(chunk.utf8))
             while let line = splitter.next() { seen.append(line) }
         }
         if let last = splitter.finish() { seen.append(last) }
         #expect(seen == ["a b", "caf\u{e9}", "", "last"])
         var latin = LineSplitter(encoding: .isoLatin1)
-        latin.append(Data([0x63, 0x61, 0x66, 0xE9, 0x0D, 0x0A]))
+        try latin.append(Data([0x63, 0x61, 0x66, 0xE9, 0x0D, 0x0A]))
         #expect(latin.next() == "café")
+    }
+
+    @Test("a listing line that never ends fails past 64 KiB, and each byte is scanned once")
+    func endlessLine() throws {
+        var splitter = LineSplitter(encoding: .utf8)
+        let chunk = Data(repeating: UInt8(ascii: "x"), count: 4096)
+        var appended = 0
+        let clock = ContinuousClock()
+        let started = clock.now
+        do {
+            while appended < 10 << 20 {
+                try splitter.append(chunk)
+                appended += chunk.count
+                #expect(splitter.next() == nil)
+            }
+            Issue.record("10 MiB without a line ending were accepted")
+        } catch {
+            #expect(appended <= LineSplitter.maximumLineLength)
+        }
+        // Lines split over many small chunks still come out whole.
+        var small = LineSplitter(encoding: .utf8)
+        let line = String(repeating: "y", count: 60_000)
+        for byte in Data((line + "\n").utf8) {
+            try small.append(Data([byte]))
+            if let found = small.next() { #expect(found == line) }
+        }
+        #expect(clock.now - started < .seconds(5))
     }
 }

@@ -119,7 +119,7 @@ struct MultistatusParserTests {
             #expect(body.contains("ENTITY"), "broken XML must be rejected: \(body)")
         } catch let error as FileProviderError {
             #expect(error.failureKind == .malformedResponse)
-            #expect(error.description.contains("invalid XML"))
+            #expect(error.description.contains("multistatus answer"), "\(error)")
         } catch {
             Issue.record("unexpected error type: \(error)")
         }

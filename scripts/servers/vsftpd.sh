@@ -23,7 +23,11 @@ start)
     implicit_port=$5
     mkdir -p "$dir/data" "$dir/tls" "$dir/empty"
     chmod 755 "$state" "$dir"
-    if ! id "$user" >/dev/null 2>&1; then
+    # The user may exist from an earlier run (the demo's, whose folder is gone): its home is set
+    # to this run's folder either way, or vsftpd refuses every login ("cannot change directory").
+    if id "$user" >/dev/null 2>&1; then
+        usermod --home "$dir/data" "$user" >/dev/null 2>&1
+    else
         useradd --system --no-create-home --home-dir "$dir/data" --shell /usr/sbin/nologin "$user"
     fi
     echo "$user:gateway-test" | chpasswd
@@ -43,7 +47,6 @@ pam_service_name=gateway-vsftpd
 secure_chroot_dir=$dir/empty
 seccomp_sandbox=NO
 utf8_filesystem=YES
-force_dot_files=YES
 use_localtime=NO
 max_clients=200
 max_per_ip=100

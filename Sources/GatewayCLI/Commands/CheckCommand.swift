@@ -49,9 +49,9 @@ struct CheckCommand: AsyncParsableCommand {
                 "errors": .array(report.errors.map(JSONField.string)),
             ]))
         } else {
-            for path in report.missing { out.line("missing \(path)") }
-            for path in report.extra { out.line("extra \(path)") }
-            for path in report.different { out.line("different \(path)") }
+            for path in report.missing { out.line("missing \(Format.shown(path))") }
+            for path in report.extra { out.line("extra \(Format.shown(path))") }
+            for path in report.different { out.line("different \(Format.shown(path))") }
         }
         out.flush()
         for notice in report.notices { Diagnostics.printLine(notice) }

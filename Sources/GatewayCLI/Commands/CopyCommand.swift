@@ -158,7 +158,7 @@ enum TransferCommand {
         let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress && !flags.dryRun)
         let reporter = EventPrinter(operation: operation, source: from.original, destination: targetName,
                                     sourceIsFolder: item.isDirectory, verbose: global.verbose, quiet: global.quiet,
-                                    emit: { renderer.printAbove("gateway: " + $0) })
+                                    emit: { renderer.printAbove("gateway: " + Diagnostics.safe($0)) })
         let summary: CopySummary
         do {
             summary = try await CopyEngine(options: flags.options).run(mode, from: sourceEndpoint, to: target, progress: progress) {
@@ -205,7 +205,7 @@ struct EventPrinter: Sendable {
         case .wouldDo(let action, let path):
             let onDestination = action == "delete" || action == "mkdir"
             let shown = action == "mkdir" && path.isEmpty ? destination : name(path, in: onDestination ? destination : source)
-            StandardOutput.writeRaw(Data("\(action) \(shown)\n".utf8))
+            StandardOutput.writeRaw(Data("\(action) \(Format.shown(shown))\n".utf8))
         case .retrying(let path, let attempt, let delay, let error):
             if !quiet { emit("\(operation) \(name(path, in: source)): attempt \(attempt) failed (\(error)); retrying in \(Format.duration(delay))") }
         case .notice(let text):

@@ -34,10 +34,10 @@ struct ListCommand: AsyncParsableCommand {
                 out.write((first ? "[\n" : ",\n") + JSON.encode(item.listingJSON(path: relative)))
             } else if long {
                 let size = item.isDirectory ? "-" : String(item.size ?? 0)
-                let name = relative + (item.isDirectory ? "/" : "")
+                let name = Format.shown(relative) + (item.isDirectory ? "/" : "")
                 out.line("\(String(repeating: " ", count: max(0, 12 - size.count)))\(size) \(Format.listingDate(item.modificationDate)) \(name)")
             } else {
-                out.line(relative + (item.isDirectory ? "/" : ""))
+                out.line(Format.shown(relative) + (item.isDirectory ? "/" : ""))
             }
             first = false
         }

@@ -32,17 +32,17 @@ struct StatCommand: AsyncParsableCommand {
             out.line(JSON.encode(fields))
         } else {
             let size = item.isDirectory ? nil : item.size
-            out.line("name:         \(item.name)")
-            out.line("path:         \(item.path)")
+            out.line("name:         \(Format.shown(item.name))")
+            out.line("path:         \(Format.shown(item.path))")
             out.line("type:         \(item.type.rawValue)")
             out.line("size:         \(size.map { "\($0) (\(Format.bytes($0)))" } ?? "-")")
             out.line("modified:     \(Format.iso8601(item.modificationDate) ?? "-")")
             out.line("created:      \(Format.iso8601(item.creationDate) ?? "-")")
-            out.line("content type: \(item.contentType ?? "-")")
-            out.line("version:      \(item.versionTag ?? "-")")
+            out.line("content type: \(Format.shown(item.contentType ?? "-"))")
+            out.line("version:      \(Format.shown(item.versionTag ?? "-"))")
             out.line("hidden:       \(item.isHidden)")
             out.line("read only:    \(item.isReadOnly)")
-            for (key, value) in item.extraProperties.sorted(by: { $0.key < $1.key }) { out.line("\(key): \(value)") }
+            for (key, value) in item.extraProperties.sorted(by: { $0.key < $1.key }) { out.line("\(key): \(Format.shown(value))") }
             for (algorithm, digest) in item.hashes.sorted(by: { $0.key < $1.key }) { out.line("\(algorithm.rawValue): \(digest)") }
         }
         out.flush()

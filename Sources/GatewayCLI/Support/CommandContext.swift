@@ -89,9 +89,15 @@ struct CommandContext: Sendable {
 
 /// Error lines and exit codes.
 enum Diagnostics {
-    /// Writes `gateway: <text>` to stderr.
+    /// Writes `gateway: <text>` to stderr, made ``safe(_:)`` first.
     static func printLine(_ text: String) {
-        FileHandle.standardError.write(Data("gateway: \(text)\n".utf8))
+        FileHandle.standardError.write(Data("gateway: \(safe(text))\n".utf8))
+    }
+
+    /// A message line as it may reach a terminal or a log: the remotes' secrets masked (a server
+    /// may echo them) and control characters escaped (names and server text are data).
+    static func safe(_ text: String) -> String {
+        TerminalText.escaped(SecretRedaction.redact(text))
     }
 
     /// Reports an error and returns the exit code to throw: 2 for configuration problems, 130 for
@@ -117,7 +123,50 @@ enum Logging {
     }
 
     private static let bootstrapped: Bool = {
-        LoggingSystem.bootstrap { label in StreamLogHandler.standardError(label: label) }
+        LoggingSystem.bootstrap { label in SafeLogHandler(StreamLogHandler.standardError(label: label)) }
         return true
     }()
+}
+
+/// A log handler that passes each message and metadata value through ``Diagnostics/safe(_:)``
+/// before the wrapped handler writes it: log lines quote names and server text too.
+struct SafeLogHandler: LogHandler {
+    private var wrapped: any LogHandler
+
+    init(_ wrapped: any LogHandler) { self.wrapped = wrapped }
+
+    var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var event = event
+        event.message = "\(Diagnostics.safe(event.message.description))"
+        event.metadata = event.metadata.map(Self.safe)
+        wrapped.log(event: event)
+    }
+
+    private static func safe(_ metadata: Logger.Metadata) -> Logger.Metadata {
+        metadata.mapValues(safe)
+    }
+
+    private static func safe(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case .string(let text): .string(Diagnostics.safe(text))
+        case .stringConvertible(let convertible): .string(Diagnostics.safe(convertible.description))
+        case .array(let values): .array(values.map(safe))
+        case .dictionary(let values): .dictionary(values.mapValues(safe))
+        }
+    }
 }

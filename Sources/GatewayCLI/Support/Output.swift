@@ -37,6 +37,16 @@ final class StandardOutput {
 
 /// Text forms shared by the commands.
 enum Format {
+    /// Whether standard output is a terminal (names are escaped there, as GNU `ls` does).
+    static let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
+
+    /// A name or path as printed on standard output: control characters escaped on a terminal
+    /// (``TerminalText``); piped elsewhere, the real bytes (a script reads them; `--json` escapes
+    /// them in its strings).
+    static func shown(_ name: String) -> String {
+        stdoutIsTerminal ? TerminalText.escaped(name) : name
+    }
+
     /// ISO 8601 in UTC with fractional seconds, e.g. `2026-11-21T12:58:01.250Z`.
     static func iso8601(_ date: Date?) -> String? {
         guard let date, let utc = UTCTime(date) else { return nil }

@@ -102,7 +102,7 @@ final class ProgressRenderer: Sendable {
                 }
                 figures += ", \(Format.bytes(Int64(part.bytesPerSecond)))/s"
                 let room = max(8, width - figures.count - 6)
-                lines.append(" * \(middleTruncated(part.name, to: room)): \(figures)")
+                lines.append(" * \(middleTruncated(TerminalText.escaped(part.name), to: room)): \(figures)")
             }
             if snapshot.active.count > 10 { lines.append(" ... and \(snapshot.active.count - 10) more") }
         }

@@ -3,7 +3,9 @@ import Foundation
 /// Turns any error into the short reason text the CLI prints after `gateway: <op> <remote:path>:`.
 ///
 /// The text never contains a URL's user-info or a password: providers keep credentials out of errors,
-/// and ``redactingCredentials(in:)`` is applied to whatever text remains as a last guard.
+/// ``redactingCredentials(in:)`` and ``SecretRedaction`` are applied to whatever text remains as a
+/// last guard (a server may echo a credential back), and control characters are escaped
+/// (``TerminalText``), so a server's text can neither rewrite the terminal nor break the line.
 public enum ErrorMessage {
     /// A one-line, lower-case reason such as `no such file or directory` or `HTTP 507 insufficient storage`.
     public static func reason(for error: any Error) -> String {
@@ -26,7 +28,7 @@ public enum ErrorMessage {
         default:
             text = (error as NSError).localizedDescription
         }
-        return redactingCredentials(in: text.replacingOccurrences(of: "\n", with: " "))
+        return TerminalText.escaped(SecretRedaction.redact(redactingCredentials(in: text)))
     }
 
     private static func kindText(_ kind: FailureKind) -> String? {

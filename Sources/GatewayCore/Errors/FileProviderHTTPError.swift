@@ -13,9 +13,13 @@ public struct FileProviderHTTPError: Error, Sendable, Hashable, CustomStringConv
     public var serverText: String?
     /// Seconds the server asked us to wait (`Retry-After`), when it said.
     public var retryAfter: Duration?
+    /// The request method that met the error (`PUT`, `DELETE`...), when known: some statuses mean
+    /// different things for different methods.
+    public var method: String?
 
     /// Creates an HTTP error. `serverText` is trimmed to 512 characters.
-    public init(statusCode: Int, path: String, serverText: String? = nil, retryAfter: Duration? = nil) {
+    public init(statusCode: Int, path: String, serverText: String? = nil, retryAfter: Duration? = nil, method: String? = nil) {
+        self.method = method
         self.statusCode = statusCode
         self.path = path
         if let serverText {
@@ -36,7 +40,12 @@ public struct FileProviderHTTPError: Error, Sendable, Hashable, CustomStringConv
         case 404: return "not found"
         case 405: return "method not allowed"
         case 408: return "request timeout"
-        case 409: return "conflict (missing parent folder?)"
+        case 409:
+            // RFC 4918: a 409 to PUT, MKCOL, COPY or MOVE means a missing parent collection.
+            switch method {
+            case "PUT", "MKCOL", "COPY", "MOVE", nil: return "conflict (missing parent folder?)"
+            default: return "conflict"
+            }
         case 412: return "precondition failed"
         case 413: return "payload too large"
         case 415: return "unsupported media type"

@@ -104,7 +104,7 @@ public final class TransferProgress: Sendable {
         parent?.addBytes(count)
         let now = clock.now
         state.withLock { state in
-            state.completedBytes += count
+            state.completedBytes = state.completedBytes.saturatingAdding(count)
             let interval = now - state.lastSampleTime
             if interval >= .milliseconds(200) {
                 let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
@@ -128,8 +128,8 @@ public final class TransferProgress: Sendable {
     /// Adds to the expected totals (for tree operations that discover work as they go).
     public func addToTotals(bytes: Int64 = 0, files: Int = 0) {
         state.withLock { state in
-            state.totalBytes = (state.totalBytes ?? 0) + bytes
-            state.totalFiles = (state.totalFiles ?? 0) + files
+            state.totalBytes = (state.totalBytes ?? 0).saturatingAdding(bytes)
+            state.totalFiles = (state.totalFiles ?? 0).saturatingAdding(files)
         }
     }
 
@@ -170,7 +170,8 @@ public final class TransferProgress: Sendable {
             if rate == 0, seconds > 0 { rate = Double(state.completedBytes) / seconds }
             var eta: Duration?
             if let total = state.totalBytes, rate > 0 {
-                let remaining = Double(max(0, total - state.completedBytes)) / rate
+                // Capped at about 31 years: a hostile total near Int64.max must not trap the conversion.
+                let remaining = min(1e9, Double(max(0, total - state.completedBytes)) / rate)
                 eta = .milliseconds(Int64((remaining * 1000).rounded()))
             }
             return Snapshot(

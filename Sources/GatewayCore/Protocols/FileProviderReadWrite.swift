@@ -22,6 +22,25 @@ public struct ReadOptions: Sendable, Hashable {
         self.ifVersion = ifVersion
         self.chunkSize = chunkSize
     }
+
+    /// The options a provider can compute with: a negative offset or length fails with
+    /// ``FileProviderError/invalidPath(path:reason:)``, and a range that would end past `Int64.max`
+    /// (`offset + length` overflowing) reads to the end instead, so no sum of the two can trap.
+    public func checked(path: String) throws -> ReadOptions {
+        guard offset >= 0, (length ?? 0) >= 0 else {
+            throw FileProviderError.invalidPath(path: path, reason: "negative offset or length")
+        }
+        var checked = self
+        if let length, length > Int64.max - offset { checked.length = nil }
+        return checked
+    }
+
+    /// The index of the last byte of the range (`offset + length - 1`), or `nil` when it reads to
+    /// the end or is empty. Call on ``checked(path:)`` options.
+    public var lastByte: Int64? {
+        guard let length, length > 0, length <= Int64.max - offset else { return nil }
+        return offset + length - 1
+    }
 }
 
 /// How to write.

@@ -45,12 +45,24 @@ final class CurlTransfer: @unchecked Sendable {
     /// An HTTP body announced at up to this many bytes is delivered with its head at the end of the
     /// transfer: the caller is resumed once, not once for the head and again for the body.
     static let smallBody = 64 << 10
+    /// The most distinct response header names kept, and the longest value kept for one.
+    static let maxHeaderNames = 64
+    static let maxHeaderValue = 16 << 10
     /// A collected body (``collectBody(upTo:)``): gathered here instead of passing through the
     /// download channel, up to `collectLimit` bytes; the rest is dropped.
     private var collected = Data()
     private var collectLimit: Int?
     /// Set when the caller asked to stop; checked by the progress callback on curl's thread.
     private let abortFlag = Atomic<Bool>(false)
+    /// The idle rule: a transfer that moves no byte for this long is stopped by the progress
+    /// callback and fails with a time-out (``TransferTimeouts/idle``).
+    var idleLimit: Duration?
+    /// Bytes moved (down and up) at the last progress call that saw a change, and when; touched
+    /// only on libcurl's thread.
+    private var lastMoved: Int64 = -1
+    private var lastMovedAt = ContinuousClock.now
+    /// Set when the idle rule stopped the transfer.
+    private let idleFlag = Atomic<Bool>(false)
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// FTP: commands sent after login before this transfer's own (`CURLOPT_QUOTE`), and their list.
     var quotePrefix: [String] = []
@@ -153,6 +165,20 @@ final class CurlTransfer: @unchecked Sendable {
 
     var isAborted: Bool { abortFlag.load(ordering: .relaxed) }
 
+    /// Whether the idle rule stops the transfer now: called by the progress callback with the bytes
+    /// moved so far; marks the transfer as timed out when it does.
+    func isIdle(moved: Int64) -> Bool {
+        let now = ContinuousClock.now
+        if moved != lastMoved {
+            lastMoved = moved
+            lastMovedAt = now
+            return false
+        }
+        guard let idleLimit, now - lastMovedAt >= idleLimit else { return false }
+        idleFlag.store(true, ordering: .relaxed)
+        return true
+    }
+
     // MARK: curl thread side
 
     private func deliverHead(_ result: Result<HTTPResponseHead, any Error>) {
@@ -198,7 +224,14 @@ final class CurlTransfer: @unchecked Sendable {
                 state.headers = [:]
             } else if let colon = trimmed.firstIndex(of: ":") {
                 let name = trimmed[..<colon].lowercased()
-                state.headers[name] = String(Self.trimmingWhitespace(trimmed[trimmed.index(after: colon)...]))
+                let value = String(Self.trimmingWhitespace(trimmed[trimmed.index(after: colon)...]))
+                // A repeated field is one list (RFC 9110 §5.3: `DAV: 1,2` and `DAV: <...>`), up to a
+                // bound; a hostile server's endless headers keep at most 64 names of 16 KiB.
+                if let existing = state.headers[name] {
+                    if existing.utf8.count + value.utf8.count < Self.maxHeaderValue { state.headers[name] = existing + ", " + value }
+                } else if state.headers.count < Self.maxHeaderNames {
+                    state.headers[name] = String(value.utf8.prefix(Self.maxHeaderValue)) ?? value
+                }
             }
         }
     }
@@ -223,7 +256,7 @@ final class CurlTransfer: @unchecked Sendable {
         if !headSent {
             headSent = true
             let head = currentHead()
-            let length = head.header("content-length").flatMap { Int($0) }
+            let length = head.contentLength
             if mode == .http, let length, length <= Self.smallBody {
                 headHeldBack = true
             } else {
@@ -244,6 +277,12 @@ final class CurlTransfer: @unchecked Sendable {
     func outcome(of code: CURLcode) -> Result<HTTPResponseHead, any Error> {
         if code == CURLE_OK { return .success(currentHead()) }
         if let streamError = upload?.streamError { return .failure(streamError) }
+        if code == CURLE_ABORTED_BY_CALLBACK, idleFlag.load(ordering: .relaxed), let idleLimit {
+            return .failure(URLError(.timedOut, userInfo: [
+                NSLocalizedDescriptionKey: "no data moved for \(TransferTimeouts.seconds(idleLimit)) s (idle_timeout)",
+                NSFilePathErrorKey: path, GatewayRemoteNameErrorKey: remote,
+            ]))
+        }
         if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR && isAborted { return .failure(CancellationError()) }
         if let mapped = mapFailure?(code, self) { return .failure(mapped) }
         return .failure(code.urlError(path: path, remote: remote))
@@ -326,9 +365,10 @@ let curlSeekCallback: gw_curl_seek_callback = { context, offset, origin in
     return Int32(CURL_SEEKFUNC_OK)
 }
 
-let curlProgressCallback: gw_curl_xferinfo_callback = { context, _, _, _, _ in
+let curlProgressCallback: gw_curl_xferinfo_callback = { context, _, downloaded, _, uploaded in
     let transfer = CurlTransfer.from(context)
     if transfer.isAborted { return 1 }
+    if transfer.isIdle(moved: Int64(downloaded).saturatingAdding(Int64(uploaded))) { return 1 }
     transfer.download.flushIfDue()
     return 0
 }

@@ -41,6 +41,7 @@ public final class FTPClient: Sendable {
         self.configuration = configuration
         self.pool = HandlePool(limit: configuration.maxConnections)
         self.logger = logger
+        SecretRedaction.register(configuration.password, user: configuration.user)
         var components = URLComponents()
         components.scheme = configuration.tls == .implicit ? "ftps" : "ftp"
         components.host = configuration.baseURL.host
@@ -130,7 +131,8 @@ public final class FTPClient: Sendable {
                          buffer: Int = FTPClient.bufferCapacity) async throws -> ByteStream {
         try await repeating(true) {
             try await start(url: url(serverPath, folder: false), path: path, command: "RETR", expectedLength: length, buffer: buffer) { easy, _ in
-                if let length {
+                // A range reaching past Int64.max (offset + length overflowing) reads to the end.
+                if let length, max(length, 1) <= Int64.max - offset {
                     try easy.set(CURLOPT_RANGE, "\(offset)-\(offset + max(length, 1) - 1)")
                 } else if offset > 0 {
                     try easy.set(CURLOPT_RESUME_FROM_LARGE, offset: offset)
@@ -351,11 +353,9 @@ public final class FTPClient: Sendable {
         try easy.set(CURLOPT_TCP_KEEPALIVE, true)
         try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
         try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, HTTPClient.milliseconds(configuration.connectTimeout)))
-        let idleSeconds = max(1, (HTTPClient.milliseconds(configuration.idleTimeout) + 999) / 1000)
-        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        try easy.set(CURLOPT_LOW_SPEED_TIME, idleSeconds)
-        try easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, idleSeconds)
+        try easy.set(configuration.timeouts)
+        transfer.idleLimit = configuration.timeouts.idle
+        try easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, TransferTimeouts.seconds(configuration.timeouts.idle))
         try easy.set(CURLOPT_FTP_FILEMETHOD, Int(CURLFTPMETHOD_SINGLECWD.rawValue))
         try easy.set(CURLOPT_FTP_USE_EPSV, configuration.passive)
         try easy.set(CURLOPT_FTP_SKIP_PASV_IP, configuration.skipPasvIP)

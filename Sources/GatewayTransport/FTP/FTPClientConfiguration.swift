@@ -42,10 +42,18 @@ public struct FTPClientConfiguration: Sendable {
     /// connections with already-used session tickets, which servers that require TLS session reuse
     /// refuse on every other transfer; choose 1.3 only for servers that do not require reuse.)
     public var tlsMaxVersion: TLSVersion?
+    /// Connect, idle and low-speed rules.
+    public var timeouts: TransferTimeouts
     /// Time allowed to connect (and to log in).
-    public var connectTimeout: Duration
+    public var connectTimeout: Duration {
+        get { timeouts.connect }
+        set { timeouts.connect = newValue }
+    }
     /// A control reply or data transfer that stalls this long fails with a time-out.
-    public var idleTimeout: Duration
+    public var idleTimeout: Duration {
+        get { timeouts.idle }
+        set { timeouts.idle = newValue }
+    }
     /// A PEM file of CA certificates to trust instead of the system's.
     public var caFile: String?
     /// Skip TLS certificate verification (testing only; a warning is logged).
@@ -57,6 +65,7 @@ public struct FTPClientConfiguration: Sendable {
     public init(baseURL: URL, remoteName: String, user: String? = nil, password: String? = nil, tls: TLSMode = .none,
                 passive: Bool = true, skipPasvIP: Bool = true, maxConnections: Int = 4, encoding: String.Encoding = .utf8,
                 tlsMaxVersion: TLSVersion? = nil, connectTimeout: Duration = .seconds(15), idleTimeout: Duration = .seconds(60),
+                lowSpeedLimit: Int = 1024, lowSpeedTime: Duration = .seconds(60),
                 caFile: String? = nil, insecureTLS: Bool = false, requestAttempts: Int = 3) {
         self.baseURL = baseURL
         self.remoteName = remoteName
@@ -68,8 +77,7 @@ public struct FTPClientConfiguration: Sendable {
         self.maxConnections = max(1, maxConnections)
         self.encoding = encoding
         self.tlsMaxVersion = tlsMaxVersion
-        self.connectTimeout = connectTimeout
-        self.idleTimeout = idleTimeout
+        self.timeouts = TransferTimeouts(connect: connectTimeout, idle: idleTimeout, lowSpeedLimit: lowSpeedLimit, lowSpeedTime: lowSpeedTime)
         self.caFile = caFile
         self.insecureTLS = insecureTLS
         self.requestAttempts = max(1, requestAttempts)

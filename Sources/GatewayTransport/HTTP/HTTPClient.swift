@@ -35,6 +35,8 @@ public final class HTTPClient: Sendable {
         self.configuration = configuration
         self.pool = HandlePool(limit: configuration.maxConnections)
         self.logger = logger
+        SecretRedaction.register(configuration.password, user: configuration.user)
+        SecretRedaction.register(configuration.bearerToken)
         if configuration.insecureTLS {
             logger.warning("TLS certificate verification is disabled for this remote (insecure_tls)")
         }
@@ -133,9 +135,10 @@ public final class HTTPClient: Sendable {
         } else {
             transfer.start(on: threads, releasingTo: pool, reusable: { $0 == CURLE_OK }, finished: finished)
         }
-        let head: HTTPResponseHead
+        var head: HTTPResponseHead
         do {
             head = try await transfer.waitForHead()
+            head.method = request.method
         } catch {
             transfer.abort()
             download.abandon()
@@ -144,7 +147,7 @@ public final class HTTPClient: Sendable {
         logger.debug("http response", metadata: ["method": .string(request.method), "path": .string(request.path),
                                                  "status": .stringConvertible(head.status)])
         if collecting != nil { return (head, ByteStream(data: transfer.collectedBody)) }
-        let length = head.header("content-length").flatMap { Int64($0) }
+        let length = head.contentLength
         return (head, transfer.bodyStream(expectedLength: head.isSuccess ? length : nil))
     }
 
@@ -158,8 +161,12 @@ public final class HTTPClient: Sendable {
         return (head, try await body.collect(limit: maxBodySize))
     }
 
-    static func milliseconds(_ duration: Duration) -> Int {
-        Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
+    /// `scheme://host:port` of a URL, lower-cased, with the scheme's default port filled in: two
+    /// URLs of one origin (RFC 6454) give the same text. Credentials go to the configured origin only.
+    public static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 
     /// Remembers the scheme the server challenged with, so later requests authenticate at once.
@@ -180,18 +187,12 @@ public final class HTTPClient: Sendable {
         try easy.set(CURLOPT_TCP_KEEPALIVE, true)
         try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
         try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(configuration.connectTimeout)))
-        try easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
-        // libcurl counts the idle time in whole seconds.
-        try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(configuration.idleTimeout) + 999) / 1000))
+        try easy.set(configuration.timeouts)
+        transfer.idleLimit = configuration.timeouts.idle
         // Protocols: https stays https (also through redirects); an http base may be redirected to https.
         let scheme = configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https"
         try easy.set(CURLOPT_PROTOCOLS_STR, scheme)
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https")
-        if request.followRedirects {
-            try easy.set(CURLOPT_FOLLOWLOCATION, true)
-            try easy.set(CURLOPT_MAXREDIRS, 5)
-        }
         if let caFile = configuration.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
         if configuration.insecureTLS {
             try easy.set(CURLOPT_SSL_VERIFYPEER, false)
@@ -206,7 +207,12 @@ public final class HTTPClient: Sendable {
         } else {
             headers.append("Expect:")
         }
-        if let user = configuration.user {
+        // Credentials only for the configured origin (scheme, host and port): a request sent
+        // elsewhere (a redirect's target) goes without them.
+        let sameOrigin = Self.origin(of: request.url) == Self.origin(of: configuration.baseURL)
+        if !sameOrigin {
+            // no credentials
+        } else if let user = configuration.user {
             try easy.set(CURLOPT_USERNAME, user)
             try easy.set(CURLOPT_PASSWORD, configuration.password ?? "")
             try easy.set(CURLOPT_HTTPAUTH, learned ?? CurlAuth.basic | CurlAuth.digest)

@@ -14,10 +14,18 @@ public struct HTTPClientConfiguration: Sendable {
     public var bearerToken: String?
     /// At most this many requests at once (and idle connections kept).
     public var maxConnections: Int
+    /// Connect, idle and low-speed rules.
+    public var timeouts: TransferTimeouts
     /// Time allowed to establish a connection.
-    public var connectTimeout: Duration
+    public var connectTimeout: Duration {
+        get { timeouts.connect }
+        set { timeouts.connect = newValue }
+    }
     /// A transfer that moves no byte for this long fails with a time-out (a stalled server never hangs us).
-    public var idleTimeout: Duration
+    public var idleTimeout: Duration {
+        get { timeouts.idle }
+        set { timeouts.idle = newValue }
+    }
     /// A PEM file of CA certificates to trust instead of the system's.
     public var caFile: String?
     /// Skip TLS certificate verification (testing only; a warning is logged).
@@ -31,7 +39,7 @@ public struct HTTPClientConfiguration: Sendable {
     /// Creates a configuration.
     public init(baseURL: URL, remoteName: String, user: String? = nil, password: String? = nil, bearerToken: String? = nil,
                 maxConnections: Int = 4, connectTimeout: Duration = .seconds(15), idleTimeout: Duration = .seconds(60),
-                caFile: String? = nil, insecureTLS: Bool = false, userAgent: String = "swift-storage-gateway/0.1",
+                lowSpeedLimit: Int = 1024, lowSpeedTime: Duration = .seconds(60), caFile: String? = nil, insecureTLS: Bool = false, userAgent: String = "swift-storage-gateway/0.1",
                 requestAttempts: Int = 3) {
         self.baseURL = baseURL
         self.remoteName = remoteName
@@ -39,8 +47,7 @@ public struct HTTPClientConfiguration: Sendable {
         self.password = password
         self.bearerToken = bearerToken
         self.maxConnections = maxConnections
-        self.connectTimeout = connectTimeout
-        self.idleTimeout = idleTimeout
+        self.timeouts = TransferTimeouts(connect: connectTimeout, idle: idleTimeout, lowSpeedLimit: lowSpeedLimit, lowSpeedTime: lowSpeedTime)
         self.caFile = caFile
         self.insecureTLS = insecureTLS
         self.userAgent = userAgent

@@ -21,10 +21,6 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body.
     public var body: Body
-    /// Let libcurl follow redirects (never from https to http; credentials are not sent to another
-    /// host). The WebDAV provider follows its GET and PROPFIND redirects itself instead, to keep them
-    /// on the same host.
-    public var followRedirects: Bool
     /// How many bytes of the response body may wait in memory for the reader (back-pressure
     /// stops the transfer beyond that).
     public var responseBuffer: Int = HTTPClient.bufferCapacity
@@ -32,14 +28,15 @@ public struct HTTPRequest: Sendable {
     public var requestBuffer: Int = HTTPClient.bufferCapacity
 
     /// Creates a request.
-    public init(method: String, url: URL, path: String, headers: [(name: String, value: String)] = [], body: Body = .none,
-                followRedirects: Bool = false) {
+    ///
+    /// Redirects are never followed here: a caller that wants to follow one reads its `Location`
+    /// and sends a new request (the WebDAV provider does, on the configured origin only).
+    public init(method: String, url: URL, path: String, headers: [(name: String, value: String)] = [], body: Body = .none) {
         self.method = method
         self.url = url
         self.path = path
         self.headers = headers
         self.body = body
-        self.followRedirects = followRedirects
     }
 }
 
@@ -59,6 +56,9 @@ public struct HTTPResponseHead: Sendable {
     public var headers: [String: String]
     /// The HTTP version the response came over: `"1.1"`, `"2"`, ...
     public var httpVersion: String
+    /// The method of the request this answers (set by ``HTTPClient``), so an error can be worded
+    /// for it (a 409 to PUT is a missing parent folder, to DELETE it is not).
+    public var method: String?
 
     /// Creates a head.
     public init(status: Int, headers: [String: String], httpVersion: String = "1.1") {
@@ -73,8 +73,17 @@ public struct HTTPResponseHead: Sendable {
     /// `true` for 2xx.
     public var isSuccess: Bool { (200..<300).contains(status) }
 
-    /// `Retry-After` in seconds (the HTTP-date form is not used by the servers we meet).
+    /// `Retry-After` in seconds (the HTTP-date form is not used by the servers we meet); a negative
+    /// value counts as 0.
     public var retryAfter: Duration? {
-        header("retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { .seconds($0) }
+        header("retry-after").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { .seconds(max(0, $0)) }
+    }
+
+    /// `Content-Length`, when it is a plain non-negative number (a hostile `-5` or a value past
+    /// `Int64.max` is no length at all).
+    public var contentLength: Int64? {
+        guard let text = header("content-length")?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
+              text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(text)
     }
 }

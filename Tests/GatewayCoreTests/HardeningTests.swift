@@ -1,0 +1,91 @@
+import Foundation
+import GatewayCore
+import StorageGateway
+import Testing
+
+/// Values from servers, users and configs: escaped, redacted, range-checked, never trapping.
+@Suite("Hardening: terminal text, secrets, arithmetic, config ranges")
+struct HardeningTests {
+    @Test("control characters are escaped as GNU ls -b does; plain text stays as it is")
+    func terminalText() {
+        #expect(TerminalText.escaped("plain name ü 🚀 \\ back") == "plain name ü 🚀 \\ back")
+        #expect(TerminalText.escaped("a\u{1B}[2Jb") == "a\\e[2Jb")
+        #expect(TerminalText.escaped("x\ny\rz\t\u{07}\u{7F}\u{0}") == "x\\ny\\rz\\t\\a\\x7F\\x00")
+        #expect(TerminalText.escaped("c1\u{9B}31m") == "c1\\u{009B}31m")
+        #expect(TerminalText.escaped("mixed\\\n") == "mixed\\\\\\n")
+        // Escaping twice changes nothing more.
+        let once = TerminalText.escaped("\u{1B}]0;title\u{07}")
+        #expect(TerminalText.escaped(once) == once)
+        #expect(!TerminalText.needsEscaping("é and ñ and ¿"))
+    }
+
+    @Test("registered secrets, their Basic and percent-encoded forms are masked in any message")
+    func secrets() {
+        let secret = "S3cret/pa ss-\(UUID().uuidString.prefix(6))"
+        SecretRedaction.register(secret, user: "alice")
+        SecretRedaction.register("ab")  // too short to mask: messages stay readable
+        let basic = Data("alice:\(secret)".utf8).base64EncodedString()
+        let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let text = SecretRedaction.redact("530 Login incorrect for alice/\(secret); Authorization: Basic \(basic); url ?p=\(encoded); ab")
+        #expect(!text.contains(secret) && !text.contains(basic) && !text.contains(encoded), "\(text)")
+        #expect(text.contains("***") && text.hasSuffix("; ab"))
+        let error = FileProviderFTPError(replyCode: 530, command: "PASS", path: "/", serverText: "no user alice with password \(secret)")
+        #expect(!ErrorMessage.reason(for: error).contains(secret))
+    }
+
+    @Test("sums and ranges from hostile values saturate instead of trapping")
+    func arithmetic() throws {
+        #expect(Int64.max.saturatingAdding(5) == .max)
+        #expect(Int64.min.saturatingAdding(-5) == .min)
+        #expect(Int64(40).saturatingAdding(2) == 42)
+        let progress = TransferProgress()
+        progress.addToTotals(bytes: .max, files: 1)
+        progress.addToTotals(bytes: .max, files: 1)
+        progress.addBytes(.max)
+        progress.addBytes(.max)
+        #expect(progress.snapshot.totalBytes == .max)
+        #expect(progress.snapshot.completedBytes == .max)
+        let slow = TransferProgress(totalBytes: .max)
+        slow.addBytes(1)
+        _ = slow.snapshot.estimatedTimeRemaining  // a huge remainder over a tiny rate: no trap
+        let options = try ReadOptions(offset: 10, length: .max).checked(path: "/f")
+        #expect(options.length == nil)
+        #expect(options.lastByte == nil)
+        #expect(try ReadOptions(offset: 10, length: 5).checked(path: "/f").lastByte == 14)
+        #expect(throws: FileProviderError.self) { try ReadOptions(offset: -1).checked(path: "/f") }
+        #expect(throws: FileProviderError.self) { try ReadOptions(length: -1).checked(path: "/f") }
+    }
+
+    @Test("timeouts and speed limits are validated in range, and never overflow when used",
+          arguments: ["webdav", "ftp"])
+    func timeoutRanges(type: String) throws {
+        let registry = StorageGateway.makeRegistry()
+        let url = type == "ftp" ? "ftp://127.0.0.1/" : "http://127.0.0.1/"
+        for (key, value) in [("idle_timeout", "1e16"), ("connect_timeout", "0"), ("low_speed_time", "-1"), ("idle_timeout", "3000000"),
+                             ("low_speed_limit", "-5"), ("low_speed_limit", "9999999999")] {
+            let json = #"{"remotes": {"r": {"type": "\#(type)", "url": "\#(url)", "\#(key)": \#(value)}}}"#
+            do {
+                _ = try GatewayConfiguration.parse(data: Data(json.utf8), source: "t.json", registry: registry)
+                Issue.record("\(key) = \(value) was accepted")
+            } catch let error as ConfigError {
+                #expect(error.problems.contains { $0.description.contains(key) }, "\(error.problems)")
+            }
+        }
+        let remote = RemoteConfiguration(name: "r", type: type, values: ["idle_timeout": .number(1e300), "connect_timeout": .number(-3)], source: "t")
+        #expect(remote.duration("idle_timeout", default: 60) == .seconds(86_400))
+        #expect(remote.duration("connect_timeout", default: 15) == .milliseconds(1))
+        #expect(remote.duration("low_speed_time", default: 60) == .seconds(60))
+    }
+
+    @Test("the servers whose PUT is atomic are recognised by their DAV and Server headers only")
+    func atomicPutServers() {
+        let fs = "1,2, <http://apache.org/dav/propset/fs/1>"
+        #expect(WebDAVProvider.isAtomicPutServer(dav: fs, server: "Apache/2.4.62 (Debian)"))
+        #expect(WebDAVProvider.isAtomicPutServer(dav: fs, server: "Apache/3.0"))
+        #expect(!WebDAVProvider.isAtomicPutServer(dav: fs, server: "Apache/2.2.34"))
+        #expect(!WebDAVProvider.isAtomicPutServer(dav: fs, server: "Apache"))
+        #expect(!WebDAVProvider.isAtomicPutServer(dav: "1,2", server: "Apache/2.4.62"))
+        #expect(!WebDAVProvider.isAtomicPutServer(dav: fs, server: "nginx/1.24"))
+        #expect(!WebDAVProvider.isAtomicPutServer(dav: nil, server: nil))
+    }
+}
