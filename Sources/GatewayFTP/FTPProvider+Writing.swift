@@ -78,7 +78,7 @@ extension FTPProvider: FileProviderResumableWrite {
             progress?.addBytes(Int64(chunk.count))
         })
         let targetPath = try await serverPath(target)
-        let expected = options.expectedSize ?? stream.expectedLength.map { $0 + offset }
+        let expected = options.expectedSize ?? stream.expectedLength.map { $0.saturatingAdding(offset) }
         var stamp: Date?
         if let date = options.modificationDate, try await features().setModificationTime { stamp = date }
         var renamed = target == remote

@@ -222,7 +222,7 @@ public enum Transfer {
             stream = try await reader.readStream(path: source.path, options: ReadOptions())
         }
         var write = options
-        write.expectedSize = offset + (stream.expectedLength ?? (size - offset))
+        write.expectedSize = offset.saturatingAdding(stream.expectedLength ?? (size - offset))
         if offset > 0 { progress?.addBytes(offset) }
         _ = try await writer.resumableWrite(path: destination.path, key: key, offset: offset, from: stream, options: write)
     }

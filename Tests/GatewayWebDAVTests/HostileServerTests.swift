@@ -257,4 +257,27 @@ struct HostileServerTests {
         #expect(bodies.first.map { $0.contains("getetag") && !$0.contains("getcontenttype") && !$0.contains("creationdate") } == true)
         #expect(bodies.last.map { $0.contains("getcontenttype") && $0.contains("creationdate") } == true)
     }
+
+    @Test("reserved characters in names are percent-encoded: a server that cuts paths at ';' (as servlet containers do) stores the whole name")
+    func reservedCharacters() async throws {
+        let stored = Locked<[String]>([])
+        let server = try ScriptedHTTPServer { request in
+            // The path a servlet container sees: the raw target cut at the first ';', then decoded.
+            let path = (request.target.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "")
+                .removingPercentEncoding ?? ""
+            if request.method == "PUT" { stored.mutate { $0.append(path) } }
+            return .http(request.method == "PUT" ? "201 Created" : "204 No Content")
+        }
+        defer { server.stop() }
+        let provider = Self.provider(server) { $0.user = nil; $0.password = nil }
+        var options = WriteOptions(atomically: false)
+        options.returnsStoredAttributes = false
+        let names = ["a&b;c.txt", "semi;colon", "q?x#y", "eq=1,2+3 $@!'()*.txt", "percent%3B.txt"]
+        for name in names {
+            _ = try await provider.write(path: "/" + name, from: ByteStream(data: Data("x".utf8)), options: options)
+        }
+        #expect(stored.value == names.map { "/dav/" + $0 })
+        let targets = server.requests.filter { $0.method == "PUT" }.map(\.target)
+        #expect(!targets.contains { $0.contains(";") || $0.contains("&") || $0.contains("=") || $0.contains("+") }, "\(targets)")
+    }
 }

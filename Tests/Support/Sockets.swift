@@ -142,12 +142,12 @@ public final class RecordingDAVServer: Sendable {
 }
 
 /// A value behind a lock.
-final class Locked<Value>: @unchecked Sendable {
+public final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.withLock { stored } }
-    func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+    public init(_ value: Value) { stored = value }
+    public var value: Value { lock.withLock { stored } }
+    public func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
 }
 
 /// One HTTP/1.1 request read from a test server's connection: the head first, the body (by
