@@ -4,7 +4,7 @@
 #   test-servers.sh stop
 # Servers: Apache httpd + mod_dav (Basic auth at /dav/, Digest at /dav-digest/, Bearer at
 # /dav-bearer/, HTTPS + HTTP/2), `rclone serve webdav`, vsftpd (plain FTP and explicit FTPS with
-# require_ssl_reuse), pyftpdlib (MLSD) and ProFTPD (MLSD, SITE CPFR/CPTO copies, HASH).
+# require_ssl_reuse), pyftpdlib (MLSD; and a "legacy" one without MLSD that refuses LIST -a) and ProFTPD (MLSD, SITE CPFR/CPTO copies, HASH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -23,6 +23,7 @@ start)
     rclone_url=$(bash scripts/servers/rclone-webdav.sh start "$state" "$(free_port)")
     read -r vsftpd_url vsftpd_tls_url vsftpd_implicit_url < <(bash scripts/servers/vsftpd.sh start "$state" "$(free_port)" "$(free_port)" "$(free_port)")
     pyftpdlib_url=$(bash scripts/servers/pyftpdlib.sh start "$state" "$(free_port)")
+    pyftpdlib_legacy_url=$(bash scripts/servers/pyftpdlib.sh start "$state" "$(free_port)" legacy)
     proftpd_url=$(bash scripts/servers/proftpd.sh start "$state" "$(free_port)")
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
@@ -42,6 +43,7 @@ export GATEWAY_TEST_FTP_VSFTPD_IMPLICIT_URL=$vsftpd_implicit_url
 export GATEWAY_TEST_FTP_VSFTPD_TLS_CA=$state/vsftpd/tls/cert.pem
 export GATEWAY_TEST_FTP_PYFTPDLIB_URL=$pyftpdlib_url
 export GATEWAY_TEST_FTP_PYFTPDLIB_USER=gateway
+export GATEWAY_TEST_FTP_LEGACY_URL=$pyftpdlib_legacy_url
 export GATEWAY_TEST_FTP_PROFTPD_URL=$proftpd_url
 export GATEWAY_TEST_FTP_PROFTPD_USER=gateway
 export GATEWAY_TEST_FTP_PASSWORD=gateway-test
@@ -53,6 +55,7 @@ stop)
     bash scripts/servers/rclone-webdav.sh stop "$state" || true
     bash scripts/servers/vsftpd.sh stop "$state" || true
     bash scripts/servers/pyftpdlib.sh stop "$state" || true
+    bash scripts/servers/pyftpdlib.sh stop "$state" legacy || true
     bash scripts/servers/proftpd.sh stop "$state" || true
     ;;
 *)

@@ -27,7 +27,7 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
 
     /// Every backend the suite runs against.
     static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone,
-                                         .ftpVsftpd, .ftpVsftpdTLS, .ftpPyftpdlib, .ftpProftpd]
+                                         .ftpVsftpd, .ftpVsftpdTLS, .ftpPyftpdlib, .ftpProftpd, .ftpLegacy]
 
     /// FTP on vsftpd (LIST only, no MLSD), started by `scripts/test-servers.sh`.
     static let ftpVsftpd = ftp("ftp-vsftpd", urlVariable: "GATEWAY_TEST_FTP_VSFTPD_URL", userVariable: "GATEWAY_TEST_FTP_VSFTPD_USER")
@@ -36,6 +36,10 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
                                   userVariable: "GATEWAY_TEST_FTP_VSFTPD_USER", tls: .explicit, caFileVariable: "GATEWAY_TEST_FTP_VSFTPD_TLS_CA")
     /// FTP on pyftpdlib (MLSD, MLST, MFMT, UTF8).
     static let ftpPyftpdlib = ftp("ftp-pyftpdlib", urlVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER")
+    /// FTP on pyftpdlib playing an old server: no MLSD/MLST, and `LIST -a` refused (501), so
+    /// listings fall back to a plain `LIST`.
+    static let ftpLegacy = ftp("ftp-legacy-no-mlsd-no-list-a", urlVariable: "GATEWAY_TEST_FTP_LEGACY_URL",
+                               userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER")
     /// FTP on ProFTPD (MLSD, MFMT, server-side copies with SITE CPFR/CPTO, HASH/XSHA1), jailed in its folder.
     static let ftpProftpd = ftp("ftp-proftpd", urlVariable: "GATEWAY_TEST_FTP_PROFTPD_URL", userVariable: "GATEWAY_TEST_FTP_PROFTPD_USER")
 

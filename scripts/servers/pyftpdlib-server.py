@@ -1,5 +1,8 @@
 """The second FTP test server: pyftpdlib (PyPI), which speaks MLSD/MLST, MFMT and UTF8 (vsftpd does
-not). Run by pyftpdlib.sh; user "gateway", password "gateway-test" (test-only credentials)."""
+not). Run by pyftpdlib.sh; user "gateway", password "gateway-test" (test-only credentials).
+
+With a fourth argument "legacy", it plays an old server instead: no MLSD/MLST, and LIST refuses
+options ("LIST -a" answers 501), as some embedded and older servers do."""
 import logging
 import os
 import sys
@@ -10,6 +13,7 @@ from pyftpdlib.handlers import FTPHandler
 from pyftpdlib.servers import FTPServer
 
 port, root, log_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+legacy = len(sys.argv) > 4 and sys.argv[4] == "legacy"
 # GATEWAY_PYFTPDLIB_LOG=DEBUG logs every command and reply (for chasing a failure).
 level = os.environ.get("GATEWAY_PYFTPDLIB_LOG", "WARNING").upper()
 logging.basicConfig(filename=log_file, level=getattr(logging, level, logging.WARNING),
@@ -48,6 +52,17 @@ class Handler(FTPHandler):
             self.respond("550 Cannot create a file when that file already exists.")
             return None
         return super().ftp_RNTO(path)
+
+    def pre_process_command(self, line, cmd, arg):
+        """Legacy mode: LIST with an option is refused, as by servers that know none."""
+        if legacy and cmd == "LIST" and arg and arg.lstrip().startswith("-"):
+            self.respond("501 Invalid LIST option.")
+            return None
+        return super().pre_process_command(line, cmd, arg)
+
+
+if legacy:
+    Handler.proto_cmds = {name: value for name, value in FTPHandler.proto_cmds.items() if name not in ("MLSD", "MLST")}
 
 
 # One thread: pyftpdlib's threaded server changes the process-wide working folder in CWD,
