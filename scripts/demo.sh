@@ -6,7 +6,9 @@
 # removed afterwards, servers stopped.
 # Idempotent; needs Debian with Swift 6 installed.
 #
-# Set GATEWAY_DEMO_SKIP_BUILD=1 to skip the build and use the existing .build/release/gateway.
+# Set GATEWAY_DEMO_SKIP_BUILD=1 to skip the build and use the existing .build/release/gateway, or
+# GATEWAY_DEMO_BIN=PATH to run a gateway binary built elsewhere (scripts/test.sh runs the demo
+# first with its debug build, so that what the demo leaves behind is tested too).
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 
@@ -15,7 +17,10 @@ step() { printf '\n==> %s\n' "$*"; }
 step "system packages and toolchain"
 bash scripts/setup-deps.sh
 
-if [ "${GATEWAY_DEMO_SKIP_BUILD:-0}" = "1" ]; then
+if [ -n "${GATEWAY_DEMO_BIN:-}" ]; then
+    step "build skipped (GATEWAY_DEMO_BIN=$GATEWAY_DEMO_BIN)"
+    gateway_bin="$GATEWAY_DEMO_BIN"
+elif [ "${GATEWAY_DEMO_SKIP_BUILD:-0}" = "1" ]; then
     step "build skipped (GATEWAY_DEMO_SKIP_BUILD=1)"
     gateway_bin="$(pwd)/.build/release/gateway"
 else

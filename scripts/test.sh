@@ -40,6 +40,18 @@ fi
 rm -f "$bad"
 echo "plugin accepts config.example.json and rejects a broken config"
 
+step "the demo first (the README's first command), on this build"
+# The two Quick start commands run in that order on a fresh machine: whatever the demo leaves behind
+# (a system user, a folder it removed) must not break the tests' servers.
+demo_log=$(mktemp)
+if ! GATEWAY_DEMO_BIN="$(swift build --show-bin-path)/gateway" bash scripts/demo.sh >"$demo_log" 2>&1; then
+    tail -n 40 "$demo_log" >&2
+    echo "the demo failed (its log: $demo_log)" >&2
+    exit 1
+fi
+tail -n 1 "$demo_log"
+rm -f "$demo_log"
+
 step "test servers (127.0.0.1)"
 bash scripts/test-servers.sh start
 export GATEWAY_TEST_STATE=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
