@@ -12,14 +12,25 @@ enum DAVDate {
 
     /// Parses an RFC 1123 date (also RFC 850's `Saturday, 21-Nov-26 13:23:43 GMT`).
     static func http(_ text: String) -> Date? {
-        let parts = text.split(whereSeparator: { $0 == " " || $0 == "-" })
-        // ["Sat,", "21", "Nov", "2026", "13:23:43", "GMT"]
-        guard parts.count >= 5, let day = Int(parts[1]), let month = months[parts[2]], var year = Int(parts[3]) else {
-            return nil
+        // Fields split at spaces and dashes, by bytes (a listing parses one date per entry):
+        // ["Sat,", "21", "Nov", "2026", "13", "23", "43", "GMT"] with ":" splitting the clock too.
+        var fields: [Substring.UTF8View] = []
+        var rest = Substring(text).utf8
+        while fields.count < 8 {
+            rest = rest.drop { $0 == 0x20 || $0 == 0x2D || $0 == 0x3A }
+            guard !rest.isEmpty else { break }
+            let field = rest.prefix { $0 != 0x20 && $0 != 0x2D && $0 != 0x3A }
+            fields.append(field)
+            rest = rest[field.endIndex...]
         }
+        func number(_ index: Int) -> Int? {
+            guard index < fields.count, !fields[index].isEmpty, fields[index].count <= 4,
+                  fields[index].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return fields[index].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+        guard fields.count >= 7, let day = number(1), let month = months[Substring(fields[2])], var year = number(3),
+              let hour = number(4), let minute = number(5), let second = number(6) else { return nil }
         if year < 100 { year += year < 70 ? 2000 : 1900 }
-        let clock = parts[4].split(separator: ":")
-        guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]) else { return nil }
         return utc(year: year, month: month, day: day, hour: hour, minute: minute, second: second, fraction: 0, offset: 0)
     }
 
@@ -59,7 +70,9 @@ enum DAVDate {
 
     /// Days-from-civil (Howard Hinnant), so no calendar object is needed.
     private static func utc(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, fraction: Double, offset: Int) -> Date? {
-        guard (1...12).contains(month), (1...31).contains(day), hour < 25, minute < 60, second < 61 else { return nil }
+        // A hostile year (or offset) must not overflow the day arithmetic below.
+        guard (0...9999).contains(year), (1...12).contains(month), (1...31).contains(day), (0..<25).contains(hour),
+              (0..<60).contains(minute), (0..<61).contains(second), abs(offset) < 100_000 else { return nil }
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -111,5 +124,62 @@ enum OwnCloudChecksums {
     static func header(for hashes: [HashAlgorithm: String]) -> String? {
         guard let algorithm = supported.first(where: { hashes[$0] != nil }), let digest = hashes[algorithm] else { return nil }
         return "\(algorithm.checksumTypeName):\(digest)"
+    }
+}
+
+/// Byte-level text helpers for the per-entry work of a listing (Foundation's `trimmingCharacters`
+/// and `removingPercentEncoding` bridge through `NSString`, and were most of a 10,000-entry
+/// listing's client time).
+enum DAVText {
+    /// `text` without leading and trailing ASCII whitespace (space, tab, CR, LF).
+    static func trimmed(_ text: String) -> String {
+        let bytes = text.utf8
+        guard let first = bytes.first, let last = bytes.last, isSpace(first) || isSpace(last) else { return text }
+        guard let start = bytes.firstIndex(where: { !isSpace($0) }), let end = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(text[start...end])
+    }
+
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+    /// Whether `text` holds `://` (an absolute URL rather than a path).
+    static func hasScheme(_ text: String) -> Bool {
+        var colon = false
+        var slashes = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "/") {
+                if colon { slashes += 1; if slashes == 2 { return true } } else { return false }
+            } else {
+                colon = byte == UInt8(ascii: ":")
+                slashes = 0
+            }
+        }
+        return false
+    }
+
+    /// `text` with `%XX` sequences decoded; `nil` when a sequence is malformed or the result is not
+    /// UTF-8 (as Foundation's `removingPercentEncoding`).
+    static func percentDecoded(_ text: Substring) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -62,6 +62,10 @@ final class MultistatusParser {
     static let maximumDepth = 64
     /// The most elements one `response` may hold: a real one has a few dozen.
     static let maximumElementsPerResponse = 10_000
+    /// The most distinct element names a body may use: a real one uses a few dozen.
+    static let maximumDistinctNames = 2_000
+    /// The distinct element names seen (libxml2 interns names: one pointer per name).
+    private var names = Set<UnsafeRawPointer>()
 
     init() {
         handler.initialized = UInt32(XML_SAX2_MAGIC)
@@ -86,6 +90,11 @@ final class MultistatusParser {
         // No network access and no entity expansion from a server's body; libxml2's own limits
         // (no XML_PARSE_HUGE) stay on.
         xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue))
+        // libxml2 interns every element, attribute and prefix name in a dictionary whose hash is a
+        // weak sum of bytes: a million distinct names ("n123456", "n654321" collide) took seconds,
+        // growing quadratically. Real multistatus bodies use a few dozen names; 256 KiB of them is
+        // plenty, and a body past it fails (after ``maximumDistinctNames`` elements, by name).
+        if let dictionary = context?.pointee.dict { xmlDictSetLimit(dictionary, 256 << 10) }
         self.context = context
     }
 
@@ -153,6 +162,11 @@ final class MultistatusParser {
         guard path.count < Self.maximumDepth else {
             return stop("elements nested more than \(Self.maximumDepth) deep")
         }
+        if let localName, names.count < Self.maximumDistinctNames || names.contains(UnsafeRawPointer(localName)) {
+            names.insert(UnsafeRawPointer(localName))
+        } else if localName != nil {
+            return stop("more than \(Self.maximumDistinctNames) distinct element names")
+        }
         if current != nil {
             elementsInResponse += 1
             guard elementsInResponse <= Self.maximumElementsPerResponse else {
@@ -201,13 +215,13 @@ final class MultistatusParser {
         case ("prop", "getcontentlength"):
             propstat?.contentLength = Self.byteCount(endText())
         case ("prop", "getlastmodified"):
-            propstat?.lastModified = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+            propstat?.lastModified = DAVText.trimmed(endText())
         case ("prop", "getetag"):
-            propstat?.etag = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+            propstat?.etag = DAVText.trimmed(endText())
         case ("prop", "getcontenttype"):
-            propstat?.contentType = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+            propstat?.contentType = DAVText.trimmed(endText())
         case ("prop", "creationdate"):
-            propstat?.creationDate = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+            propstat?.creationDate = DAVText.trimmed(endText())
         case ("prop", "quota-available-bytes"):
             propstat?.quotaAvailable = Self.byteCount(endText())
         case ("prop", "quota-used-bytes"):
@@ -215,7 +229,7 @@ final class MultistatusParser {
         case ("oc:checksums", "oc:checksum"):
             text += " "  // several <oc:checksum> elements, one hash each, or one with several
         case ("prop", "oc:checksums"):
-            propstat?.checksums = endText().trimmingCharacters(in: .whitespacesAndNewlines)
+            propstat?.checksums = DAVText.trimmed(endText())
         case ("prop", _):
             _ = endText()
         case ("response", "propstat"):
@@ -277,14 +291,18 @@ final class MultistatusParser {
     /// A size property: a non-negative number up to `Int64.max`, else unknown (`nil`): a negative
     /// or overflowing `getcontentlength` from a hostile server is no size at all.
     static func byteCount(_ text: String) -> Int64? {
-        guard let value = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)), value >= 0 else { return nil }
+        guard let value = Int64(DAVText.trimmed(text)), value >= 0 else { return nil }
         return value
     }
 
     /// `HTTP/1.1 404 Not Found` gives 404.
     static func statusCode(_ line: String) -> Int? {
-        let parts = line.split(separator: " ")
-        guard parts.count >= 2 else { return nil }
-        return Int(parts[1])
+        // The three digits after the first run of spaces.
+        let utf8 = line.utf8
+        let afterSpaces = utf8.drop(while: DAVText.isSpace)
+        let afterVersion = afterSpaces.drop(while: { !DAVText.isSpace($0) })
+        let digits = afterVersion.drop(while: DAVText.isSpace).prefix(while: { !DAVText.isSpace($0) })
+        guard !digits.isEmpty, digits.count <= 4, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
     }
 }

@@ -60,9 +60,9 @@ struct WebDAVPath: Sendable {
     /// The remote path an `href` names (absolute URL, absolute path, or relative to `requestPath`),
     /// or `nil` when it lies outside the remote.
     func remotePath(fromHref href: String, requestPath: String) -> String? {
-        let trimmed = href.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = DAVText.trimmed(href)
         var encodedPath: String
-        if trimmed.contains("://") {
+        if DAVText.hasScheme(trimmed) {
             guard let components = URLComponents(string: trimmed) else { return nil }
             encodedPath = components.percentEncodedPath
         } else if trimmed.hasPrefix("/") {
@@ -71,8 +71,10 @@ struct WebDAVPath: Sendable {
             let base = basePath + (requestPath == "/" ? "" : requestPath)
             encodedPath = (base.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? base) + "/" + trimmed
         }
-        if let query = encodedPath.firstIndex(where: { $0 == "?" || $0 == "#" }) { encodedPath = String(encodedPath[..<query]) }
-        let decoded = encodedPath.removingPercentEncoding ?? encodedPath
+        if let query = encodedPath.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+            encodedPath = String(encodedPath[..<query])
+        }
+        let decoded = DAVText.percentDecoded(Substring(encodedPath)) ?? encodedPath
         let relative: Substring
         if basePath.isEmpty {
             relative = Substring(decoded)

@@ -141,6 +141,29 @@ struct MultistatusParserTests {
         #expect(count == 20_000)
     }
 
+    @Test("a million distinct element names fail early and clearly instead of parsing in quadratic time")
+    func distinctNames() throws {
+        // 200 responses of 5,000 distinct unknown properties each (within the per-response bound).
+        let parser = MultistatusParser()
+        try parser.feed(Data(#"<?xml version="1.0"?><D:multistatus xmlns:D="DAV:" xmlns:x="urn:x">"#.utf8), path: "/")
+        let clock = ContinuousClock()
+        let start = clock.now
+        var failure: (any Error)?
+        for response in 0..<200 where failure == nil {
+            var item = "<D:response><D:href>/f\(response)</D:href><D:propstat><D:prop>"
+            for name in (response * 5_000)..<(response * 5_000 + 5_000) { item += "<x:n\(name)/>" }
+            item += "</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>"
+            do {
+                try parser.feed(Data(item.utf8), path: "/")
+            } catch {
+                failure = error
+            }
+        }
+        #expect(failure.map { "\($0)".contains("distinct element names") } == true, "\(String(describing: failure))")
+        #expect(clock.now - start < .seconds(5), "\(clock.now - start)")
+        // Many elements of a few names (a large listing) stay fine: see largeListing.
+    }
+
     @Test("ownCloud/Nextcloud checksums: oc:checksums under any prefix, one or several oc:checksum elements")
     func ownCloudChecksums() throws {
         // As Apache returns a dead property; Nextcloud writes the same under the oc: prefix.

@@ -12,6 +12,7 @@ public enum RemotePath {
     /// - Throws: ``FileProviderError/pathEscapesRoot(path:)`` when `..` climbs above the root, and
     ///   ``FileProviderError/invalidPath(path:reason:)`` for a NUL byte.
     public static func normalize(_ path: String) throws -> String {
+        if isNormalized(path) { return path }
         if path.utf8.contains(0) {
             throw FileProviderError.invalidPath(path: path, reason: "contains a NUL byte")
         }
@@ -28,6 +29,32 @@ public enum RemotePath {
             }
         }
         return "/" + parts.joined(separator: "/")
+    }
+
+    /// Whether `path` is already in normal form (`/` or `/a/b`: no empty, `.` or `..` component,
+    /// no trailing slash, no NUL), checked byte by byte: listings normalize every entry's path.
+    static func isNormalized(_ path: String) -> Bool {
+        var previous: UInt8 = 0
+        var componentLength = 0
+        var dots = 0
+        for (index, byte) in path.utf8.enumerated() {
+            switch byte {
+            case UInt8(ascii: "/"):
+                if index == 0 { break }
+                if previous == UInt8(ascii: "/") || componentLength == dots && dots <= 2 { return false }
+                componentLength = 0
+                dots = 0
+            case 0:
+                return false
+            default:
+                if index == 0 { return false }
+                componentLength += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+            previous = byte
+        }
+        if path.utf8.count == 1 { return previous == UInt8(ascii: "/") }
+        return previous != UInt8(ascii: "/") && previous != 0 && !(componentLength == dots && dots <= 2)
     }
 
     /// The components of a normalized path (`/a/b` gives `["a", "b"]`, `/` gives `[]`).
