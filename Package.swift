@@ -32,9 +32,11 @@ let package = Package(
         // Backends, one target each.
         .target(
             name: "GatewayLocal",
-            dependencies: ["GatewayCore"],
+            dependencies: ["GatewayCore", "CLocalShims"],
             swiftSettings: strict
         ),
+        // Tiny C shim for GatewayLocal: openat2(2) through syscall(2), and Linux constants Swift's Glibc leaves out.
+        .target(name: "CLocalShims", path: "Sources/CLocalShims"),
         // System libraries (Debian: libcurl4-openssl-dev, libxml2-dev) with header-only typed shims.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),

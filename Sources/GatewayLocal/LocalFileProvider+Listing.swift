@@ -21,9 +21,8 @@ extension LocalFileProvider {
             return {
                 if !opened {
                     opened = true
-                    let host = try self.resolver.hostPath(remote, followFinalSymlink: true)
-                    guard let handle = opendir(host) else { throw self.posixError(errno, remote) }
-                    cursor = DirectoryCursor(handle)
+                    let location = try self.locate(remote, followFinalSymlink: true)
+                    cursor = try DirectoryCursor(location, remote: remote, provider: self)
                 }
                 guard let current = cursor else { return nil }
                 let (entries, finished) = try current.nextPage(limit: pageSize, folder: remote, provider: self)
@@ -39,6 +38,41 @@ final class DirectoryCursor {
     private var handle: OpaquePointer?
 
     init(_ handle: OpaquePointer) { self.handle = handle }
+
+    /// Opens the folder at a location (`O_NOFOLLOW`: never a link swapped in since it was resolved).
+    convenience init(_ location: LocalLocation, remote: String, provider: LocalFileProvider, writing: Bool = false) throws {
+        let fd = location.open(O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { throw provider.posixError(errno, remote, writing: writing) }
+        guard let handle = fdopendir(fd) else {
+            let code = errno
+            Glibc.close(fd)
+            throw provider.posixError(code, remote, writing: writing)
+        }
+        self.init(handle)
+    }
+
+    /// The descriptor of the open folder, for `*at()` calls on its entries (`-1` once closed).
+    var fd: Int32 { handle.map { dirfd($0) } ?? -1 }
+
+    /// The next entry's name (without `.` and `..`), or `nil` at the end.
+    func nextName(folder: String, provider: LocalFileProvider) throws -> String? {
+        guard let handle else { return nil }
+        while true {
+            errno = 0
+            guard let entry = readdir(handle) else {
+                if errno != 0 { throw provider.posixError(errno, folder) }
+                return nil
+            }
+            let name = Self.name(of: entry)
+            if name != "." && name != ".." { return name }
+        }
+    }
+
+    private static func name(of entry: UnsafeMutablePointer<dirent>) -> String {
+        withUnsafePointer(to: entry.pointee.d_name) { pointer in
+            pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+        }
+    }
 
     deinit { close() }
 
@@ -60,9 +94,7 @@ final class DirectoryCursor {
                 close()
                 return (entries, true)
             }
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
+            let name = Self.name(of: entry)
             if name == "." || name == ".." { continue }
             var info = stat()
             guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {

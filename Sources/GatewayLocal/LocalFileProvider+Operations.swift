@@ -17,11 +17,11 @@ extension LocalFileProvider {
         let prefixes = withIntermediateDirectories ? Array(1...components.count) : [components.count]
         for count in prefixes {
             let folder = "/" + components[..<count].joined(separator: "/")
-            let host = try resolver.hostPath(folder, followFinalSymlink: true)
-            if mkdir(host, 0o777) == 0 { continue }
+            let location = try locate(folder, followFinalSymlink: true, writing: true)
+            if mkdirat(location.fd, location.name, 0o777) == 0 { continue }
             let code = errno
             if code == EEXIST, withIntermediateDirectories || count < components.count {
-                guard let info = POSIX.status(host, followSymlinks: true), POSIX.isDirectory(info) else {
+                guard let info = location.status(), POSIX.isDirectory(info) else {
                     throw CocoaError.described(.fileWriteFileExists, path: folder, remote: name, reason: "\(folder) exists and is not a folder")
                 }
                 continue
@@ -38,21 +38,21 @@ extension LocalFileProvider {
         if target.hasPrefix(source + "/") {
             throw FileProviderError.invalidPath(path: target, reason: "cannot move a folder into itself")
         }
-        let sourceHost = try resolver.hostPath(source, followFinalSymlink: false)
-        let targetHost = try resolver.hostPath(target, followFinalSymlink: false)
-        guard let info = POSIX.status(sourceHost, followSymlinks: false) else { throw posixError(errno, source) }
-        if !overwrite, POSIX.status(targetHost, followSymlinks: false) != nil {
+        let from = try locate(source, followFinalSymlink: false, writing: true)
+        let to = try locate(target, followFinalSymlink: false, writing: true)
+        guard let info = from.status() else { throw posixError(errno, source) }
+        if !overwrite, to.status() != nil {
             throw posixError(EEXIST, target, writing: true)
         }
         if !overwrite, !POSIX.isDirectory(info) {
             // Atomic "fail if it exists" for files: hard-link, then drop the old name.
-            if link(sourceHost, targetHost) == 0 {
-                unlink(sourceHost)
+            if linkat(from.fd, from.name, to.fd, to.name, 0) == 0 {
+                unlinkat(from.fd, from.name, 0)
                 return
             }
             if errno == EEXIST { throw posixError(EEXIST, target, writing: true) }
         }
-        if rename(sourceHost, targetHost) == 0 {
+        if renameat(from.fd, from.name, to.fd, to.name) == 0 {
             logger.debug("renamed", metadata: ["from": .string(source), "to": .string(target)])
             return
         }
@@ -69,8 +69,7 @@ extension LocalFileProvider {
         if target == source || target.hasPrefix(source == "/" ? "/" : source + "/") {
             throw FileProviderError.invalidPath(path: target, reason: "cannot copy an item into itself")
         }
-        let sourceHost = try resolver.hostPath(source, followFinalSymlink: true)
-        guard let info = POSIX.status(sourceHost, followSymlinks: true) else { throw posixError(errno, source) }
+        guard let info = try locate(source, followFinalSymlink: true).status() else { throw posixError(errno, source) }
         if POSIX.isDirectory(info) {
             try await copyFolder(source, to: target, overwrite: overwrite, progress: progress)
         } else {
@@ -81,8 +80,7 @@ extension LocalFileProvider {
     /// Copies a file inside the root with `sendfile`, so the bytes never pass through user space;
     /// atomically, preserving the modification time.
     private func copyFile(_ source: String, to target: String, overwrite: Bool, progress: TransferProgress?) async throws {
-        let sourceHost = try resolver.hostPath(source, followFinalSymlink: true)
-        let input = open(sourceHost, O_RDONLY | O_CLOEXEC)
+        let input = try locate(source, followFinalSymlink: true).open(O_RDONLY)
         guard input >= 0 else { throw posixError(errno, source) }
         defer { close(input) }
         var info = stat()
@@ -110,8 +108,7 @@ extension LocalFileProvider {
     }
 
     private func copyFolder(_ source: String, to target: String, overwrite: Bool, progress: TransferProgress?) async throws {
-        let targetHost = try resolver.hostPath(target, followFinalSymlink: true)
-        if let existing = POSIX.status(targetHost, followSymlinks: true) {
+        if let existing = try locate(target, followFinalSymlink: true, writing: true).status() {
             guard POSIX.isDirectory(existing) else { throw posixError(EEXIST, target, writing: true) }
             guard overwrite else { throw posixError(EEXIST, target, writing: true) }
         } else {
@@ -138,46 +135,50 @@ extension LocalFileProvider {
         guard remote != "/" else {
             throw FileProviderError.invalidPath(path: remote, reason: "refusing to remove the remote's root")
         }
-        let host = try resolver.hostPath(remote, followFinalSymlink: false)
-        guard let info = POSIX.status(host, followSymlinks: false) else { throw posixError(errno, remote, writing: true) }
+        let location = try locate(remote, followFinalSymlink: false, writing: true)
+        guard let info = location.status() else { throw posixError(errno, remote, writing: true) }
         if !POSIX.isDirectory(info) {
-            guard unlink(host) == 0 else { throw posixError(errno, remote, writing: true) }
+            guard unlinkat(location.fd, location.name, 0) == 0 else { throw posixError(errno, remote, writing: true) }
             return
         }
-        if recursive { try removeContents(ofFolder: host, remote: remote) }
-        guard rmdir(host) == 0 else { throw posixError(errno, remote, writing: true) }
+        if recursive { try removeContents(ofFolder: location, remote: remote) }
+        guard unlinkat(location.fd, location.name, AT_REMOVEDIR) == 0 else { throw posixError(errno, remote, writing: true) }
         logger.debug("removed folder", metadata: ["path": .string(remote), "recursive": .stringConvertible(recursive)])
     }
 
-    /// Removes everything inside a folder without following symbolic links.
-    private func removeContents(ofFolder host: String, remote: String) throws {
-        guard let handle = opendir(host) else { throw posixError(errno, remote, writing: true) }
-        let cursor = DirectoryCursor(handle)
-        var folders: [(host: String, remote: String)] = []
-        while true {
+    /// Removes everything inside a folder without following symbolic links: each folder is opened
+    /// with `O_NOFOLLOW` relative to its parent's descriptor, and its entries removed with `unlinkat`.
+    private func removeContents(ofFolder location: LocalLocation, remote: String) throws {
+        let cursor = try DirectoryCursor(location, remote: remote, provider: self, writing: true)
+        let folder = LocalLocation(folder: Descriptor(dup(cursor.fd)), name: ".")
+        guard folder.fd >= 0 else { throw posixError(errno, remote, writing: true) }
+        var folders: [String] = []
+        while let name = try cursor.nextName(folder: remote, provider: self) {
             try Task.checkCancellation()
-            let (entries, finished) = try cursor.nextPage(limit: 256, folder: remote, provider: self)
-            for entry in entries {
-                let childHost = host + "/" + entry.name
-                if entry.type == .directory {
-                    folders.append((childHost, entry.path))
-                } else if unlink(childHost) != 0, errno != ENOENT {
-                    throw posixError(errno, entry.path, writing: true)
+            let child = folder.sibling(name)
+            if let info = child.status(), POSIX.isDirectory(info) {
+                folders.append(name)
+            } else if unlinkat(folder.fd, name, 0) != 0 {
+                let code = errno
+                if code == EISDIR {  // replaced by a folder since it was checked
+                    folders.append(name)
+                } else if code != ENOENT {
+                    throw posixError(code, remote == "/" ? "/" + name : remote + "/" + name, writing: true)
                 }
             }
-            if finished { break }
         }
         cursor.close()
-        for folder in folders {
-            try removeContents(ofFolder: folder.host, remote: folder.remote)
-            guard rmdir(folder.host) == 0 || errno == ENOENT else { throw posixError(errno, folder.remote, writing: true) }
+        for name in folders {
+            let path = remote == "/" ? "/" + name : remote + "/" + name
+            try removeContents(ofFolder: folder.sibling(name), remote: path)
+            guard unlinkat(folder.fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw posixError(errno, path, writing: true) }
         }
     }
 
     public func setModificationDate(_ date: Date, path: String) async throws {
         let remote = try RemotePath.normalize(path)
-        let host = try resolver.hostPath(remote, followFinalSymlink: true)
+        let location = try locate(remote, followFinalSymlink: true, writing: true)
         let times = POSIX.times(modification: date)
-        guard utimensat(AT_FDCWD, host, times, 0) == 0 else { throw posixError(errno, remote, writing: true) }
+        guard utimensat(location.fd, location.name, times, AT_SYMLINK_NOFOLLOW) == 0 else { throw posixError(errno, remote, writing: true) }
     }
 }

@@ -12,30 +12,30 @@ extension LocalFileProvider: FileProviderPositionalWrite {
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
         guard size >= 0 else { throw FileProviderError.invalidPath(path: remote, reason: "negative size") }
-        let host = try resolver.hostPath(remote, followFinalSymlink: true)
-        let existing = POSIX.status(host, followSymlinks: true)
+        let location = try locate(remote, followFinalSymlink: true, writing: true)
+        let existing = location.status()
         if let existing {
             if POSIX.isDirectory(existing) { throw posixError(EISDIR, remote, writing: true) }
             if !options.overwrite { throw posixError(EEXIST, remote, writing: true) }
         }
-        let temporary = Self.folder(of: host) + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: host))
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        let temporary = location.sibling(RemotePath.temporaryName(for: location.name))
+        let fd = temporary.open(O_WRONLY | O_CREAT | O_EXCL, mode: 0o666)
         guard fd >= 0 else { throw posixError(errno, remote, writing: true) }
         // The whole size up front: a full disk fails here, not half-way (where the file system can).
         let reserved = posix_fallocate(fd, 0, off_t(size))
         if reserved != 0, reserved != EOPNOTSUPP, reserved != EINVAL {
             close(fd)
-            unlink(temporary)
+            unlinkat(temporary.fd, temporary.name, 0)
             throw posixError(reserved, remote, writing: true)
         }
         if reserved != 0, ftruncate(fd, off_t(size)) != 0 {
             let failure = errno
             close(fd)
-            unlink(temporary)
+            unlinkat(temporary.fd, temporary.name, 0)
             throw posixError(failure, remote, writing: true)
         }
-        if let existing { fchmod(fd, existing.st_mode & 0o7777) }
-        return LocalPositionalWriter(provider: self, fd: fd, temporary: temporary, host: host, remote: remote,
+        if let existing, !POSIX.isSymlink(existing) { fchmod(fd, existing.st_mode & 0o7777) }
+        return LocalPositionalWriter(provider: self, fd: fd, temporary: temporary, target: location, remote: remote,
                                      size: size, options: options)
     }
 }
@@ -49,18 +49,20 @@ final class LocalPositionalWriter: PositionalFileWriter {
     }
 
     private let provider: LocalFileProvider
-    private let temporary: String
-    private let host: String
+    /// The file being assembled, and the name it takes when complete (in the same folder).
+    private let temporary: LocalLocation
+    private let target: LocalLocation
     private let remote: String
     private let size: Int64
     private let overwrite: Bool
     private let modificationDate: Date?
     private let state: Mutex<State>
 
-    init(provider: LocalFileProvider, fd: Int32, temporary: String, host: String, remote: String, size: Int64, options: WriteOptions) {
+    init(provider: LocalFileProvider, fd: Int32, temporary: LocalLocation, target: LocalLocation, remote: String, size: Int64,
+         options: WriteOptions) {
         self.provider = provider
         self.temporary = temporary
-        self.host = host
+        self.target = target
         self.remote = remote
         self.size = size
         self.overwrite = options.overwrite
@@ -69,7 +71,7 @@ final class LocalPositionalWriter: PositionalFileWriter {
     }
 
     func write(_ data: Data, at offset: Int64) throws {
-        guard offset >= 0, offset + Int64(data.count) <= size else {
+        guard offset >= 0, offset.saturatingAdding(Int64(data.count)) <= size else {
             throw FileProviderError.invalidPath(path: remote, reason: "a piece at \(offset) of \(data.count) bytes lies outside \(size) bytes")
         }
         guard let fd = state.withLock({ $0.fd }) else { throw CancellationError() }
@@ -103,14 +105,14 @@ final class LocalPositionalWriter: PositionalFileWriter {
             }
             closed = true
             guard close(fd) == 0 else { throw provider.posixError(errno, remote, writing: true) }
-            try provider.commit(temporary: temporary, to: host, overwrite: overwrite, remote: remote)
+            try provider.commit(temporary: temporary, to: target, overwrite: overwrite, remote: remote)
         } catch {
             if !closed { close(fd) }
-            unlink(temporary)
+            unlinkat(temporary.fd, temporary.name, 0)
             throw error
         }
         state.withLock { $0.finished = true }
-        guard let info = POSIX.status(host, followSymlinks: true) else { throw provider.posixError(errno, remote) }
+        guard let info = target.status() else { throw provider.posixError(errno, remote) }
         return POSIX.fileObject(path: remote, info: info)
     }
 
@@ -120,7 +122,7 @@ final class LocalPositionalWriter: PositionalFileWriter {
             return (state.fd, state.finished)
         }
         if let fd { close(fd) }
-        if !finished { unlink(temporary) }
+        if !finished { unlinkat(temporary.fd, temporary.name, 0) }
     }
 
     deinit { abort() }

@@ -10,8 +10,7 @@ import Synchronization
 extension LocalFileProvider {
     public func readStream(path: String, options: ReadOptions) async throws -> ByteStream {
         let remote = try RemotePath.normalize(path)
-        let host = try resolver.hostPath(remote, followFinalSymlink: true)
-        let fd = open(host, O_RDONLY | O_CLOEXEC)
+        let fd = try locate(remote, followFinalSymlink: true).open(O_RDONLY)
         guard fd >= 0 else { throw posixError(errno, remote) }
         let reader = FileRangeReader(fd: fd, buffers: readBuffers)
         var info = stat()
@@ -26,7 +25,8 @@ extension LocalFileProvider {
         // Read up to the size the file had when opened: a consistent snapshot even if it grows.
         let size = Int64(info.st_size)
         let start = min(options.offset, size)
-        let end = options.length.map { min(size, start + $0) } ?? size
+        // (Saturating: an offset and a length from a user may add past Int64.max.)
+        let end = options.length.map { min(size, start.saturatingAdding($0)) } ?? size
         reader.configure(start: start, end: end, chunkSize: max(4096, options.chunkSize), path: remote, remote: name)
         return ByteStream(expectedLength: end - start) { try reader.next() }
     }

@@ -15,28 +15,23 @@ extension LocalFileProvider: FileProviderResumableWrite {
 
     public func resumableWriteLength(path: String, key: String) async throws -> Int64 {
         let remote = try RemotePath.normalize(path)
-        let host = try resolver.hostPath(remote, followFinalSymlink: true)
-        guard let info = POSIX.status(Self.resumablePath(host, key: key), followSymlinks: false), POSIX.isRegularFile(info) else { return 0 }
+        let location = try locate(remote, followFinalSymlink: true)
+        guard let info = Self.partial(of: location, key: key).status(), POSIX.isRegularFile(info) else { return 0 }
         return Int64(info.st_size)
     }
 
     public func resumableWrite(path: String, key: String, offset: Int64, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
         var options = options
         options.atomically = true
-        let announced = stream.expectedLength.map { $0 + offset }
+        let announced = stream.expectedLength.map { $0.saturatingAdding(offset) }
         return try await writeFile(path: path, options: options, announcedSize: announced, resume: (key, offset)) { fd, remote in
             try await self.copy(stream, into: fd, remote: remote, options: options)
         }
     }
 
-    /// The partial file of a resumable write of `host` under `key`, beside it.
-    static func resumablePath(_ host: String, key: String) -> String {
-        folder(of: host) + "/" + RemotePath.resumableName(for: RemotePath.lastComponent(of: host), key: key)
-    }
-
-    /// The folder holding `host` (a host path), without a trailing `/` (empty for a file in `/`).
-    static func folder(of host: String) -> String {
-        String(host[..<(host.lastIndex(of: "/") ?? host.startIndex)])
+    /// The partial file of a resumable write of `location` under `key`, beside it.
+    static func partial(of location: LocalLocation, key: String) -> LocalLocation {
+        location.sibling(RemotePath.resumableName(for: location.name, key: key))
     }
 
     /// Writes every chunk of `stream` to `fd`; returns the byte count.
@@ -61,8 +56,8 @@ extension LocalFileProvider: FileProviderResumableWrite {
                    fill: (Int32, String) async throws -> Int64) async throws -> FileObject {
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
-        let host = try resolver.hostPath(remote, followFinalSymlink: true)
-        let existing = POSIX.status(host, followSymlinks: true)
+        let location = try locate(remote, followFinalSymlink: true, writing: true)
+        let existing = location.status()
         if let existing {
             if POSIX.isDirectory(existing) { throw posixError(EISDIR, remote, writing: true) }
             if !options.overwrite { throw posixError(EEXIST, remote, writing: true) }
@@ -73,18 +68,18 @@ extension LocalFileProvider: FileProviderResumableWrite {
                 throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: actual)
             }
         }
-        let folder = Self.folder(of: host)
-        let target: String
+        // Every file below is opened and renamed relative to the folder's descriptor, with O_NOFOLLOW.
+        let target: LocalLocation
         let fd: Int32
         if let resume {
-            target = Self.resumablePath(host, key: resume.key)
-            fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
+            target = Self.partial(of: location, key: resume.key)
+            fd = target.open(O_WRONLY | O_CREAT, mode: 0o666)
         } else if options.atomically {
-            target = folder + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: host))
-            fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            target = location.sibling(RemotePath.temporaryName(for: location.name))
+            fd = target.open(O_WRONLY | O_CREAT | O_EXCL, mode: 0o666)
         } else {
-            target = host
-            fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (options.overwrite ? 0 : O_EXCL), 0o666)
+            target = location
+            fd = target.open(O_WRONLY | O_CREAT | O_TRUNC | (options.overwrite ? 0 : O_EXCL), mode: 0o666)
         }
         guard fd >= 0 else { throw posixError(errno, remote, writing: true) }
         var open = true
@@ -92,7 +87,7 @@ extension LocalFileProvider: FileProviderResumableWrite {
         var keepPartial = false
         defer {
             if open { close(fd) }
-            if !committed, !keepPartial { unlink(target) }
+            if !committed, !keepPartial { unlinkat(target.fd, target.name, 0) }
         }
         if let resume {
             // One writer per partial file: another process resuming the same file waits for nothing and fails.
@@ -112,7 +107,7 @@ extension LocalFileProvider: FileProviderResumableWrite {
                 throw posixError(errno, remote, writing: true)
             }
         }
-        if options.atomically, let existing { fchmod(fd, existing.st_mode & 0o7777) }
+        if options.atomically, let existing, !POSIX.isSymlink(existing) { fchmod(fd, existing.st_mode & 0o7777) }
 
         let written: Int64
         do {
@@ -133,25 +128,25 @@ extension LocalFileProvider: FileProviderResumableWrite {
         open = false
         if close(fd) != 0 { throw posixError(errno, remote, writing: true) }
         if options.atomically {
-            try commit(temporary: target, to: host, overwrite: options.overwrite, remote: remote)
+            try commit(temporary: target, to: location, overwrite: options.overwrite, remote: remote)
         }
         committed = true
-        if resume != nil { removeStalePartials(of: host) }
+        if resume != nil { removeStalePartials(of: location) }
         logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written),
                                               "atomic": .stringConvertible(options.atomically)])
-        guard let info = POSIX.status(host, followSymlinks: true) else { throw posixError(errno, remote) }
+        guard let info = location.status() else { throw posixError(errno, remote) }
         return POSIX.fileObject(path: remote, info: info)
     }
 
-    /// Renames a finished temporary file into place. Without `overwrite`, `link` + `unlink` makes
-    /// "fail if it exists" atomic.
-    func commit(temporary: String, to host: String, overwrite: Bool, remote: String) throws {
+    /// Renames a finished temporary file into place (both in the same folder, by descriptor).
+    /// Without `overwrite`, `linkat` + `unlinkat` makes "fail if it exists" atomic.
+    func commit(temporary: LocalLocation, to target: LocalLocation, overwrite: Bool, remote: String) throws {
         if overwrite {
-            guard rename(temporary, host) == 0 else { throw posixError(errno, remote, writing: true) }
+            guard renameat(temporary.fd, temporary.name, target.fd, target.name) == 0 else { throw posixError(errno, remote, writing: true) }
             return
         }
-        if link(temporary, host) == 0 {
-            unlink(temporary)
+        if linkat(temporary.fd, temporary.name, target.fd, target.name, 0) == 0 {
+            unlinkat(temporary.fd, temporary.name, 0)
             return
         }
         let linkError = errno
@@ -159,18 +154,19 @@ extension LocalFileProvider: FileProviderResumableWrite {
             throw posixError(linkError, remote, writing: true)
         }
         // File systems without hard links: check, then rename (a small race remains there).
-        if POSIX.status(host, followSymlinks: false) != nil { throw posixError(EEXIST, remote, writing: true) }
-        guard rename(temporary, host) == 0 else { throw posixError(errno, remote, writing: true) }
+        if target.status() != nil { throw posixError(EEXIST, remote, writing: true) }
+        guard renameat(temporary.fd, temporary.name, target.fd, target.name) == 0 else { throw posixError(errno, remote, writing: true) }
     }
 
-    /// Removes resumable partial files of `host` left by interrupted writes of an older version
+    /// Removes resumable partial files of `location` left by interrupted writes of an older version
     /// of the source (their key no longer matches anything). Runs after a resumable write completed.
-    private func removeStalePartials(of host: String) {
-        let folder = Self.folder(of: host)
-        guard let prefix = RemotePath.resumablePrefix(for: RemotePath.lastComponent(of: host)),
-              let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "/" : folder) else { return }
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".partial") {
-            unlink(folder + "/" + name)
+    private func removeStalePartials(of location: LocalLocation) {
+        guard let prefix = RemotePath.resumablePrefix(for: location.name),
+              let cursor = try? DirectoryCursor(location.sibling("."), remote: "/", provider: self) else { return }
+        while let name = try? cursor.nextName(folder: "/", provider: self) {
+            if name.hasPrefix(prefix) && name.hasSuffix(".partial") {
+                unlinkat(cursor.fd, name, 0)
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CLocalShims
 public import Foundation
 public import GatewayCore
 public import Logging
@@ -35,19 +36,32 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
 
     /// Creates a provider rooted at an existing folder.
     ///
+    /// The root folder is opened once, here: every path is resolved from that descriptor (see
+    /// `LocalPathResolver`), so the provider keeps using this folder even if its path is later renamed.
+    ///
     /// - Parameters:
     ///   - name: the remote's name, used in messages.
     ///   - root: an absolute path of an existing folder.
     /// - Throws: a not-found or not-a-directory `CocoaError` when the root is unusable.
-    public init(name: String, root: String, logger: Logger = Logger(label: "gateway.local")) throws {
+    public convenience init(name: String, root: String, logger: Logger = Logger(label: "gateway.local")) throws {
+        try self.init(name: name, root: root, logger: logger, useOpenat2: true)
+    }
+
+    /// Creates a provider; `useOpenat2: false` resolves every path component by component (the
+    /// fallback for kernels without `openat2`), for tests.
+    init(name: String, root: String, logger: Logger, useOpenat2: Bool) throws {
         guard let real = POSIX.realPath(root) else {
             throw CocoaError.described(.fileNoSuchFile, path: root, remote: name, reason: "root folder \(root) does not exist")
         }
         guard let info = POSIX.status(real, followSymlinks: true), POSIX.isDirectory(info) else {
             throw CocoaError.described(.fileReadUnknown, path: root, remote: name, reason: "root \(root) is not a folder")
         }
+        do {
+            self.resolver = try LocalPathResolver(root: real, useOpenat2: useOpenat2)
+        } catch let failure as LocalPathResolver.SystemFailure {
+            throw CocoaError.posix(failure.code, path: "/", remote: name)
+        }
         self.name = name
-        self.resolver = LocalPathResolver(root: real)
         self.baseURL = URL(fileURLWithPath: real, isDirectory: true)
         self.logger = logger
     }
@@ -62,20 +76,31 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
         CocoaError.posix(code, path: path, remote: name, writing: writing)
     }
 
+    /// The location of a normalized remote path below the root descriptor (see `LocalPathResolver`).
+    ///
+    /// - Throws: ``FileProviderError/pathEscapesRoot(path:)``, or the `CocoaError` of a failed system call.
+    func locate(_ remote: String, followFinalSymlink: Bool, writing: Bool = false) throws -> LocalLocation {
+        do {
+            return try resolver.locate(remote, followFinalSymlink: followFinalSymlink)
+        } catch let failure as LocalPathResolver.SystemFailure {
+            throw posixError(failure.code, remote, writing: writing)
+        }
+    }
+
     // MARK: FileProviderBasic
 
     public func attributesOfItem(path: String) async throws -> FileObject {
         let remote = try RemotePath.normalize(path)
-        let host = try resolver.hostPath(remote, followFinalSymlink: false)
-        guard let info = POSIX.status(host, followSymlinks: false) else { throw posixError(errno, remote) }
-        if POSIX.isSymlink(info) { return linkObject(path: remote, info: info, link: POSIX.readLink(at: AT_FDCWD, host)) }
+        let location = try locate(remote, followFinalSymlink: false)
+        guard let info = location.status() else { throw posixError(errno, remote) }
+        if POSIX.isSymlink(info) { return linkObject(path: remote, info: info, link: POSIX.readLink(at: location.fd, location.name)) }
         return POSIX.fileObject(path: remote, info: info)
     }
 
     /// A symbolic link, described by its target when that lies inside the root (else by itself).
     func linkObject(path: String, info: stat, link: String?) -> FileObject {
-        guard let host = try? resolver.hostPath(path, followFinalSymlink: true),
-              let target = POSIX.status(host, followSymlinks: true) else {
+        guard let location = try? resolver.locate(path, followFinalSymlink: true),
+              let target = location.status(), !POSIX.isSymlink(target) else {
             return POSIX.fileObject(path: path, info: info, symlinkTarget: link)
         }
         return POSIX.fileObject(path: path, info: info, symlinkTarget: link, target: target)
@@ -83,9 +108,12 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
 
     public func storageProperties(path: String) async throws -> VolumeObject {
         let remote = try RemotePath.normalize(path)
-        let host = try resolver.hostPath(remote, followFinalSymlink: true)
+        let location = try locate(remote, followFinalSymlink: true)
+        let fd = location.open(CLOCAL_O_PATH)
+        guard fd >= 0 else { throw posixError(errno, remote) }
+        defer { close(fd) }
         var info = statvfs()
-        guard statvfs(host, &info) == 0 else { throw posixError(errno, remote) }
+        guard fstatvfs(fd, &info) == 0 else { throw posixError(errno, remote) }
         let unit = Int64(info.f_frsize)
         return VolumeObject(
             totalCapacity: Int64(info.f_blocks) * unit,
