@@ -11,7 +11,7 @@ extension FTPProvider {
             return DirectoryListing(path: path, failure: error)
         }
         let pageSize = max(1, pageSize)
-        return DirectoryListing(path: folder) { [self] in
+        return DirectoryListing(path: folder, pageSize: pageSize) { [self] in
             var body: ByteStream.AsyncIterator?
             var lines = LineSplitter(encoding: client.configuration.encoding)
             var machine = false

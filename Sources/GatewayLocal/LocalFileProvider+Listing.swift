@@ -15,7 +15,7 @@ extension LocalFileProvider {
             return DirectoryListing(path: path, failure: error)
         }
         let pageSize = max(1, pageSize)
-        return DirectoryListing(path: remote) { [self] in
+        return DirectoryListing(path: remote, pageSize: pageSize) { [self] in
             var cursor: DirectoryCursor?
             var opened = false
             return {

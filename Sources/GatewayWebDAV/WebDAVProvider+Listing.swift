@@ -112,7 +112,7 @@ extension WebDAVProvider {
             return DirectoryListing(path: path, failure: error)
         }
         let pageSize = max(1, pageSize)
-        return DirectoryListing(path: folder) { [self] in
+        return DirectoryListing(path: folder, pageSize: pageSize) { [self] in
             var body: ByteStream.AsyncIterator?
             var parser: MultistatusParser?
             var finished = false

@@ -54,6 +54,30 @@ struct ListingBehaviourTests {
         }
     }
 
+    @Test("pages hold at most pageSize entries, and the last non-empty page is marked last", arguments: ProviderFixture.all)
+    func pageSizes(fixture: ProviderFixture) async throws {
+        try await fixture.run { s in
+            try await s.provider.createFolder(path: s.path("pages"), withIntermediateDirectories: false)
+            try await s.provider.createFolder(path: s.path("empty"), withIntermediateDirectories: false)
+            for index in 0..<23 {
+                try await s.provider.writeContents(path: s.path("pages/p\(index)"), data: Data([UInt8(index)]))
+            }
+            for (size, expected) in [(10, [10, 10, 3]), (23, [23]), (1, Array(repeating: 1, count: 23)), (100, [23])] {
+                var sizes: [Int] = []
+                var lastFlags: [Bool] = []
+                for try await page in s.provider.contentsOfDirectory(path: s.path("pages"), pageSize: size) {
+                    sizes.append(page.entries.count)
+                    lastFlags.append(page.isLast)
+                }
+                #expect(sizes == expected, "page size \(size)")
+                #expect(lastFlags == sizes.indices.map { $0 == sizes.count - 1 }, "page size \(size): \(lastFlags)")
+            }
+            var emptyPages: [ListingPage] = []
+            for try await page in s.provider.contentsOfDirectory(path: s.path("empty"), pageSize: 5) { emptyPages.append(page) }
+            #expect(emptyPages.count == 1 && emptyPages.first?.isLast == true && emptyPages.first?.entries.isEmpty == true)
+        }
+    }
+
     @Test("a large folder arrives in several pages, every entry exactly once", arguments: ProviderFixture.all)
     func listInPages(fixture: ProviderFixture) async throws {
         try await fixture.run { s in

@@ -19,6 +19,11 @@ public struct ListingPage: Sendable {
 /// in bounded memory. Iteration throws ``FileProviderError/truncated(path:reason:)`` if the source ends
 /// before a page marked ``ListingPage/isLast``: a cut-off listing can never pass as complete.
 ///
+/// Given a page size, pages hold at most that many entries, and the last non-empty page is the one
+/// marked ``ListingPage/isLast`` (no empty page trails it; an empty folder gives one empty last page),
+/// whatever sizes the backend's own pages have: entries are held back until the next one, or the
+/// end, is known.
+///
 /// Each call to `makeAsyncIterator()` starts a fresh listing from the backend.
 public struct DirectoryListing: AsyncSequence, Sendable {
     public typealias Element = ListingPage
@@ -28,11 +33,16 @@ public struct DirectoryListing: AsyncSequence, Sendable {
 
     /// The folder being listed (normalized remote path).
     public let path: String
+    /// The most entries a page holds, when the listing shapes pages (see the type's notes).
+    public let pageSize: Int?
     private let makeSource: @Sendable () -> PageSource
 
-    /// Creates a listing. `makeSource` is called once per iteration and returns the page source.
-    public init(path: String, makeSource: @escaping @Sendable () -> PageSource) {
+    /// Creates a listing. `makeSource` is called once per iteration and returns the page source;
+    /// with `pageSize`, its pages are re-cut to hold at most that many entries, the last non-empty
+    /// one marked as last.
+    public init(path: String, pageSize: Int? = nil, makeSource: @escaping @Sendable () -> PageSource) {
         self.path = path
+        self.pageSize = pageSize.map { Swift.max(1, $0) }
         self.makeSource = makeSource
     }
 
@@ -42,33 +52,59 @@ public struct DirectoryListing: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(path: path, source: makeSource())
+        AsyncIterator(path: path, pageSize: pageSize, source: makeSource())
     }
 
-    /// Iterates pages, enforcing the truncation rule.
+    /// Iterates pages, enforcing the truncation rule (and the page size, when set).
     public struct AsyncIterator: AsyncIteratorProtocol {
         let path: String
+        let pageSize: Int?
         var source: PageSource?
+        /// Entries received from the source and not handed out yet (page sizing only).
+        private var pending: [FileObject] = []
+        /// Whether the source delivered its last page (page sizing only).
+        private var sourceEnded = false
 
-        init(path: String, source: @escaping PageSource) {
+        init(path: String, pageSize: Int?, source: @escaping PageSource) {
             self.path = path
+            self.pageSize = pageSize
             self.source = source
         }
 
         public mutating func next() async throws -> ListingPage? {
             guard let source else { return nil }
             do {
-                try Task.checkCancellation()
-                guard let page = try await source() else {
-                    self.source = nil
-                    throw FileProviderError.truncated(path: path, reason: "the listing of \(path) stopped before its last page")
+                guard let pageSize else {
+                    let page = try await pull(source)
+                    if page.isLast { self.source = nil }
+                    return page
                 }
-                if page.isLast { self.source = nil }
-                return page
+                // Hand out a full page only once an entry after it is known, so the last page is
+                // never an empty one.
+                while !sourceEnded && pending.count <= pageSize {
+                    let page = try await pull(source)
+                    pending += page.entries
+                    sourceEnded = page.isLast
+                }
+                let count = Swift.min(pageSize, pending.count)
+                let entries = Array(pending[..<count])
+                pending.removeFirst(count)
+                let isLast = sourceEnded && pending.isEmpty
+                if isLast { self.source = nil }
+                return ListingPage(entries: entries, isLast: isLast)
             } catch {
                 self.source = nil
                 throw error
             }
+        }
+
+        /// The source's next page; a source that stops before its last page is a truncated listing.
+        private func pull(_ source: PageSource) async throws -> ListingPage {
+            try Task.checkCancellation()
+            guard let page = try await source() else {
+                throw FileProviderError.truncated(path: path, reason: "the listing of \(path) stopped before its last page")
+            }
+            return page
         }
     }
 
