@@ -5,8 +5,9 @@
 @_exported public import GatewayTransport
 @_exported public import GatewayWebDAV
 
-/// Entry points for apps that want every built-in backend.
-public enum StorageGateway {
+/// Entry points for apps that want every built-in backend. (Named `Gateway`, not after the module, so
+/// that module-qualified names such as `StorageGateway.CopyEngine` resolve.)
+public enum Gateway {
     /// The built-in provider types: `local`, `webdav` and `ftp`.
     public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor, WebDAVProvider.descriptor, FTPProvider.descriptor]
 

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Configuration: parsing, validation, overrides, secrets")
 struct ConfigTests {
-    let registry = StorageGateway.makeRegistry()
+    let registry = Gateway.makeRegistry()
 
     func parse(_ json: String, environment: [String: String] = [:], registry: ProviderRegistry? = nil) throws -> GatewayConfiguration {
         try GatewayConfiguration.parse(data: Data(json.utf8), source: "/etc/test.json", registry: registry ?? self.registry, environment: environment)
@@ -176,7 +176,7 @@ struct ConfigTests {
     @Test("unknown remotes are config errors with a suggestion")
     func unknownRemote() async throws {
         let config = try parse(#"{"remotes": {"docs": {"type": "local", "root": "/"}}}"#)
-        let resolver = StorageGateway.makeResolver(configuration: config, registry: registry)
+        let resolver = Gateway.makeResolver(configuration: config, registry: registry)
         do {
             _ = try await resolver.provider(named: "dcos")
             Issue.record("must fail")

@@ -59,7 +59,7 @@ struct HardeningTests {
     @Test("timeouts and speed limits are validated in range, and never overflow when used",
           arguments: ["webdav", "ftp"])
     func timeoutRanges(type: String) throws {
-        let registry = StorageGateway.makeRegistry()
+        let registry = Gateway.makeRegistry()
         let url = type == "ftp" ? "ftp://127.0.0.1/" : "http://127.0.0.1/"
         for (key, value) in [("idle_timeout", "1e16"), ("connect_timeout", "0"), ("low_speed_time", "-1"), ("idle_timeout", "3000000"),
                              ("low_speed_limit", "-5"), ("low_speed_limit", "9999999999")] {
@@ -87,5 +87,16 @@ struct HardeningTests {
         #expect(!WebDAVProvider.isAtomicPutServer(dav: "1,2", server: "Apache/2.4.62"))
         #expect(!WebDAVProvider.isAtomicPutServer(dav: fs, server: "nginx/1.24"))
         #expect(!WebDAVProvider.isAtomicPutServer(dav: nil, server: nil))
+    }
+}
+
+@Suite("Library names")
+struct LibraryNameTests {
+    @Test("module-qualified names resolve: the entry enum is Gateway, not the module's name")
+    func moduleQualified() {
+        let engine: StorageGateway.CopyEngine = StorageGateway.CopyEngine()
+        #expect(engine.options.transfers == 4)
+        let registry: StorageGateway.ProviderRegistry = StorageGateway.Gateway.makeRegistry()
+        #expect(registry.allDescriptors.map(\.type).sorted() == ["ftp", "local", "webdav"])
     }
 }

@@ -181,7 +181,7 @@ struct FTPFailureTests {
 
     @Test("config keys are validated with clear messages")
     func configValidation() {
-        let registry = StorageGateway.makeRegistry()
+        let registry = Gateway.makeRegistry()
         func problems(_ remote: String) -> [String] {
             do {
                 _ = try GatewayConfiguration.parse(data: Data(#"{"remotes": {"f": \#(remote)}}"#.utf8), source: "c.json", registry: registry)

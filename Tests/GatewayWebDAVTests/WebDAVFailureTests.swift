@@ -192,7 +192,7 @@ struct WebDAVFailureTests {
 
     @Test("config validation: credentials in the URL, bad vendor, bad numbers, password without user")
     func configValidation() throws {
-        let registry = StorageGateway.makeRegistry()
+        let registry = Gateway.makeRegistry()
         func problems(_ remote: String) -> [String] {
             do {
                 _ = try GatewayConfiguration.parse(data: Data(#"{"remotes": {"d": \#(remote)}}"#.utf8), source: "c.json", registry: registry)

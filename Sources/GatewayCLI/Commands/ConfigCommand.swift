@@ -25,7 +25,7 @@ struct ValidateConfigCommand: AsyncParsableCommand {
     @Argument(help: "The config file to check.") var file: String?
 
     func run() async throws {
-        let registry = StorageGateway.makeRegistry()
+        let registry = Gateway.makeRegistry()
         let environment = ProcessInfo.processInfo.environment
         do {
             let configuration = try ConfigLocator.load(flag: file ?? global.config, registry: registry, environment: environment)
@@ -48,7 +48,7 @@ struct ConfigTypesCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print JSON.") var json = false
 
     func run() async throws {
-        let registry = StorageGateway.makeRegistry()
+        let registry = Gateway.makeRegistry()
         let out = StandardOutput()
         if json {
             struct Key: Encodable { var name, type, summary: String; var required, secret: Bool; var `default`: String? }

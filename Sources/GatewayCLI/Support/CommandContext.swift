@@ -20,7 +20,7 @@ struct CommandContext: Sendable {
         Logging.bootstrapOnce()
         var logger = Logger(label: "gateway")
         logger.logLevel = global.verbose ? .debug : .warning
-        let registry = StorageGateway.makeRegistry()
+        let registry = Gateway.makeRegistry()
         let environment = ProcessInfo.processInfo.environment
         let configuration: GatewayConfiguration
         do {
@@ -30,7 +30,7 @@ struct CommandContext: Sendable {
         }
         logger.debug("configuration loaded", metadata: ["source": .string(configuration.source ?? "built-in default"),
                                                         "remotes": .string(configuration.remoteNames.joined(separator: ","))])
-        let resolver = StorageGateway.makeResolver(configuration: configuration, registry: registry,
+        let resolver = Gateway.makeResolver(configuration: configuration, registry: registry,
                                                    context: ProviderContext(logger: logger, environment: environment,
                                                                             requestAttempts: requestAttempts))
         return CommandContext(global: global, registry: registry, configuration: configuration, resolver: resolver, logger: logger)

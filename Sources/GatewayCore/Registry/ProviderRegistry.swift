@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The provider types a program knows, by name. Each program owns its registry; there is no shared
-/// global one. `StorageGateway.makeRegistry()` returns one with the built-in backends registered.
+/// global one. `Gateway.makeRegistry()` returns one with the built-in backends registered.
 public final class ProviderRegistry: Sendable {
     /// Registering the same type name twice.
     public struct DuplicateTypeError: Error, Sendable, CustomStringConvertible {
