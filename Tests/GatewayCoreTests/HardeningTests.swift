@@ -100,3 +100,20 @@ struct LibraryNameTests {
         #expect(registry.allDescriptors.map(\.type).sorted() == ["ftp", "local", "webdav"])
     }
 }
+
+@Suite("Errors an app can show")
+struct ShowableErrorTests {
+    @Test("every error type the library builds has a useful localizedDescription")
+    func localizedDescriptions() {
+        let config = ConfigError(source: "/etc/g.json", remote: "docs", key: "rot", message: "unknown key \"rot\"")
+        #expect(config.localizedDescription == #"config /etc/g.json: remote "docs": unknown key "rot""#)
+        let missing = CocoaError.posix(ENOENT, path: "/a.txt", remote: "docs")
+        #expect(missing.localizedDescription == "docs:/a.txt: No such file or directory")
+        let described = CocoaError.described(.fileWriteUnknown, path: "/d", reason: "folder is not empty (use rm -r)")
+        #expect(described.localizedDescription == "/d: folder is not empty (use rm -r)")
+        // The CLI's short reasons are unchanged.
+        #expect(ErrorMessage.reason(for: missing) == "no such file or directory")
+        #expect(ErrorMessage.reason(for: described) == "folder is not empty (use rm -r)")
+        #expect(FileProviderHTTPError(statusCode: 507, path: "/x").localizedDescription == "HTTP 507 insufficient storage")
+    }
+}

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// One problem found in a configuration: where (file or environment variable, remote, key) and what.
 public struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
     /// The config file's path, or `environment VARIABLE` for an override.
@@ -26,7 +28,7 @@ public struct ConfigProblem: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A configuration that cannot be used. The CLI prints one line per problem and exits with 2.
-public struct ConfigError: Error, Sendable, CustomStringConvertible {
+public struct ConfigError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// Every problem found (validation does not stop at the first).
     public var problems: [ConfigProblem]
 
@@ -39,6 +41,9 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { problems.map(\.description).joined(separator: "\n") }
+
+    /// Every problem, one per line: what `localizedDescription` shows an app's user.
+    public var errorDescription: String? { description }
 }
 
 /// "Did you mean" suggestions by edit distance.

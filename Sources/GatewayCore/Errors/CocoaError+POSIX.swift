@@ -21,9 +21,12 @@ extension CocoaError {
         case ECANCELED: cocoaCode = .userCancelled
         default: cocoaCode = writing ? .fileWriteUnknown : .fileReadUnknown
         }
+        // `localizedDescription` reads "docs:/a.txt: No such file or directory" (Foundation's own
+        // text for a CocoaError built here names no path and often no cause).
         var info: [String: Any] = [
             NSFilePathErrorKey: path,
             NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(code)),
+            NSLocalizedDescriptionKey: "\(remote.map { "\($0):" } ?? "")\(path): \(String(cString: strerror(code)))",
         ]
         if let remote { info[GatewayRemoteNameErrorKey] = remote }
         return CocoaError(cocoaCode, userInfo: info)
@@ -31,7 +34,8 @@ extension CocoaError {
 
     /// A `CocoaError` with a path and an explanation, for failures that have no `errno`.
     public static func described(_ code: CocoaError.Code, path: String, remote: String? = nil, reason: String) -> CocoaError {
-        var info: [String: Any] = [NSFilePathErrorKey: path, NSLocalizedFailureReasonErrorKey: reason]
+        var info: [String: Any] = [NSFilePathErrorKey: path, NSLocalizedFailureReasonErrorKey: reason,
+                                   NSLocalizedDescriptionKey: "\(remote.map { "\($0):" } ?? "")\(path): \(reason)"]
         if let remote { info[GatewayRemoteNameErrorKey] = remote }
         return CocoaError(code, userInfo: info)
     }
