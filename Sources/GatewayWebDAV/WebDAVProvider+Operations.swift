@@ -26,6 +26,9 @@ extension WebDAVProvider {
                 return
             case 409 where withIntermediateDirectories && attempt == 0:
                 try await createFolder(path: RemotePath.parent(of: remote), withIntermediateDirectories: true)
+            case 409 where try await itemIfPresent(path: RemotePath.parent(of: remote)) == nil:
+                // The parent is missing (RFC 4918 §9.3.1): "not found", naming it, as every backend says.
+                throw CocoaError.posix(ENOENT, path: RemotePath.parent(of: remote), remote: name, writing: true)
             default:
                 throw failure(head, body: body, path: remote)
             }

@@ -80,9 +80,10 @@ extension WebDAVProvider {
             // A direct (atomic) PUT left nothing: the server kept the previous file.
             let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }
             if !direct, options.atomically || partial { await discard(target) }
-            // A server refusing an upload into a missing folder may reset the stream (HTTP/2) before
-            // its 409 arrives: name the real cause.
-            if error.failureKind == .connectionLost, await parentIsMissing(remote) {
+            // An upload into a missing folder: 409 (RFC 4918), or a stream the server reset (HTTP/2)
+            // before its 409 arrived. Name the missing folder as every backend does ("not found").
+            if error.failureKind == .connectionLost || (error as? FileProviderHTTPError)?.statusCode == 409,
+               await parentIsMissing(remote) {
                 throw CocoaError.posix(ENOENT, path: RemotePath.parent(of: remote), remote: name, writing: true)
             }
             throw error

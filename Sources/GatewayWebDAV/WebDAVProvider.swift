@@ -113,9 +113,17 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
                               method: head.method)
     }
 
-    /// A readable excerpt of an error body: tags stripped, whitespace folded.
+    /// A readable excerpt of an error body, one short line: an HTML page gives its `<title>`
+    /// (Apache's "409 Conflict"), other text its tags stripped and whitespace folded, at most 160
+    /// characters. The page itself stays out of messages.
     static func serverText(_ body: Data) -> String? {
         guard !body.isEmpty else { return nil }
+        let head = String(decoding: body.prefix(4096), as: UTF8.self)
+        if let open = head.range(of: "<title>", options: .caseInsensitive),
+           let close = head.range(of: "</title>", options: .caseInsensitive, range: open.upperBound..<head.endIndex) {
+            let title = head[open.upperBound..<close.lowerBound].split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+            return title.isEmpty ? nil : String(title.prefix(160))
+        }
         // Tags are dropped by hand: Foundation's regular expressions are not safe to use from many
         // threads at once on Linux.
         var text = ""
@@ -128,7 +136,7 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
             }
         }
         let folded = text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
-        return folded.isEmpty ? nil : String(folded.prefix(300))
+        return folded.isEmpty ? nil : String(folded.prefix(160))
     }
 
     /// Where a redirect answer (3xx with `Location`) points, when it stays on the configured origin
