@@ -141,6 +141,17 @@ struct MultistatusParserTests {
         #expect(count == 20_000)
     }
 
+    @Test("a document type (with entity declarations) is refused, and nothing leaks (found by fuzzing)")
+    func doctypeRefused() {
+        let body = #"<?xml version="1.0"?><!DOCTYPE multistatus [<!ENTITY x "expanded">]><multistatus xmlns="DAV:"><response><href>&x;</href></response></multistatus>"#
+        #expect(throws: FileProviderError.self) { _ = try parse(body) }
+        do {
+            _ = try parse(body, chunkSize: 4096)
+        } catch {
+            #expect("\(error)".contains("DOCTYPE is not allowed"), "\(error)")
+        }
+    }
+
     @Test("a million distinct element names fail early and clearly instead of parsing in quadratic time")
     func distinctNames() throws {
         // 200 responses of 5,000 distinct unknown properties each (within the per-response bound).
