@@ -9,6 +9,9 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "swift-storage-gateway",
+    // Linux first. The core (and Local) use Synchronization's Mutex and Atomic, which Apple's
+    // platforms have from these releases on; the network backends need libcurl and libxml2.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         /// Everything an app needs: the core protocols and models plus every built-in backend.
         .library(name: "StorageGateway", targets: ["StorageGateway"]),

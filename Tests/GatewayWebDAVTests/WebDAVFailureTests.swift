@@ -32,6 +32,13 @@ struct WebDAVFailureTests {
             #expect(text.contains("401"))
         }
         #expect(await provider.isReachable() == false)
+        // checkReachability says why.
+        await #expect(throws: FileProviderHTTPError.self) { try await provider.checkReachability() }
+        do {
+            try await provider.checkReachability()
+        } catch {
+            #expect(error.failureKind == .notAuthenticated)
+        }
     }
 
     @Test("nothing listening: a prompt connection error")

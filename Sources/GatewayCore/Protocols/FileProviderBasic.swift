@@ -56,7 +56,7 @@ public protocol FileProviderBasic: Sendable {
     /// The remote path of a URL that lies inside this remote; throws when it lies outside.
     func relativePathOf(url: URL) throws -> String
 
-    /// Whether the remote answers at all (the root can be read).
+    /// Whether the remote answers at all (the root can be read). ``checkReachability()`` says why not.
     func isReachable() async -> Bool
 }
 
@@ -124,7 +124,15 @@ extension FileProviderBasic {
     }
 
     public func isReachable() async -> Bool {
-        (try? await attributesOfItem(path: "/")) != nil
+        (try? await checkReachability()) != nil
+    }
+
+    /// Reads the remote's root, and throws why it cannot: not authenticated, cannot connect,
+    /// timed out, certificate not trusted, not a directory... (the error to show a user, where
+    /// ``isReachable()`` only says no).
+    public func checkReachability() async throws {
+        let root = try await attributesOfItem(path: "/")
+        guard root.isDirectory else { throw CocoaError.posix(ENOTDIR, path: "/", remote: name) }
     }
 }
 
