@@ -114,12 +114,16 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
         defer { close(fd) }
         var info = statvfs()
         guard fstatvfs(fd, &info) == 0 else { throw posixError(errno, remote) }
-        let unit = Int64(info.f_frsize)
+        // Held at Int64.max: a FUSE file system may report any figures.
+        func bytes(_ blocks: UInt) -> Int64 {
+            let (product, overflow) = Int64(clamping: blocks).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
+            return overflow ? .max : product
+        }
         return VolumeObject(
-            totalCapacity: Int64(info.f_blocks) * unit,
-            availableCapacity: Int64(info.f_bavail) * unit,
-            usedCapacity: Int64(info.f_blocks - info.f_bfree) * unit,
-            name: remote
+            totalCapacity: bytes(info.f_blocks),
+            availableCapacity: bytes(info.f_bavail),
+            usedCapacity: bytes(info.f_blocks >= info.f_bfree ? info.f_blocks - info.f_bfree : 0),
+            name: name
         )
     }
 

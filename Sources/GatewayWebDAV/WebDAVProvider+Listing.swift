@@ -183,7 +183,7 @@ extension WebDAVProvider {
             let (sum, overflow) = available.addingReportingOverflow(used)
             total = overflow ? nil : sum
         }
-        return VolumeObject(totalCapacity: total, availableCapacity: resource.quotaAvailable, usedCapacity: resource.quotaUsed)
+        return VolumeObject(totalCapacity: total, availableCapacity: resource.quotaAvailable, usedCapacity: resource.quotaUsed, name: name)
     }
 }
 

@@ -32,7 +32,7 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidPath(let path, let reason):
             return "invalid path \"\(RemotePath.printable(path))\": \(reason)"
         case .unsupported(let operation, _):
-            return "\(operation) is not supported by this remote"
+            return "not supported by this remote: \(operation)"
         case .unavailable(let reason, _):
             return reason
         case .truncated(_, let reason):

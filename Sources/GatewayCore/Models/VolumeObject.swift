@@ -9,7 +9,7 @@ public struct VolumeObject: Sendable, Hashable, Codable {
     public var availableCapacity: Int64?
     /// Bytes in use.
     public var usedCapacity: Int64?
-    /// A human-readable name of the volume, when known.
+    /// A human-readable name of the volume, when known (the built-in providers give the remote's name).
     public var name: String?
 
     /// Creates a volume description; omitted figures are unknown.
