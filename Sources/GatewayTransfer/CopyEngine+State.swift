@@ -32,9 +32,11 @@ final class RunState: Sendable {
         onEvent(.skipped(path: path, reason: reason))
     }
 
+    /// A destination folder was created; the run's own root (`""`) is counted but not reported as
+    /// an event (it is the destination the caller named).
     func folderCreated(_ path: String) {
         counters.withLock { $0.foldersCreated += 1 }
-        onEvent(.createdFolder(path: path))
+        if !path.isEmpty { onEvent(.createdFolder(path: path)) }
     }
 
     func deleted(_ path: String, planned: Bool = false) {
@@ -42,7 +44,9 @@ final class RunState: Sendable {
         onEvent(planned ? .wouldDo(action: "delete", path: path) : .deleted(path: path))
     }
 
+    /// A failure of one item. A cancellation (the caller's) is no failure: the run ends with it.
     func fail(_ path: String, operation: String, item: String? = nil, error: any Error) {
+        guard error.failureKind != .cancelled else { return }
         counters.withLock { $0.failed += 1 }
         onEvent(.failed(path: path, operation: operation, item: item ?? path, error: error))
     }

@@ -67,6 +67,9 @@ struct CopyEngineTests {
             let log = EventLog()
             let first = try await engine.run(.copy, from: source, to: destination, progress: progress, onEvent: log.record)
             #expect(first.failed == 0, "failures: \(log.failures)")
+            // Folders created are reported by their relative paths; the destination root is not "".
+            let created = log.all.compactMap { if case .createdFolder(let path) = $0 { path } else { nil } }
+            #expect(!created.contains("") && created.contains("sub dir/deeper"), "\(created)")
             #expect(first.copied == files.count)
             #expect(first.bytes == files.values.reduce(0) { $0 + Int64($1.count) })
             #expect(progress.snapshot.completedFiles == files.count)
@@ -179,10 +182,13 @@ struct CopyEngineTests {
             let engine = CopyEngine(options: CopyOptions(transfers: 2))
             let source = TransferEndpoint(provider: from.provider, path: from.path("src"))
             let destination = TransferEndpoint(provider: to.provider, path: to.path("dst"))
-            let task = Task { try await engine.run(.copy, from: source, to: destination, progress: progress) }
+            let log = EventLog()
+            let task = Task { try await engine.run(.copy, from: source, to: destination, progress: progress, onEvent: log.record) }
             while progress.snapshot.completedBytes < 1_000_000 { try await Task.sleep(for: .milliseconds(2)) }
             task.cancel()
             _ = await task.result
+            // The caller's cancellation is not also reported as failures.
+            #expect(log.failures.isEmpty, "\(log.failures)")
             let left = try await to.provider.contentsOfDirectory(path: to.path("dst")).collectAll().map(\.name)
             #expect(!left.contains { $0.hasSuffix(".partial") }, "temporaries left: \(left)")
             for name in left {
