@@ -187,6 +187,16 @@ struct ConfigTests {
         let again = try await resolver.provider(named: "docs")
         let same = (docs as AnyObject) === (again as AnyObject)
         #expect(same, "providers are created once and shared")
+        // A typed look-up: the capability an app needs, or an error naming it.
+        let writer = try await resolver.provider(named: "docs", as: (any FileProviderReadWrite).self)
+        #expect(writer.name == "docs")
+        do {
+            _ = try await resolver.provider(named: "docs", as: (any FileProviderSharing).self)
+            Issue.record("Local has no sharing")
+        } catch {
+            #expect(error.failureKind == .unsupported)
+            #expect(ErrorMessage.reason(for: error).contains("FileProviderSharing"), "\(ErrorMessage.reason(for: error))")
+        }
     }
 
     @Test("edit distance and suggestions")

@@ -50,4 +50,17 @@ public actor RemoteResolver {
         providers[name] = provider
         return provider
     }
+
+    /// The provider for a configured remote, as the capability an app needs:
+    /// `try await resolver.provider(named: "docs", as: (any FileProviderReadWrite).self)`.
+    ///
+    /// - Throws: as ``provider(named:)``, and ``FileProviderError/unsupported(operation:path:)``
+    ///   naming the capability when the remote's provider does not have it.
+    public func provider<Capability>(named name: String, as capability: Capability.Type) async throws -> Capability {
+        let provider = try await provider(named: name)
+        guard let capable = provider as? Capability else {
+            throw FileProviderError.unsupported(operation: "\(capability) (remote \"\(name)\")", path: "/")
+        }
+        return capable
+    }
 }
