@@ -83,6 +83,8 @@ public enum Transfer {
             attributes = try await source.provider.attributesOfItem(path: source.path)
         }
         let hashes = options.sourceHashes.merging(attributes.hashes) { known, _ in known }
+        // A fraction is known from the start (unless the caller set its own total).
+        if let progress, progress.snapshot.totalBytes == nil, let size = attributes.size { progress.setTotalBytes(size) }
         var write = WriteOptions(overwrite: options.overwrite, atomically: true, progress: progress)
         write.returnsStoredAttributes = false
         if options.preserveModificationTimes, destination.provider.capabilities.supports(.setModificationDate) {

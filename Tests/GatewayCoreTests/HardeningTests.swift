@@ -117,3 +117,44 @@ struct ShowableErrorTests {
         #expect(FileProviderHTTPError(statusCode: 507, path: "/x").localizedDescription == "HTTP 507 insufficient storage")
     }
 }
+
+@Suite("Progress observed")
+struct ProgressObservationTests {
+    @Test("snapshots(every:) delivers snapshots as work goes on, and ends when the consumer stops")
+    func snapshots() async throws {
+        let progress = TransferProgress(totalBytes: 100)
+        let feeder = Task {
+            for _ in 0..<10 {
+                try await Task.sleep(for: .milliseconds(20))
+                progress.addBytes(10)
+            }
+        }
+        var seen: [Int64] = []
+        for await snapshot in progress.snapshots(every: .milliseconds(10)) {
+            seen.append(snapshot.completedBytes)
+            if snapshot.completedBytes == 100 { break }
+        }
+        try await feeder.value
+        #expect(seen.last == 100)
+        #expect(seen.count >= 3, "\(seen)")
+        #expect(seen == seen.sorted())
+    }
+}
+
+extension ProgressObservationTests {
+    @Test("Transfer.copyFile sets the total, so a fraction is known from the start")
+    func copyFileTotal() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("total-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: base + "/a", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: base + "/b", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try Data(repeating: 7, count: 5000).write(to: URL(fileURLWithPath: base + "/a/f"))
+        let source = try LocalFileProvider(name: "a", root: base + "/a")
+        let destination = try LocalFileProvider(name: "b", root: base + "/b")
+        let progress = TransferProgress()
+        try await Transfer.copyFile(from: TransferEndpoint(provider: source, path: "/f"), to: TransferEndpoint(provider: destination, path: "/f"),
+                                    progress: progress)
+        #expect(progress.snapshot.totalBytes == 5000)
+        #expect(progress.snapshot.fractionCompleted == 1)
+    }
+}

@@ -152,6 +152,27 @@ public final class TransferProgress: Sendable {
     }
 
     /// The current reading.
+    /// Snapshots of this progress every `interval` (and one at once), as an `AsyncSequence`, until
+    /// the consumer stops iterating or its task is cancelled: observe instead of polling.
+    ///
+    /// ```swift
+    /// for await snapshot in progress.snapshots(every: .milliseconds(500)) {
+    ///     print(snapshot.fractionCompleted ?? 0)
+    /// }
+    /// ```
+    public func snapshots(every interval: Duration = .milliseconds(250)) -> AsyncStream<Snapshot> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task { [self] in
+                while !Task.isCancelled {
+                    continuation.yield(snapshot)
+                    try? await Task.sleep(for: interval)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     public var snapshot: Snapshot {
         let elapsed = clock.now - start
         let children = state.withLock { $0.children }
