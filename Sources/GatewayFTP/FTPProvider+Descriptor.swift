@@ -69,7 +69,7 @@ extension FTPProvider {
                 if url.user != nil || url.password != nil {
                     problems.append(.init(key: "url", message: "key \"url\" must not contain credentials; use \"user\" and \"password\""))
                 }
-                if scheme == "ftps", let tls = remote.string("tls"), tls != "implicit" {
+                if scheme == "ftps", case .string(let tls)? = remote.values["tls"], tls != "implicit" {
                     problems.append(.init(key: "tls", message: "an ftps:// URL means implicit TLS; key \"tls\" must be \"implicit\" or absent"))
                 }
             } else {

@@ -205,4 +205,37 @@ struct ConfigTests {
         #expect(Suggestion.closest(to: "pasword", in: ["password", "url"]) == "password")
         #expect(Suggestion.closest(to: "zzzzzz", in: ["password", "url"]) == nil)
     }
+
+    @Test("defaults apply and are validated; a required secret comes back non-optional")
+    func defaultsAndRequiredSecrets() throws {
+        func registry(chunkDefault: String) throws -> ProviderRegistry {
+            let registry = ProviderRegistry()
+            try registry.register(ProviderDescriptor(type: "custom", summary: "test", keys: [
+                ConfigKey("chunk", .integer, default: chunkDefault, summary: "chunk size"),
+                ConfigKey("fast", .boolean, default: "true", summary: "go fast"),
+                ConfigKey("token", .string, required: true, secret: true, summary: "API token"),
+            ], validate: { remote in
+                // Defaults are validated like values: they reach the type's own checks.
+                (remote.integer("chunk") ?? 0) > 0 ? [] : [.init(key: "chunk", message: "chunk must be above 0")]
+            }, make: { _, _ in throw CancellationError() }))
+            return registry
+        }
+        let good = try registry(chunkDefault: "4")
+        let config = try parse(#"{"remotes": {"c": {"type": "custom", "token_env": "TOKEN"}}}"#, registry: good)
+        let remote = try #require(config.remotes["c"])
+        #expect(remote.integer("chunk") == 4)
+        #expect(remote.boolean("fast") == true)
+        let token: String = try remote.requiredSecret("token", environment: ["TOKEN": "t0ken"])
+        #expect(token == "t0ken")
+        #expect(throws: ConfigError.self) { _ = try remote.requiredSecret("chunk_secret", environment: [:]) }
+        // A default that is not of its key's type, or that fails the type's checks, is reported.
+        for bad in ["x", "0"] {
+            do {
+                _ = try parse(#"{"remotes": {"c": {"type": "custom", "token": "t"}}}"#, registry: try registry(chunkDefault: bad))
+                Issue.record("default \(bad) was accepted")
+            } catch let error as ConfigError {
+                #expect(error.problems.contains { $0.key == "chunk" }, "\(error)")
+            }
+        }
+    }
 }

@@ -78,7 +78,9 @@ public struct ConfigKey: Sendable, Hashable {
     public var isSecret: Bool
     /// One line of documentation, shown by `gateway config types` and in the README table.
     public var summary: String
-    /// The default when the key is absent, as shown in documentation.
+    /// The default when the key is absent, written as an environment override would be (`"4"`,
+    /// `"true"`): shown in documentation, and what a validated ``RemoteConfiguration`` returns for
+    /// the absent key. Validation reports a default that is not of the key's type.
     public var defaultValue: String?
 
     /// Declares a key.

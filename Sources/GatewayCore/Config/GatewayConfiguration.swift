@@ -128,6 +128,20 @@ public struct GatewayConfiguration: Sendable {
             }
             clean[key] = value
         }
+        // Defaults apply: an absent key reads as its declared default (`remote.integer("chunk")` is
+        // the default, not nil), and a default that is not of its key's type is reported like a
+        // bad value (a provider type's mistake, caught by `config validate`).
+        var defaults: [String: ConfigValue] = [:]
+        for spec in descriptor.keys where !spec.isSecret && clean[spec.name] == nil && !mistyped.contains(spec.name) {
+            guard let text = spec.defaultValue else { continue }
+            guard let value = spec.parse(environmentValue: text) else {
+                problems.append(ConfigProblem(source: source, remote: name, key: spec.name,
+                                              message: "type \"\(type)\" declares the default \"\(text)\" for key \"\(spec.name)\", which is not \(spec.type.article)"))
+                ok = false
+                continue
+            }
+            defaults[spec.name] = value
+        }
         for spec in descriptor.keys where spec.isRequired && !mistyped.contains(spec.name) {
             let present = clean[spec.name] != nil
                 || (spec.isSecret && (clean[spec.name + "_env"] != nil || clean[spec.name + "_command"] != nil))
@@ -137,7 +151,8 @@ public struct GatewayConfiguration: Sendable {
                 ok = false
             }
         }
-        let remote = RemoteConfiguration(name: name, type: type, values: clean, source: source)
+        var remote = RemoteConfiguration(name: name, type: type, values: clean, source: source)
+        remote.defaults = defaults
         if ok {
             for problem in descriptor.validate(remote) {
                 problems.append(ConfigProblem(source: source, remote: name, key: problem.key, message: problem.message))

@@ -6,8 +6,11 @@ public struct RemoteConfiguration: Sendable, Hashable {
     public var name: String
     /// The provider type, e.g. `"local"`.
     public var type: String
-    /// The values by key (without `type`).
+    /// The values by key (without `type`), as written (after environment overrides).
     public var values: [String: ConfigValue]
+    /// The declared defaults of the keys absent from ``values``: the typed accessors
+    /// (``string(_:)``, ``integer(_:)``...) fall back to them.
+    public var defaults: [String: ConfigValue] = [:]
     /// Where the remote was defined: a file path, or `environment`.
     public var source: String
 
@@ -19,30 +22,33 @@ public struct RemoteConfiguration: Sendable, Hashable {
         self.source = source
     }
 
-    /// A string value.
+    /// The value of a key as written, else its declared default.
+    public func value(_ key: String) -> ConfigValue? { values[key] ?? defaults[key] }
+
+    /// A string value (or the key's default).
     public func string(_ key: String) -> String? {
-        if case .string(let value)? = values[key] { return value }
+        if case .string(let value)? = value(key) { return value }
         return nil
     }
 
-    /// An integer value.
+    /// An integer value (or the key's default).
     public func integer(_ key: String) -> Int? {
-        if case .integer(let value)? = values[key] { return value }
+        if case .integer(let value)? = value(key) { return value }
         return nil
     }
 
-    /// A number value (integers included).
+    /// A number value, integers included (or the key's default).
     public func number(_ key: String) -> Double? {
-        switch values[key] {
+        switch value(key) {
         case .number(let value)?: return value
         case .integer(let value)?: return Double(value)
         default: return nil
         }
     }
 
-    /// A boolean value.
+    /// A boolean value (or the key's default).
     public func boolean(_ key: String) -> Bool? {
-        if case .boolean(let value)? = values[key] { return value }
+        if case .boolean(let value)? = value(key) { return value }
         return nil
     }
 
@@ -64,6 +70,18 @@ public struct RemoteConfiguration: Sendable, Hashable {
             return try Self.runSecretCommand(command, key: key, remote: self)
         }
         return nil
+    }
+
+    /// A secret the type requires (declared `required: true`): as ``secret(_:environment:)``, but
+    /// never `nil`.
+    ///
+    /// - Throws: ``ConfigError`` when it is not set in any of its three forms.
+    public func requiredSecret(_ key: String, environment: [String: String]) throws -> String {
+        guard let value = try secret(key, environment: environment) else {
+            throw ConfigError(source: source, remote: name, key: key,
+                              message: "missing required key \"\(key)\" (or \(key)_env, \(key)_command)")
+        }
+        return value
     }
 
     private static func runSecretCommand(_ command: String, key: String, remote: RemoteConfiguration) throws -> String {
