@@ -40,6 +40,9 @@ fi
 rm -f "$bad"
 echo "plugin accepts config.example.json and rejects a broken config"
 
+step "fuzz: every parser's libFuzzer harness for ${GATEWAY_FUZZ_SECONDS:-60} s (scripts/fuzz.sh)"
+bash scripts/fuzz.sh
+
 step "the demo first (the README's first command), on this build"
 # The two Quick start commands run in that order on a fresh machine: whatever the demo leaves behind
 # (a system user, a folder it removed) must not break the tests' servers.
@@ -64,7 +67,7 @@ step "tests"
 # Tests run one at a time (about a minute). Run all at once on two cores, some 60 FTP sessions
 # against vsftpd and pyftpdlib at the same time occasionally lose a control connection mid-command
 # (libcurl: "Failed sending data to the peer" / "Failure when receiving data from the peer"); see
-# the FTP notes in README's Development section. GATEWAY_TEST_PARALLEL=1 runs them in parallel.
+# the FTP notes in CONTRIBUTING.md. GATEWAY_TEST_PARALLEL=1 runs them in parallel.
 mode=(--no-parallel)
 [ "${GATEWAY_TEST_PARALLEL:-0}" = 1 ] && mode=()
 set +e

@@ -77,7 +77,7 @@ TimeoutIdle 600
 <IfModule mod_digest.c>
   # mod_digest caches digests by path, size and modification time (to the second): a file replaced
   # by one of the same size within the same second (or given the old time by MFMT) keeps its old
-  # digest, which is exactly the case --checksum exists for. See README, FTP.
+  # digest, which is exactly the case --checksum exists for. See docs/backends/ftp.md.
   DigestCache off
 </IfModule>
 $protocol_log

@@ -1,0 +1,29 @@
+// swift-tools-version:5.4
+// 5.4 on purpose: from 5.5 on, SwiftPM renames an executable's entry point to `<module>_main` and
+// links with `--defsym main=<module>_main`, which breaks harnesses whose `main` comes from libFuzzer.
+import PackageDescription
+
+// libFuzzer harnesses for the parsers that read what servers and users send: WebDAV 207 bodies,
+// FTP LIST and MLSD lines, FTP control-connection replies, and gateway config JSON.
+//
+// A separate package so the main one stays free of fuzzing flags. Build and run it through
+// `scripts/fuzz.sh` (see docs/fuzzing.md), which passes `-sanitize=fuzzer,address`,
+// `-parse-as-library` and `-enable-testing` (the multistatus harness reaches the internal
+// `MultistatusParser` with `@testable import GatewayWebDAV`).
+
+/// Each harness: `Sources/<name>/Harness.swift` defining `LLVMFuzzerTestOneInput`; libFuzzer supplies `main`.
+let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
+    ("FuzzMultistatus", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
+    ("FuzzLIST", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
+    ("FuzzMLSD", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
+    ("FuzzFTPReply", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
+    ("FuzzConfig", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
+]
+
+let package = Package(
+    name: "GatewayFuzz",
+    dependencies: [.package(name: "swift-storage-gateway", path: "..")],
+    targets: harnesses.map { harness in
+        .executableTarget(name: harness.name, dependencies: harness.dependencies)
+    }
+)
