@@ -2,13 +2,15 @@ import Foundation
 import GatewayCore
 
 extension CopyEngine {
-    /// Creates a destination folder (and its parents); `false` when it failed (reported).
-    func makeFolder(_ path: String, relative: String, on target: any FileProviderOperations, state: RunState) async -> Bool {
+    /// Creates a destination folder (and its parents); `false` when it failed (reported), or when the
+    /// destination cannot create folders (`target` is `nil`).
+    func makeFolder(_ path: String, relative: String, on target: (any FileProviderOperations)?, state: RunState) async -> Bool {
         if options.dryRun {
             state.event(.wouldDo(action: "mkdir", path: relative))
             return true
         }
         do {
+            guard let target else { throw FileProviderError.unsupported(operation: "creating folders", path: path) }
             try await target.createFolder(path: path, withIntermediateDirectories: true)
             state.folderCreated(relative)
             return true

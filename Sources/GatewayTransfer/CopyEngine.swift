@@ -79,12 +79,15 @@ public struct CopyEngine: Sendable {
 
     private func runTree(_ mode: CopyMode, root: FileObject, from source: TransferEndpoint, to destination: TransferEndpoint,
                          progress: TransferProgress?, state: RunState) async throws {
-        guard let target = destination.provider as? any FileProviderOperations else {
-            throw FileProviderError.unsupported(operation: "creating folders", path: destination.path)
-        }
+        // A destination that only reads and writes files (no FileProviderOperations) takes a flat
+        // tree into an existing folder; each folder the tree has fails as "not supported".
+        let target = destination.provider as? any FileProviderOperations
         let checks = WorkQueue<Job>(capacity: options.checkers * 32)
         let transfers = WorkQueue<Checked>(capacity: options.transfers * 8)
         let rootExisted = try await destination.provider.itemIfPresent(path: destination.path) != nil
+        if !rootExisted, target == nil, !options.dryRun {
+            throw FileProviderError.unsupported(operation: "creating folders", path: destination.path)
+        }
         let options = self.options
         let index = FolderIndex(provider: destination.provider, root: destination.path)
 
@@ -183,7 +186,7 @@ public struct CopyEngine: Sendable {
     }
 
     /// Lists the source, creates destination folders (parents first), and queues files.
-    private func walk(_ source: TransferEndpoint, to destination: TransferEndpoint, target: any FileProviderOperations,
+    private func walk(_ source: TransferEndpoint, to destination: TransferEndpoint, target: (any FileProviderOperations)?,
                       rootExisted: Bool, index: FolderIndex, checks: WorkQueue<Job>, progress: TransferProgress?,
                       state: RunState) async throws {
         var fresh: Set<String> = []
