@@ -82,6 +82,14 @@ let package = Package(
             path: "Sources/GatewayCLI",
             swiftSettings: strict
         ),
+        // The README's library snippet, verbatim (scripts/readme-snippet.sh keeps it in sync): it
+        // compiles as an app author would paste it. Not a product; nothing runs it.
+        .executableTarget(
+            name: "readme-snippet",
+            dependencies: ["StorageGateway"],
+            path: "Snippets/README",
+            swiftSettings: strict
+        ),
         .plugin(
             name: "ValidateGatewayConfig",
             capability: .command(

@@ -23,10 +23,13 @@ if [ "$status" -ne 0 ]; then
     exit 1
 fi
 tail -n 1 "$build_log"
-if grep -E "^$(pwd)/(Sources|Tests|Plugins)/.*: warning:" "$build_log" | sort -u | grep .; then
+if grep -E "^$(pwd)/(Sources|Tests|Plugins|Snippets)/.*: warning:" "$build_log" | sort -u | grep .; then
     echo "the build has warnings in our code (listed above)" >&2
     exit 1
 fi
+
+step "the README's library snippet is the one the build compiled"
+bash scripts/readme-snippet.sh --check
 
 step "config validation plugin"
 swift package validate-config config.example.json
