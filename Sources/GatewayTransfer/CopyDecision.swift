@@ -17,8 +17,10 @@ public enum CopyDecision: Sendable, Equatable {
 
     /// Decides like rclone: by default the same size and modification time (within `precision`)
     /// means unchanged. Where the destination cannot keep modification times (`comparesTimes` is
-    /// `false`), the size alone decides. With a `checksum` verdict (files of the same size compared
-    /// by hash), the hashes decide instead of the times.
+    /// `false`: plain WebDAV, FTP without MFMT), its time is when its copy was written, so a source
+    /// of the same size modified after that (beyond `precision`) has changed since and is copied;
+    /// otherwise it is unchanged. `sizeOnly` makes the size alone decide. With a `checksum` verdict
+    /// (files of the same size compared by hash), the hashes decide instead of the times.
     public static func decide(source: FileObject, destination: FileObject?, options: CopyOptions,
                               precision: Duration, comparesTimes: Bool, checksum: ChecksumVerdict? = nil) -> CopyDecision {
         guard let destination, !destination.isDirectory else { return .copy }
@@ -31,11 +33,15 @@ public enum CopyDecision: Sendable, Equatable {
             case .different: break
             }
         } else if source.size == destination.size {
-            if options.sizeOnly || !comparesTimes { return .skip(reason: "unchanged (same size)") }
+            if options.sizeOnly { return .skip(reason: "unchanged (same size)") }
             guard let sourceTime = source.modificationDate, let destinationTime = destination.modificationDate else {
                 return .skip(reason: "unchanged (same size)")
             }
-            if abs(sourceTime.timeIntervalSince(destinationTime)) <= tolerance { return .skip(reason: "unchanged") }
+            if comparesTimes {
+                if abs(sourceTime.timeIntervalSince(destinationTime)) <= tolerance { return .skip(reason: "unchanged") }
+            } else if sourceTime.timeIntervalSince(destinationTime) <= tolerance {
+                return .skip(reason: "unchanged (same size, not modified since it was copied)")
+            }
         }
         if options.ignoreExisting { return .skip(reason: "exists") }
         if options.update, comparesTimes, let sourceTime = source.modificationDate, let destinationTime = destination.modificationDate,

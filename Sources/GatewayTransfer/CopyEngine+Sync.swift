@@ -67,7 +67,7 @@ extension CopyEngine {
         if let notice = checksumNotice(source, destination) { report.notices.append(notice) }
         let root = try await source.provider.attributesOfItem(path: source.path)
         let comparesTimes = destination.provider.capabilities.supports(.setModificationDate)
-            && source.provider.capabilities.supports(.modificationTimes) && !options.sizeOnly
+            && source.provider.capabilities.supports(.modificationTimes)
         let precision = max(source.provider.capabilities.modificationTimePrecision, destination.provider.capabilities.modificationTimePrecision)
         let options = self.options
         @Sendable func compare(_ item: FileObject, relative: String, at path: String, in index: FolderIndex?) async -> CheckVerdict {
@@ -76,7 +76,7 @@ extension CopyEngine {
                 guard let other = found, !other.isDirectory else { return .missing }
                 let endpoint = TransferEndpoint(provider: source.provider, path: item.path)
                 let checksum = try await compareChecksums(item, on: endpoint, with: other, on: destination, forCopy: false).verdict
-                let decision = CopyDecision.decide(source: item, destination: other, options: CopyOptions(sizeOnly: !comparesTimes),
+                let decision = CopyDecision.decide(source: item, destination: other, options: CopyOptions(sizeOnly: options.sizeOnly),
                                                    precision: precision, comparesTimes: comparesTimes, checksum: checksum)
                 if case .skip = decision { return .matching }
                 return .different

@@ -158,6 +158,33 @@ struct CopyEngineTests {
         }
     }
 
+    @Test("a same-size change is seen on a destination that cannot keep modification times (plain WebDAV, vsftpd)",
+          arguments: [EnginePair(source: .local, destination: .webdavApache), EnginePair(source: .local, destination: .ftpVsftpd)])
+    func sameSizeChange(pair: EnginePair) async throws {
+        try await pair.run { from, to in
+            try await from.provider.createFolder(path: from.path("src"), withIntermediateDirectories: true)
+            try await from.provider.writeContents(path: from.path("src/kept.txt"), data: Data("kept".utf8))
+            try await from.provider.writeContents(path: from.path("src/edited.txt"), data: Data("before".utf8))
+            let source = TransferEndpoint(provider: from.provider, path: from.path("src"))
+            let destination = TransferEndpoint(provider: to.provider, path: to.path("dst"))
+            #expect(!to.provider.capabilities.supports(.setModificationDate))
+            #expect(try await CopyEngine().run(.copy, from: source, to: destination).copied == 2)
+            #expect(try await CopyEngine().run(.copy, from: source, to: destination).copied == 0)
+            // The same size, written after the copy (its time set two minutes ahead, past LIST's minute precision).
+            try await from.provider.writeContents(path: from.path("src/edited.txt"), data: Data("after!".utf8))
+            let local = try #require(from.provider as? LocalFileProvider)
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(120)],
+                                                  ofItemAtPath: local.rootPath + from.path("src/edited.txt"))
+            let report = try await CopyEngine().check(source: source, destination: destination)
+            #expect(report.different == ["edited.txt"] && report.matching == 1, "\(report)")
+            let again = try await CopyEngine().run(.copy, from: source, to: destination)
+            #expect(again.copied == 1 && again.skipped == 1)
+            #expect(try await to.provider.contents(path: to.path("dst/edited.txt")) == Data("after!".utf8))
+            // --size-only keeps the size rule.
+            #expect(try await CopyEngine(options: CopyOptions(sizeOnly: true)).check(source: source, destination: destination).isIdentical)
+        }
+    }
+
     @Test("move copies, then removes the sources", arguments: [EnginePair.all[0], EnginePair.all[1], EnginePair.all[5], EnginePair.all[7]])
     func move(pair: EnginePair) async throws {
         try await pair.run { from, to in
