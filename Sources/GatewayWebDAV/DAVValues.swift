@@ -12,6 +12,7 @@ enum DAVDate {
 
     /// Parses an RFC 1123 date (also RFC 850's `Saturday, 21-Nov-26 13:23:43 GMT`).
     static func http(_ text: String) -> Date? {
+        if let date = fixdate(text) { return date }
         // Fields split at spaces and dashes, by bytes (a listing parses one date per entry):
         // ["Sat,", "21", "Nov", "2026", "13", "23", "43", "GMT"] with ":" splitting the clock too.
         var fields: [Substring.UTF8View] = []
@@ -32,6 +33,29 @@ enum DAVDate {
               let hour = number(4), let minute = number(5), let second = number(6) else { return nil }
         if year < 100 { year += year < 70 ? 2000 : 1900 }
         return utc(year: year, month: month, day: day, hour: hour, minute: minute, second: second, fraction: 0, offset: 0)
+    }
+
+    /// The usual form, RFC 9110's IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, 29 bytes), read at
+    /// fixed offsets; `nil` for anything else (the general parser then tries).
+    private static func fixdate(_ text: String) -> Date? {
+        let result: Date?? = text.utf8.withContiguousStorageIfAvailable { bytes -> Date? in
+            guard bytes.count == 29, bytes[3] == 0x2C, bytes[4] == 0x20, bytes[7] == 0x20, bytes[11] == 0x20, bytes[16] == 0x20,
+                  bytes[19] == 0x3A, bytes[22] == 0x3A, bytes[25] == 0x20 else { return nil }
+            func number(_ start: Int, _ count: Int) -> Int? {
+                var value = 0
+                for index in start..<(start + count) {
+                    let byte = bytes[index]
+                    guard byte >= 0x30, byte <= 0x39 else { return nil }
+                    value = value * 10 + Int(byte - 0x30)
+                }
+                return value
+            }
+            guard let day = number(5, 2), let year = number(12, 4), let hour = number(17, 2), let minute = number(20, 2),
+                  let second = number(23, 2),
+                  let month = months[Substring(decoding: UnsafeBufferPointer(rebasing: bytes[8..<11]), as: UTF8.self)] else { return nil }
+            return utc(year: year, month: month, day: day, hour: hour, minute: minute, second: second, fraction: 0, offset: 0)
+        }
+        return result ?? nil
     }
 
     /// Parses an RFC 3339 date-time, with optional fraction and offset.

@@ -41,7 +41,7 @@ final class MultistatusParser {
     private var context: xmlParserCtxtPtr?
     private var handler = xmlSAXHandler()
     private var failure: String?
-    private var path: [String] = []          // DAV: local names of open elements ("oc:" + name for ownCloud's, "" for others)
+    private var path: [Tag] = []             // the open elements (DAV: and ownCloud names this parser knows, else .other)
     private var current: DAVResource?
     private var propstat: DAVResource?        // properties of the propstat being read
     private var propstatStatus: Int?
@@ -64,8 +64,9 @@ final class MultistatusParser {
     static let maximumElementsPerResponse = 10_000
     /// The most distinct element names a body may use: a real one uses a few dozen.
     static let maximumDistinctNames = 2_000
-    /// The distinct element names seen (libxml2 interns names: one pointer per name).
-    private var names = Set<UnsafeRawPointer>()
+    /// The element names seen, by libxml2's interned name and namespace pointers (one pair per
+    /// distinct name), with what they are to this parser: one hash look-up per element.
+    private var tags: [NameKey: Tag] = [:]
 
     init() {
         handler.initialized = UInt32(XML_SAX2_MAGIC)
@@ -173,10 +174,16 @@ final class MultistatusParser {
         guard path.count < Self.maximumDepth else {
             return stop("elements nested more than \(Self.maximumDepth) deep")
         }
-        if let localName, names.count < Self.maximumDistinctNames || names.contains(UnsafeRawPointer(localName)) {
-            names.insert(UnsafeRawPointer(localName))
-        } else if localName != nil {
-            return stop("more than \(Self.maximumDistinctNames) distinct element names")
+        let key = NameKey(name: UnsafeRawPointer(localName), uri: UnsafeRawPointer(uri))
+        let name: Tag
+        if let known = tags[key] {
+            name = known
+        } else {
+            guard tags.count < Self.maximumDistinctNames else {
+                return stop("more than \(Self.maximumDistinctNames) distinct element names")
+            }
+            name = Self.tag(localName, uri)
+            tags[key] = name
         }
         if current != nil {
             elementsInResponse += 1
@@ -184,26 +191,25 @@ final class MultistatusParser {
                 return stop("one response holds more than \(Self.maximumElementsPerResponse) elements")
             }
         }
-        let name = Self.davName(localName, uri)
         if !sawRoot {
             sawRoot = true
             // An HTML page or another document sent with 207 is not an empty listing.
-            guard name == "multistatus" else { return stop("the answer is not a DAV:multistatus document") }
+            guard name == .multistatus else { return stop("the answer is not a DAV:multistatus document") }
         }
         let parent = path.last
         path.append(name)
         switch (parent, name) {
-        case (_, "response"):
+        case (_, .response):
             current = DAVResource()
             elementsInResponse = 0
-        case ("response", "propstat"):
+        case (.response, .propstat):
             propstat = DAVResource()
             propstatStatus = nil
-        case ("response", "href"), ("response", "status"), ("propstat", "status"), ("response", "responsedescription"):
+        case (.response, .href), (.response, .status), (.propstat, .status), (.response, .responsedescription):
             beginText()
-        case ("resourcetype", "collection"):
+        case (.resourcetype, .collection):
             propstat?.isCollection = true
-        case ("prop", _) where !name.isEmpty:
+        case (.prop, _) where name != .other:
             beginText()
         default:
             break
@@ -212,41 +218,41 @@ final class MultistatusParser {
 
     private func end(localName: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?) {
         guard failure == nil else { return }
-        let name = path.popLast() ?? ""
+        let name = path.popLast() ?? .other
         let parent = path.last
         switch (parent, name) {
-        case ("response", "href"):
+        case (.response, .href):
             current?.href = endText()
-        case ("response", "status"):
+        case (.response, .status):
             current?.status = Self.statusCode(endText())
-        case ("response", "responsedescription"):
+        case (.response, .responsedescription):
             current?.description = endText()
-        case ("propstat", "status"):
+        case (.propstat, .status):
             propstatStatus = Self.statusCode(endText())
-        case ("prop", "getcontentlength"):
+        case (.prop, .getcontentlength):
             propstat?.contentLength = Self.byteCount(endText())
-        case ("prop", "getlastmodified"):
+        case (.prop, .getlastmodified):
             propstat?.lastModified = DAVText.trimmed(endText())
-        case ("prop", "getetag"):
+        case (.prop, .getetag):
             propstat?.etag = DAVText.trimmed(endText())
-        case ("prop", "getcontenttype"):
+        case (.prop, .getcontenttype):
             propstat?.contentType = DAVText.trimmed(endText())
-        case ("prop", "creationdate"):
+        case (.prop, .creationdate):
             propstat?.creationDate = DAVText.trimmed(endText())
-        case ("prop", "quota-available-bytes"):
+        case (.prop, .quotaAvailableBytes):
             propstat?.quotaAvailable = Self.byteCount(endText())
-        case ("prop", "quota-used-bytes"):
+        case (.prop, .quotaUsedBytes):
             propstat?.quotaUsed = Self.byteCount(endText())
-        case ("oc:checksums", "oc:checksum"):
+        case (.ocChecksums, .ocChecksum):
             text += " "  // several <oc:checksum> elements, one hash each, or one with several
-        case ("prop", "oc:checksums"):
+        case (.prop, .ocChecksums):
             propstat?.checksums = DAVText.trimmed(endText())
-        case ("prop", _):
+        case (.prop, _):
             _ = endText()
-        case ("response", "propstat"):
+        case (.response, .propstat):
             if let found = propstat, (200..<300).contains(propstatStatus ?? 200) { merge(found) }
             propstat = nil
-        case (_, "response"):
+        case (_, .response):
             if let current { completed.append(current) }
             current = nil
         default:
@@ -286,17 +292,44 @@ final class MultistatusParser {
         return text
     }
 
-    /// The local name when the element is in the `DAV:` namespace, `oc:` and the local name in
-    /// ownCloud's namespace, else an empty string.
-    private static func davName(_ localName: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> String {
-        guard let localName, let uri else { return "" }
-        // Compare the namespace without allocating: "DAV:" is 4 bytes plus the terminator.
-        let isDAV = uri[0] == 0x44 && uri[1] == 0x41 && uri[2] == 0x56 && uri[3] == 0x3A && uri[4] == 0
-        if isDAV { return String(cString: localName) }
-        if xmlStrEqual(uri, ownCloudNamespace) != 0 { return "oc:" + String(cString: localName) }
-        return ""
+    /// The elements this parser knows: `DAV:` names, and ownCloud's checksums; `.other` for any
+    /// other name or namespace.
+    enum Tag: Equatable {
+        case other, multistatus, response, href, status, responsedescription, propstat, prop, resourcetype, collection
+        case getcontentlength, getlastmodified, getetag, getcontenttype, creationdate, quotaAvailableBytes, quotaUsedBytes
+        case ocChecksums, ocChecksum
+
+        static let davNames: [String: Tag] = [
+            "multistatus": .multistatus, "response": .response, "href": .href, "status": .status,
+            "responsedescription": .responsedescription, "propstat": .propstat, "prop": .prop, "resourcetype": .resourcetype,
+            "collection": .collection, "getcontentlength": .getcontentlength, "getlastmodified": .getlastmodified,
+            "getetag": .getetag, "getcontenttype": .getcontenttype, "creationdate": .creationdate,
+            "quota-available-bytes": .quotaAvailableBytes, "quota-used-bytes": .quotaUsedBytes,
+        ]
     }
 
+    /// An element's name as libxml2 interned it: the same pointers for the same name.
+    struct NameKey: Hashable {
+        let name: UnsafeRawPointer?
+        let uri: UnsafeRawPointer?
+    }
+
+    /// What an element name is to this parser (looked up once per distinct name).
+    private static func tag(_ localName: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Tag {
+        guard let localName, let uri else { return .other }
+        let name = String(cString: localName)
+        if xmlStrEqual(uri, davNamespace) != 0 { return Tag.davNames[name] ?? .other }
+        if xmlStrEqual(uri, ownCloudNamespace) != 0 {
+            switch name {
+            case "checksums": return .ocChecksums
+            case "checksum": return .ocChecksum
+            default: return .other
+            }
+        }
+        return .other
+    }
+
+    private static let davNamespace: [xmlChar] = Array("DAV:".utf8) + [0]
     private static let ownCloudNamespace: [xmlChar] = Array("http://owncloud.org/ns".utf8) + [0]
 
     /// A size property: a non-negative number up to `Int64.max`, else unknown (`nil`): a negative

@@ -7,6 +7,8 @@ struct WebDAVPath: Sendable {
     let baseURL: URL
     /// The base URL's path, decoded, without a trailing slash (`""` for the server root).
     let basePath: String
+    /// ``basePath`` and a slash: what every href inside the remote starts with.
+    let basePrefix: String
 
     init(baseURL: URL) {
         var text = baseURL.absoluteString
@@ -15,6 +17,7 @@ struct WebDAVPath: Sendable {
         let encodedPath = URLComponents(url: self.baseURL, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? "/"
         let decoded = encodedPath.removingPercentEncoding ?? encodedPath
         basePath = decoded.hasSuffix("/") ? String(decoded.dropLast()) : decoded
+        basePrefix = basePath + "/"
     }
 
     /// The percent-encoded path below the base for a normalized remote path (`/a b/c` gives `a%20b/c`):
@@ -75,16 +78,17 @@ struct WebDAVPath: Sendable {
             encodedPath = String(encodedPath[..<query])
         }
         let decoded = DAVText.percentDecoded(Substring(encodedPath)) ?? encodedPath
-        let relative: Substring
+        let relative: String
         if basePath.isEmpty {
-            relative = Substring(decoded)
-        } else if decoded == basePath || decoded == basePath + "/" {
+            relative = decoded
+        } else if decoded == basePath || decoded == basePrefix {
             relative = "/"
-        } else if decoded.hasPrefix(basePath + "/") {
-            relative = decoded.dropFirst(basePath.count)
+        } else if decoded.utf8.starts(with: basePrefix.utf8) {
+            // By bytes: the prefix is dropped without walking characters.
+            relative = String(Substring(decoded.utf8.dropFirst(basePath.utf8.count)))
         } else {
             return nil
         }
-        return try? RemotePath.normalize(String(relative))
+        return try? RemotePath.normalize(relative)
     }
 }

@@ -60,8 +60,9 @@ public struct DirectoryListing: AsyncSequence, Sendable {
         let path: String
         let pageSize: Int?
         var source: PageSource?
-        /// Entries received from the source and not handed out yet (page sizing only).
+        /// Entries received from the source, handed out up to ``taken`` (page sizing only).
         private var pending: [FileObject] = []
+        private var taken = 0
         /// Whether the source delivered its last page (page sizing only).
         private var sourceEnded = false
 
@@ -81,15 +82,24 @@ public struct DirectoryListing: AsyncSequence, Sendable {
                 }
                 // Hand out a full page only once an entry after it is known, so the last page is
                 // never an empty one.
-                while !sourceEnded && pending.count <= pageSize {
+                while !sourceEnded && pending.count - taken <= pageSize {
                     let page = try await pull(source)
-                    pending += page.entries
+                    if taken > 0 {
+                        // Drop what was handed out before adding more (no shifting per page).
+                        pending.removeFirst(taken)
+                        taken = 0
+                    }
+                    if pending.isEmpty { pending = page.entries } else { pending += page.entries }
                     sourceEnded = page.isLast
                 }
-                let count = Swift.min(pageSize, pending.count)
-                let entries = Array(pending[..<count])
-                pending.removeFirst(count)
-                let isLast = sourceEnded && pending.isEmpty
+                let count = Swift.min(pageSize, pending.count - taken)
+                let entries = count == pending.count ? pending : Array(pending[taken..<(taken + count)])
+                taken += count
+                let isLast = sourceEnded && taken == pending.count
+                if taken == pending.count {
+                    pending = []
+                    taken = 0
+                }
                 if isLast { self.source = nil }
                 return ListingPage(entries: entries, isLast: isLast)
             } catch {
