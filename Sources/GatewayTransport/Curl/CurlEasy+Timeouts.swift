@@ -39,6 +39,28 @@ public struct TransferTimeouts: Sendable, Hashable {
     }
 }
 
+/// A client configuration that carries ``TransferTimeouts`` (HTTP's and FTP's), with shortcuts to
+/// its two most used rules.
+public protocol TransferTimeoutsConfiguration {
+    /// Connect, idle and low-speed rules.
+    var timeouts: TransferTimeouts { get set }
+}
+
+extension TransferTimeoutsConfiguration {
+    /// Time allowed to connect (FTP: and to log in): ``TransferTimeouts/connect``.
+    public var connectTimeout: Duration {
+        get { timeouts.connect }
+        set { timeouts.connect = newValue }
+    }
+
+    /// A transfer (or an FTP reply) that moves no byte for this long fails with a time-out:
+    /// ``TransferTimeouts/idle``.
+    public var idleTimeout: Duration {
+        get { timeouts.idle }
+        set { timeouts.idle = newValue }
+    }
+}
+
 extension CurlEasy {
     /// Sets the connect time-out and the low-speed rule; the idle rule is the transfer's (its
     /// progress callback), since libcurl has one low-speed rule only.

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// How an ``FTPClient`` reaches its server.
-public struct FTPClientConfiguration: Sendable {
+public struct FTPClientConfiguration: Sendable, TransferTimeoutsConfiguration {
     /// How the connection is protected.
     public enum TLSMode: String, Sendable, CaseIterable {
         /// Plain FTP (credentials and data in clear text).
@@ -42,18 +42,8 @@ public struct FTPClientConfiguration: Sendable {
     /// connections with already-used session tickets, which servers that require TLS session reuse
     /// refuse on every other transfer; choose 1.3 only for servers that do not require reuse.)
     public var tlsMaxVersion: TLSVersion?
-    /// Connect, idle and low-speed rules.
+    /// Connect, idle (a control reply or data transfer that stalls) and low-speed rules.
     public var timeouts: TransferTimeouts
-    /// Time allowed to connect (and to log in).
-    public var connectTimeout: Duration {
-        get { timeouts.connect }
-        set { timeouts.connect = newValue }
-    }
-    /// A control reply or data transfer that stalls this long fails with a time-out.
-    public var idleTimeout: Duration {
-        get { timeouts.idle }
-        set { timeouts.idle = newValue }
-    }
     /// A PEM file of CA certificates to trust instead of the system's.
     public var caFile: String?
     /// Skip TLS certificate verification (testing only; a warning is logged).

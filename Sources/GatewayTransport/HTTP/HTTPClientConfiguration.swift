@@ -1,7 +1,7 @@
 public import Foundation
 
 /// How an ``HTTPClient`` reaches its server.
-public struct HTTPClientConfiguration: Sendable {
+public struct HTTPClientConfiguration: Sendable, TransferTimeoutsConfiguration {
     /// The server URL the remote is rooted at, without credentials.
     public var baseURL: URL
     /// The remote's name, for errors and logs.
@@ -14,18 +14,8 @@ public struct HTTPClientConfiguration: Sendable {
     public var bearerToken: String?
     /// At most this many requests at once (and idle connections kept).
     public var maxConnections: Int
-    /// Connect, idle and low-speed rules.
+    /// Connect, idle (a stalled server never hangs us) and low-speed rules.
     public var timeouts: TransferTimeouts
-    /// Time allowed to establish a connection.
-    public var connectTimeout: Duration {
-        get { timeouts.connect }
-        set { timeouts.connect = newValue }
-    }
-    /// A transfer that moves no byte for this long fails with a time-out (a stalled server never hangs us).
-    public var idleTimeout: Duration {
-        get { timeouts.idle }
-        set { timeouts.idle = newValue }
-    }
     /// A PEM file of CA certificates to trust instead of the system's.
     public var caFile: String?
     /// Skip TLS certificate verification (testing only; a warning is logged).
