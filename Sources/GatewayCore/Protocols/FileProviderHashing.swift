@@ -4,6 +4,11 @@
 /// ``ProviderCapabilities/hashAlgorithms`` lists the algorithms a provider can answer for. A
 /// provider either reads the hash the server stored (Nextcloud's `oc:checksums`) or computes it from
 /// a file it can read cheaply (Local); it never downloads a remote file to hash it.
+///
+/// Whether hashes are there can depend on the remote, not only on its type: a WebDAV provider
+/// conforms, but only a Nextcloud or ownCloud server (`vendor`) stores them. So `as?` finds the
+/// method, and ``ProviderCapabilities/hashAlgorithms`` is the one place that says whether this
+/// remote answers: empty means every call throws ``FileProviderError/unsupported(operation:path:)``.
 public protocol FileProviderHashing: FileProviderBasic {
     /// The `algorithm` digest of the file at `path` as lowercase hexadecimal, or `nil` when the
     /// backend has none stored for this file (a file uploaded without a checksum).

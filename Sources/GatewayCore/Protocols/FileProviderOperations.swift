@@ -26,8 +26,10 @@ public protocol FileProviderOperations: FileProviderBasic {
     /// Downloads `path` to a local file, atomically (a temporary file beside it, renamed when complete).
     func downloadItem(path: String, to localURL: URL, overwrite: Bool, progress: TransferProgress?) async throws
 
-    /// Sets an item's modification time. Check ``ProviderCapabilities/Features/setModificationDate``
-    /// first; providers without it throw ``FileProviderError/unsupported(operation:path:)``.
+    /// Sets an item's modification time. Whether a remote can is known per remote (plain WebDAV
+    /// cannot, Nextcloud can; FTP only with `MFMT`), so ``ProviderCapabilities/Features/setModificationDate``
+    /// in ``FileProviderBasic/capabilities`` is the one place to ask; without it this throws
+    /// ``FileProviderError/unsupported(operation:path:)``.
     func setModificationDate(_ date: Date, path: String) async throws
 }
 
