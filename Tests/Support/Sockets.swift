@@ -48,23 +48,45 @@ public final class LoopbackServer: @unchecked Sendable {
     private var accepted: [Int32] = []
     private let lock = NSLock()
 
+    /// Whether connections have a serving thread (which then closes its connection itself).
+    private let serves: Bool
+
     public init(serve: (@Sendable (Int32) -> Void)? = nil) throws {
         (fd, port) = try LoopbackSocket.bind(listening: true)
+        serves = serve != nil
         let listener = fd
         Thread.detachNewThread { [self] in
             while true {
                 let client = accept(listener, nil, nil)
                 if client < 0 { return }
                 lock.withLock { accepted.append(client) }
-                if let serve { Thread.detachNewThread { serve(client) } }
+                if let serve {
+                    Thread.detachNewThread { [self] in
+                        serve(client)
+                        // Forgotten before it is closed: stop() never touches a number the kernel
+                        // may already have given to another test's connection.
+                        lock.withLock { accepted.removeAll { $0 == client } }
+                        close(client)
+                    }
+                }
             }
         }
     }
 
+    /// Closes the listener and ends every connection. A serving thread's connection is only shut
+    /// down here (its thread wakes from `recv`, returns and closes it): closing it under the thread
+    /// let the number be reused by a later server's connection, whose requests the old thread then
+    /// read and answered.
     public func stop() {
         shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
-        lock.withLock { accepted.forEach { close($0) } }
+        lock.withLock {
+            for client in accepted {
+                shutdown(client, Int32(SHUT_RDWR))
+                if !serves { close(client) }
+            }
+            if !serves { accepted.removeAll() }
+        }
     }
 }
 
