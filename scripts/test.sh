@@ -66,7 +66,8 @@ trap 'rm -f "$build_log"; bash scripts/test-servers.sh stop >/dev/null 2>&1 || t
 source "$GATEWAY_TEST_STATE/env"
 
 step "tests"
-# Swift Testing's per-test "started" lines are dropped; results, failures and the summary stay.
+# Swift Testing's per-test "started" lines are dropped; results, failures (with their ↳ details: an
+# expectation's own message) and the summary stay.
 # Tests run one at a time (about a minute). Run all at once on two cores, some 60 FTP sessions
 # against vsftpd and pyftpdlib at the same time occasionally lose a control connection mid-command
 # (libcurl: "Failed sending data to the peer" / "Failure when receiving data from the peer"); see
@@ -74,7 +75,7 @@ step "tests"
 mode=(--no-parallel)
 [ "${GATEWAY_TEST_PARALLEL:-0}" = 1 ] && mode=()
 set +e
-swift test --disable-xctest "${mode[@]}" 2>&1 | grep --line-buffered -vE '^(◇|↳)'
+swift test --disable-xctest "${mode[@]}" 2>&1 | grep --line-buffered -vE '^◇'
 status=${PIPESTATUS[0]}
 set -e
 exit "$status"
