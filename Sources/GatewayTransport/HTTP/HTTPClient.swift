@@ -26,6 +26,8 @@ public final class HTTPClient: Sendable {
     private let learnedAuth = Mutex<Int?>(nil)
     /// Whether the server was asked once, so a server that never challenges is not asked again.
     private let authProbed = Atomic<Bool>(false)
+    /// The configured origin (``origin(of:)`` of the base URL): the only one credentials go to.
+    private let baseOrigin: String
 
     /// The default response buffer of a transfer (``HTTPRequest/responseBuffer``).
     public static let bufferCapacity = 4 << 20
@@ -35,6 +37,7 @@ public final class HTTPClient: Sendable {
         self.configuration = configuration
         self.pool = HandlePool(limit: configuration.maxConnections)
         self.logger = logger
+        self.baseOrigin = Self.origin(of: configuration.baseURL)
         SecretRedaction.register(configuration.password, user: configuration.user)
         SecretRedaction.register(configuration.bearerToken)
         if configuration.insecureTLS {
@@ -209,15 +212,14 @@ public final class HTTPClient: Sendable {
         }
         // Credentials only for the configured origin (scheme, host and port): a request sent
         // elsewhere (a redirect's target) goes without them.
-        let sameOrigin = Self.origin(of: request.url) == Self.origin(of: configuration.baseURL)
-        if !sameOrigin {
-            // no credentials
-        } else if let user = configuration.user {
-            try easy.set(CURLOPT_USERNAME, user)
-            try easy.set(CURLOPT_PASSWORD, configuration.password ?? "")
-            try easy.set(CURLOPT_HTTPAUTH, learned ?? CurlAuth.basic | CurlAuth.digest)
-        } else if let token = configuration.bearerToken {
-            headers.append("Authorization: Bearer \(token)")
+        if Self.origin(of: request.url) == baseOrigin {
+            if let user = configuration.user {
+                try easy.set(CURLOPT_USERNAME, user)
+                try easy.set(CURLOPT_PASSWORD, configuration.password ?? "")
+                try easy.set(CURLOPT_HTTPAUTH, learned ?? CurlAuth.basic | CurlAuth.digest)
+            } else if let token = configuration.bearerToken {
+                headers.append("Authorization: Bearer \(token)")
+            }
         }
         var list: UnsafeMutablePointer<curl_slist>?
         for header in headers { list = curl_slist_append(list, header) }
