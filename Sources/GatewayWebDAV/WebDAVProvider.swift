@@ -167,18 +167,21 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
         let parser = MultistatusParser()
         try parser.feed(body, path: path)
         try parser.finish(path: path)
-        var failed: [FileProviderHTTPError] = []
+        var named: [FileProviderHTTPError] = []  // the first ten failures; the rest only counted
+        var count = 0
         for resource in parser.drain() {
             if let status = resource.status, !(200..<300).contains(status) {
+                count += 1
+                guard named.count < 10 else { continue }
                 let item = paths.remotePath(fromHref: resource.href, requestPath: path) ?? path
-                failed.append(FileProviderHTTPError(statusCode: status, path: item, serverText: resource.description, method: method))
+                named.append(FileProviderHTTPError(statusCode: status, path: item, serverText: resource.description, method: method))
             }
         }
-        guard let first = failed.first else { return nil }
-        if failed.count == 1 { return first }
-        let named = failed.prefix(10).map { "\($0.path) (\($0.statusCode) \($0.reasonPhrase))" }.joined(separator: ", ")
-        let more = failed.count > 10 ? " and \(failed.count - 10) more" : ""
-        return FileProviderHTTPError(statusCode: first.statusCode, path: path, serverText: "\(failed.count) items failed: \(named)\(more)",
+        guard let first = named.first else { return nil }
+        if count == 1 { return first }
+        let list = named.map { "\($0.path) (\($0.statusCode) \($0.reasonPhrase))" }.joined(separator: ", ")
+        let more = count > named.count ? " and \(count - named.count) more" : ""
+        return FileProviderHTTPError(statusCode: first.statusCode, path: path, serverText: "\(count) items failed: \(list)\(more)",
                                      method: method)
     }
 }

@@ -184,6 +184,8 @@ struct HostileServerTests {
                     "<D:response><D:href>/dav/tree/\(name)</D:href><D:status>HTTP/1.1 \(status)</D:status></D:response>"
                 }.joined()
                 return .multistatus(failed)
+            case ("DELETE", "/dav/many"):
+                return .multistatus((0..<12).map { "<D:response><D:href>/dav/many/f\($0)</D:href><D:status>HTTP/1.1 423 Locked</D:status></D:response>" }.joined())
             case ("DELETE", "/dav/conflict"):
                 return .http("409 Conflict", body: "<html><title>409 Conflict</title></html>")
             default:
@@ -196,6 +198,11 @@ struct HostileServerTests {
         let text = tree.map { ErrorMessage.reason(for: $0) } ?? ""
         #expect(text.contains("/tree/a.txt (423 locked)") && text.contains("/tree/sub/b.txt (403 permission denied)"), "\(text)")
         #expect(server.requests.filter { $0.method == "DELETE" }.count == 1, "one DELETE for the whole tree")
+        // Many failures: the first ten named, the rest counted.
+        let many = await Self.failure { try await provider.removeItem(path: "/many", recursive: true) }
+        let manyText = many.map { ErrorMessage.reason(for: $0) } ?? ""
+        #expect(manyText.contains("12 items failed") && manyText.contains("/many/f9 (423 locked)") && !manyText.contains("/many/f10 ")
+                && manyText.contains("and 2 more"), "\(manyText)")
         let conflict = await Self.failure { try await provider.removeItem(path: "/conflict", recursive: true) }
         let conflictText = conflict.map { ErrorMessage.reason(for: $0) } ?? ""
         #expect(conflictText.contains("409 conflict") && !conflictText.contains("missing parent"), "\(conflictText)")

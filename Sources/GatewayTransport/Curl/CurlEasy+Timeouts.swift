@@ -1,4 +1,5 @@
 import CCurl
+import GatewayCore
 
 /// The time rules every libcurl transfer of ours follows, HTTP and FTP alike.
 public struct TransferTimeouts: Sendable, Hashable {
@@ -14,10 +15,7 @@ public struct TransferTimeouts: Sendable, Hashable {
     /// The window ``lowSpeedLimit`` is averaged over.
     public var lowSpeedTime: Duration
 
-    /// The defaults: 15 s to connect, 60 s idle, at least 1 KiB/s over any 60 s.
-    public static let standard = TransferTimeouts()
-
-    /// Creates the rules.
+    /// Creates the rules; the defaults are 15 s to connect, 60 s idle, at least 1 KiB/s over any 60 s.
     public init(connect: Duration = .seconds(15), idle: Duration = .seconds(60), lowSpeedLimit: Int = 1024,
                 lowSpeedTime: Duration = .seconds(60)) {
         self.connect = connect
@@ -26,10 +24,11 @@ public struct TransferTimeouts: Sendable, Hashable {
         self.lowSpeedTime = lowSpeedTime
     }
 
-    /// Whole milliseconds of a duration, at least 1 and at most a day (libcurl takes `long`s, and
-    /// a configured 1e16 s must not overflow on the way there).
+    /// Whole milliseconds of a duration, at least 1 and at most a day (the bound config validation
+    /// sets, ``RemoteConfiguration/maximumSeconds``): libcurl takes `long`s, and a 1e16 s given
+    /// through the library must not overflow on the way there either.
     static func milliseconds(_ duration: Duration) -> Int {
-        let seconds = min(max(duration.components.seconds, 0), 86_400)
+        let seconds = min(max(duration.components.seconds, 0), Int64(RemoteConfiguration.maximumSeconds))
         return max(1, Int(seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000))
     }
 

@@ -230,7 +230,8 @@ final class CurlTransfer: @unchecked Sendable {
                 if let existing = state.headers[name] {
                     if existing.utf8.count + value.utf8.count < Self.maxHeaderValue { state.headers[name] = existing + ", " + value }
                 } else if state.headers.count < Self.maxHeaderNames {
-                    state.headers[name] = String(value.utf8.prefix(Self.maxHeaderValue)) ?? value
+                    // (Decoded with repair: a cut inside a multi-byte character must not undo the bound.)
+                    state.headers[name] = String(decoding: value.utf8.prefix(Self.maxHeaderValue), as: UTF8.self)
                 }
             }
         }
