@@ -35,7 +35,7 @@ let package = Package(
         // Backends, one target each.
         .target(
             name: "GatewayLocal",
-            dependencies: ["GatewayCore", "CLocalShims"],
+            dependencies: ["GatewayCore", "GatewayState", "CLocalShims"],
             swiftSettings: strict
         ),
         // Tiny C shim for GatewayLocal: openat2(2) through syscall(2), and Linux constants Swift's Glibc leaves out.
@@ -43,6 +43,15 @@ let package = Package(
         // System libraries (Debian: libcurl4-openssl-dev, libxml2-dev) with header-only typed shims.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // SQLite (Debian: libsqlite3-dev) for the local state store, through a header-only shim.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The local state store (SQLite files under $XDG_STATE_HOME/gateway/) and what is built on
+        // it for every backend: change monitoring by snapshots and anchors.
+        .target(
+            name: "GatewayState",
+            dependencies: ["GatewayCore", "CSQLite", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         // libcurl transport shared by the network backends: handle pool, dedicated threads, streamed bodies.
         .target(
             name: "GatewayTransport",
@@ -51,12 +60,12 @@ let package = Package(
         ),
         .target(
             name: "GatewayWebDAV",
-            dependencies: ["GatewayCore", "GatewayTransport", "CLibXML2", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayTransport", "CLibXML2", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "GatewayFTP",
-            dependencies: ["GatewayCore", "GatewayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayTransport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // Moving bytes and trees between any two providers.
@@ -68,7 +77,7 @@ let package = Package(
         // Umbrella for apps: re-exports the above and registers the built-in backends.
         .target(
             name: "StorageGateway",
-            dependencies: ["GatewayCore", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewayTransfer"],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewayTransfer"],
             swiftSettings: strict
         ),
         // The `gateway` command-line tool: a thin layer over StorageGateway.

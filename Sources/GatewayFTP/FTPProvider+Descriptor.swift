@@ -58,7 +58,8 @@ extension FTPProvider {
                 insecureTLS: remote.boolean("insecure_tls") ?? false,
                 requestAttempts: context.requestAttempts
             )
-            return FTPProvider(configuration: configuration, listHidden: remote.boolean("list_hidden") ?? true, logger: context.logger)
+            return FTPProvider(configuration: configuration, listHidden: remote.boolean("list_hidden") ?? true,
+                               stateDirectory: context.stateDirectory, logger: context.logger)
         }
     )
 

@@ -28,14 +28,21 @@ public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileP
 
     let client: FTPClient
     let logger: Logger
+    /// The folder of the local state store (change-monitor snapshots); see ``StateLocation``.
+    public let stateDirectory: URL
+    /// Identifies this remote's state: the server URL and the user, never a secret.
+    public let monitorIdentity: String
 
     /// Creates a provider. Nothing is sent until the first operation.
     ///
     /// - Parameters:
     ///   - configuration: where and how to connect (the URL must not contain credentials).
     ///   - listHidden: send `LIST -a` to servers without MLSD, so dot files are listed too.
-    public init(configuration: FTPClientConfiguration, listHidden: Bool = true, logger: Logger = Logger(label: "gateway.ftp")) {
+    public init(configuration: FTPClientConfiguration, listHidden: Bool = true, stateDirectory: URL = StateLocation.directory(),
+                logger: Logger = Logger(label: "gateway.ftp")) {
         self.name = configuration.remoteName
+        self.stateDirectory = stateDirectory
+        self.monitorIdentity = "ftp \(configuration.baseURL.absoluteString) user=\(configuration.user ?? "")"
         self.baseURL = configuration.baseURL
         self.listHidden = listHidden
         self.client = FTPClient(configuration: configuration, logger: logger)

@@ -17,7 +17,7 @@ extension LocalFileProvider {
         },
         make: { remote, context in
             let root = expandTilde(remote.string("root") ?? "/", environment: context.environment)
-            return try LocalFileProvider(name: remote.name, root: root, logger: context.logger)
+            return try LocalFileProvider(name: remote.name, root: root, stateDirectory: context.stateDirectory, logger: context.logger)
         }
     )
 

@@ -31,6 +31,8 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
 
     let resolver: LocalPathResolver
     let logger: Logger
+    /// The folder of the local state store (change-monitor snapshots); see ``StateLocation``.
+    public let stateDirectory: URL
     /// Buffers for reads in the default chunk size, reused across reads.
     let readBuffers = ChunkBufferPool(size: ReadOptions().chunkSize)
 
@@ -43,13 +45,15 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
     ///   - name: the remote's name, used in messages.
     ///   - root: an absolute path of an existing folder.
     /// - Throws: a not-found or not-a-directory `CocoaError` when the root is unusable.
-    public convenience init(name: String, root: String, logger: Logger = Logger(label: "gateway.local")) throws {
-        try self.init(name: name, root: root, logger: logger, useOpenat2: true)
+    ///   - stateDirectory: the folder of the local state store (change-monitor snapshots).
+    public convenience init(name: String, root: String, stateDirectory: URL = StateLocation.directory(),
+                            logger: Logger = Logger(label: "gateway.local")) throws {
+        try self.init(name: name, root: root, logger: logger, useOpenat2: true, stateDirectory: stateDirectory)
     }
 
     /// Creates a provider; `useOpenat2: false` resolves every path component by component (the
     /// fallback for kernels without `openat2`), for tests.
-    init(name: String, root: String, logger: Logger, useOpenat2: Bool) throws {
+    init(name: String, root: String, logger: Logger, useOpenat2: Bool, stateDirectory: URL = StateLocation.directory()) throws {
         guard let real = POSIX.realPath(root) else {
             throw CocoaError.described(.fileNoSuchFile, path: root, remote: name, reason: "root folder \(root) does not exist")
         }
@@ -62,6 +66,7 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
             throw CocoaError.posix(failure.code, path: "/", remote: name)
         }
         self.name = name
+        self.stateDirectory = stateDirectory
         self.baseURL = URL(fileURLWithPath: real, isDirectory: true)
         self.logger = logger
     }

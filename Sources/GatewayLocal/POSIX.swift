@@ -55,7 +55,7 @@ enum POSIX {
     /// time, and `extra["target_type"]` says whether it leads to a file or a folder.
     static func fileObject(path: String, info: stat, symlinkTarget: String? = nil, target: stat? = nil) -> FileObject {
         let type = type(of: info.st_mode)
-        var extra: [String: String] = ["mode": String(info.st_mode & 0o7777, radix: 8)]
+        var extra: [String: String] = ["mode": String(info.st_mode & 0o7777, radix: 8), "inode": "\(info.st_dev):\(info.st_ino)"]
         if let symlinkTarget { extra["symlink_target"] = symlinkTarget }
         var described = info
         if let target {

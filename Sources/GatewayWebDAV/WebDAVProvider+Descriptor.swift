@@ -46,7 +46,8 @@ extension WebDAVProvider {
             )
             return WebDAVProvider(configuration: configuration, vendor: Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other,
                                   rangedUploads: remote.boolean("ranged_uploads") ?? true,
-                                  atomicPut: AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto, logger: context.logger)
+                                  atomicPut: AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto,
+                                  stateDirectory: context.stateDirectory, logger: context.logger)
         }
     )
 

@@ -55,6 +55,10 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     let client: HTTPClient
     let paths: WebDAVPath
     let logger: Logger
+    /// The folder of the local state store (change-monitor snapshots); see ``StateLocation``.
+    public let stateDirectory: URL
+    /// Identifies this remote's state: the base URL and the user, never a secret.
+    public let monitorIdentity: String
 
     /// Creates a provider.
     ///
@@ -64,8 +68,10 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     ///   - rangedUploads: let large copies upload in byte ranges at once where the server takes them.
     ///   - atomicPut: whether small files may go with one `PUT` to their name (``AtomicPut``).
     public init(configuration: HTTPClientConfiguration, vendor: Vendor = .other, rangedUploads: Bool = true,
-                atomicPut: AtomicPut = .auto, logger: Logger = Logger(label: "gateway.webdav")) {
+                atomicPut: AtomicPut = .auto, stateDirectory: URL = StateLocation.directory(),
+                logger: Logger = Logger(label: "gateway.webdav")) {
         self.name = configuration.remoteName
+        self.stateDirectory = stateDirectory
         self.atomicPut = atomicPut
         self.vendor = vendor
         self.rangedUploads = rangedUploads
@@ -73,6 +79,7 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
         var clientConfiguration = configuration
         clientConfiguration.baseURL = paths.baseURL
         self.client = HTTPClient(configuration: clientConfiguration, logger: logger)
+        self.monitorIdentity = "webdav \(paths.baseURL.absoluteString) user=\(configuration.user ?? "")"
         self.logger = logger
         var features: ProviderCapabilities.Features = [
             .serverSideCopy, .serverSideMove, .rangedRead, .resumeDownload, .atomicWrite, .conditionalWrite,

@@ -57,6 +57,8 @@ extension FileProviderError: ClassifiableError {
         case .versionMismatch: return .versionMismatch
         case .malformedResponse: return .malformedResponse
         case .checksumMismatch: return .checksumMismatch
+        case .anchorExpired: return .versionMismatch
+        case .stateStoreUnavailable: return .locked
         }
     }
 }

@@ -24,6 +24,11 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The bytes read from `path` do not have the content hash its provider reported: damaged on the
     /// way, or the file changed while it was read. Nothing was stored under the destination's name.
     case checksumMismatch(path: String, algorithm: HashAlgorithm, expected: String, actual: String)
+    /// A ``SyncAnchor`` can no longer be served (the state behind it is gone, its history was pruned,
+    /// or it belongs to another remote or folder): start over from a full listing.
+    case anchorExpired(path: String, reason: String)
+    /// The local state store cannot be used: another process holds it, or it is damaged.
+    case stateStoreUnavailable(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -43,6 +48,10 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
             return "malformed response: \(detail)"
         case .checksumMismatch(_, let algorithm, let expected, let actual):
             return "\(algorithm.rawValue) checksum mismatch: expected \(expected), the bytes read have \(actual); nothing was stored"
+        case .anchorExpired(_, let reason):
+            return "anchor expired: \(reason)"
+        case .stateStoreUnavailable(let path, let reason):
+            return "state store \(path): \(reason)"
         }
     }
 
@@ -52,10 +61,13 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
     public var path: String? {
         switch self {
         case .pathEscapesRoot(let path), .invalidPath(let path, _), .truncated(let path, _),
-             .versionMismatch(let path, _, _), .malformedResponse(let path, _), .checksumMismatch(let path, _, _, _):
+             .versionMismatch(let path, _, _), .malformedResponse(let path, _), .checksumMismatch(let path, _, _, _),
+             .anchorExpired(let path, _):
             return path
         case .unsupported(_, let path), .unavailable(_, let path):
             return path
+        case .stateStoreUnavailable:
+            return nil
         }
     }
 }

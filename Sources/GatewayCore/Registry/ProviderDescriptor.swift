@@ -10,13 +10,16 @@ public struct ProviderContext: Sendable {
     /// Attempts per single network request (the CLI's `--low-level-retries`), for providers that
     /// repeat requests that broke or met a busy server.
     public var requestAttempts: Int
+    /// The folder for local state (monitor snapshots, anchors); see ``StateLocation``.
+    public var stateDirectory: URL
 
     /// Creates a context.
     public init(logger: Logger = Logger(label: "gateway"), environment: [String: String] = ProcessInfo.processInfo.environment,
-                requestAttempts: Int = 3) {
+                requestAttempts: Int = 3, stateDirectory: URL? = nil) {
         self.logger = logger
         self.environment = environment
         self.requestAttempts = max(1, requestAttempts)
+        self.stateDirectory = stateDirectory ?? StateLocation.directory(environment: environment)
     }
 }
 

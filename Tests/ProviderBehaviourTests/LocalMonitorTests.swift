@@ -1,0 +1,171 @@
+import Foundation
+import GatewayLocal
+import GatewayTestSupport
+import StorageGateway
+import Testing
+
+/// inotify-specific monitoring on the local file system: bursts, queue overflows, folders filled
+/// at once, coalescing, and the watch limit.
+@Suite("Local change monitoring (inotify)", .serialized)
+struct LocalMonitorTests {
+    /// A live stream over a fresh local folder, collecting what it sees.
+    struct Watch {
+        let root: String
+        let provider: LocalFileProvider
+        let collected: Locked<[SeenChange]>
+        let task: Task<Void, any Error>
+        let cleanup: @Sendable () -> Void
+
+        static func start(settle: Duration = .milliseconds(800)) async throws -> Watch {
+            let root = try TemporaryFolder.make()
+            let state = try TemporaryFolder.make(prefix: "gateway-state")
+            let provider = try LocalFileProvider(name: "watched", root: root.path, stateDirectory: URL(fileURLWithPath: state.path))
+            let collected = Locked<[SeenChange]>([])
+            let stream = provider.changes(at: "/", options: MonitorOptions(recursive: true))
+            let task = Task {
+                for try await event in stream { collected.mutate { $0.append(SeenChange(event, base: "")) } }
+            }
+            try await Task.sleep(for: settle)
+            return Watch(root: provider.rootPath, provider: provider, collected: collected, task: task, cleanup: { root.remove(); state.remove() })
+        }
+
+        init(root: String, provider: LocalFileProvider, collected: Locked<[SeenChange]>, task: Task<Void, any Error>, cleanup: @escaping @Sendable () -> Void) {
+            self.root = root
+            self.provider = provider
+            self.collected = collected
+            self.task = task
+            self.cleanup = cleanup
+        }
+
+        func stop() async {
+            task.cancel()
+            _ = try? await task.value
+            cleanup()
+        }
+    }
+
+    static func setKernel(_ name: String, _ value: String) throws -> String {
+        let path = "/proc/sys/fs/inotify/\(name)"
+        let previous = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        try value.write(toFile: path, atomically: false, encoding: .utf8)
+        return previous
+    }
+
+    @Test("a burst of 10,000 files created at once yields 10,000 created events, none lost or repeated")
+    func burst() async throws {
+        let watch = try await Watch.start()
+        for index in 0..<10_000 {
+            try create(watch.root + "/f\(index).txt", Data("\(index)".utf8))
+        }
+        try await waitFor(watch.collected, timeout: .seconds(60)) { $0.filter { $0.kind == .created }.count >= 10_000 }
+        try await Task.sleep(for: .milliseconds(500))
+        expectCreations(watch.collected.value, (0..<10_000).map { "f\($0).txt" })
+        await watch.stop()
+    }
+
+    @Test("a kernel queue overflow is followed by a comparison that reports the same set")
+    func overflow() async throws {
+        // A queue of one event overflows at once under 2,000 creations.
+        let previous = try Self.setKernel("max_queued_events", "1")
+        let watch: Watch
+        do {
+            watch = try await Watch.start()
+            _ = try Self.setKernel("max_queued_events", previous)
+        } catch {
+            _ = try? Self.setKernel("max_queued_events", previous)
+            throw error
+        }
+        let overflowsBefore = InotifyStatistics.overflows.load(ordering: .relaxed)
+        try FileManager.default.createDirectory(atPath: watch.root + "/d", withIntermediateDirectories: false)
+        for index in 0..<2_000 {
+            try create(watch.root + "/d/g\(index)", Data([1, 2, 3]))
+        }
+        try await waitFor(watch.collected, timeout: .seconds(30)) { $0.filter { $0.kind == .created }.count >= 2_001 }
+        try await Task.sleep(for: .milliseconds(500))
+        expectCreations(watch.collected.value, ["d"] + (0..<2_000).map { "d/g\($0)" })
+        #expect(InotifyStatistics.overflows.load(ordering: .relaxed) > overflowsBefore, "the queue must have overflowed for this test to mean anything")
+        await watch.stop()
+    }
+
+    @Test("a folder created and filled at once is fully reported, parents first")
+    func folderFilledAtOnce() async throws {
+        let watch = try await Watch.start()
+        try FileManager.default.createDirectory(atPath: watch.root + "/a/b/c", withIntermediateDirectories: true)
+        for name in ["a/1", "a/b/2", "a/b/c/3"] {
+            try create(watch.root + "/" + name, Data(name.utf8))
+        }
+        let expected = ["a", "a/b", "a/b/c", "a/1", "a/b/2", "a/b/c/3"].map { SeenChange(.created, $0) }
+        try await waitFor(watch.collected, timeout: .seconds(5)) { Set($0).isSuperset(of: expected) }
+        // Changes inside the new folders are watched from then on.
+        try create(watch.root + "/a/b/c/4", Data())
+        try await waitFor(watch.collected, timeout: .seconds(5)) { $0.contains(SeenChange(.created, "a/b/c/4")) }
+        let changes = watch.collected.value
+        #expect(changes.firstIndex(of: SeenChange(.created, "a/b"))! < changes.firstIndex(of: SeenChange(.created, "a/b/2"))!)
+        #expect(changes.count == 7, "\(changes)")
+        await watch.stop()
+    }
+
+    @Test("a file written in 100 pieces is one event; renames of files and folders are renames")
+    func coalescingAndRenames() async throws {
+        let watch = try await Watch.start()
+        try create(watch.root + "/log.txt", Data())
+        try await waitFor(watch.collected, timeout: .seconds(5)) { $0.contains(SeenChange(.created, "log.txt")) }
+        let handle = try #require(FileHandle(forWritingAtPath: watch.root + "/log.txt"))
+        for piece in 0..<100 { handle.write(Data("piece \(piece)\n".utf8)) }
+        try handle.close()
+        try await waitFor(watch.collected, timeout: .seconds(5)) { $0.contains(SeenChange(.modified, "log.txt")) }
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(watch.collected.value.filter { $0.path == "log.txt" }.count == 2, "\(watch.collected.value)")
+
+        try FileManager.default.createDirectory(atPath: watch.root + "/dir/sub", withIntermediateDirectories: true)
+        try await waitFor(watch.collected, timeout: .seconds(5)) { $0.contains(SeenChange(.created, "dir/sub")) }
+        try FileManager.default.moveItem(atPath: watch.root + "/dir", toPath: watch.root + "/moved")
+        try FileManager.default.moveItem(atPath: watch.root + "/log.txt", toPath: watch.root + "/moved/log.txt")
+        try await waitFor(watch.collected, timeout: .seconds(5)) {
+            $0.contains(SeenChange(.renamed, "moved", from: "dir")) && $0.contains(SeenChange(.renamed, "moved/log.txt", from: "log.txt"))
+        }
+        // The moved folder is still watched under its new name.
+        try create(watch.root + "/moved/sub/new", Data())
+        try await waitFor(watch.collected, timeout: .seconds(5)) { $0.contains(SeenChange(.created, "moved/sub/new")) }
+        await watch.stop()
+    }
+
+    @Test("reaching the inotify watch limit is a clear error naming the setting")
+    func watchLimit() async throws {
+        let root = try TemporaryFolder.make()
+        let state = try TemporaryFolder.make(prefix: "gateway-state")
+        defer { root.remove(); state.remove() }
+        for index in 0..<20 { try FileManager.default.createDirectory(atPath: root.path + "/d\(index)", withIntermediateDirectories: false) }
+        let provider = try LocalFileProvider(name: "watched", root: root.path, stateDirectory: URL(fileURLWithPath: state.path))
+        let previous = try Self.setKernel("max_user_watches", "5")
+        defer { _ = try? Self.setKernel("max_user_watches", previous) }
+        var iterator = provider.changes(at: "/", options: MonitorOptions(recursive: true)).makeAsyncIterator()
+        do {
+            _ = try await iterator.next()
+            Issue.record("watching 21 folders with a limit of 5 watches must fail")
+        } catch {
+            let message = ErrorMessage.reason(for: error)
+            #expect(message.contains("max_user_watches"), "\(message)")
+        }
+    }
+}
+
+/// Creates a file with `contents` in place (FileManager's `createFile` writes a temporary file
+/// and renames it, which a watcher rightly reports as such).
+func create(_ path: String, _ contents: Data) throws {
+    try contents.write(to: URL(fileURLWithPath: path))
+}
+
+/// Checks that `changes` create exactly `paths`, each once. A file seen while still empty and again
+/// once written may add a `modified`; nothing else may appear.
+func expectCreations(_ changes: [SeenChange], _ paths: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    let created = changes.filter { $0.kind == .created }.map(\.path)
+    let expected = Set(paths)
+    let missing = expected.subtracting(created)
+    let unexpected = Set(created).subtracting(expected)
+    #expect(missing.isEmpty, "missing \(missing.count): \(missing.sorted().prefix(10))", sourceLocation: sourceLocation)
+    #expect(unexpected.isEmpty, "unexpected: \(unexpected.sorted().prefix(10))", sourceLocation: sourceLocation)
+    #expect(created.count == paths.count, "\(created.count) created events for \(paths.count) items", sourceLocation: sourceLocation)
+    let others = changes.filter { $0.kind != .created && !($0.kind == .modified && expected.contains($0.path)) }
+    #expect(others.isEmpty, "\(others.prefix(10))", sourceLocation: sourceLocation)
+}

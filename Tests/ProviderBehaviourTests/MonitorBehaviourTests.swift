@@ -1,0 +1,190 @@
+import Foundation
+import GatewayTestSupport
+import StorageGateway
+import Testing
+
+/// The change-monitor behaviour every backend shares: anchors and catch-up, live events, expired
+/// anchors, cancellation. Changes are made from outside the gateway.
+@Suite("Change monitoring", .serialized)
+struct MonitorBehaviourTests {
+    /// Every change since `anchor`, page by page (with `pageSize` per page); checks the pages' flags.
+    static func catchUp(_ monitor: any FileProviderMonitor, since anchor: SyncAnchor, pageSize: Int = 1000,
+                        base: String) async throws -> (changes: [SeenChange], anchor: SyncAnchor, pages: Int) {
+        var anchor = anchor
+        var changes: [SeenChange] = []
+        var pages = 0
+        while true {
+            let page = try await monitor.changes(since: anchor, pageSize: pageSize)
+            pages += 1
+            #expect(page.events.count <= pageSize)
+            if page.moreComing { #expect(page.events.count == pageSize) }
+            changes += page.events.map { SeenChange($0, base: base) }
+            anchor = page.anchor
+            if !page.moreComing { break }
+            if pages > 10_000 { Issue.record("pages never end"); break }
+        }
+        return (changes, anchor, pages)
+    }
+
+    /// Whether `changes` holds a rename of `from` to `to`, or (where `strict` is false) its removal
+    /// and creation instead.
+    static func expectRename(_ changes: [SeenChange], from: String, to: String, strict: Bool, isFolder: Bool = false,
+                             sourceLocation: SourceLocation = #_sourceLocation) {
+        if changes.contains(SeenChange(.renamed, to, from: from)) { return }
+        if strict {
+            Issue.record("expected renamed \(from) -> \(to) in \(changes)", sourceLocation: sourceLocation)
+        } else {
+            #expect(changes.contains(SeenChange(.removed, from)), "\(changes)", sourceLocation: sourceLocation)
+            #expect(changes.contains(SeenChange(.created, to)), "\(changes)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("anchors: changes made while not watching are caught up, in pages, exactly once", arguments: MonitorFixture.all)
+    func catchUpFromAnchor(fixture: MonitorFixture) async throws {
+        try await fixture.run { s in
+            try s.outside.write(s.path("a.txt"), Data("one".utf8))
+            try s.outside.write(s.path("e.txt"), Data("rename me".utf8))
+            try s.outside.makeFolder(s.path("sub"))
+            try s.outside.write(s.path("sub/b.txt"), Data("b".utf8))
+            try s.outside.makeFolder(s.path("old"))
+            try s.outside.write(s.path("old/inside.txt"), Data("i".utf8))
+            let anchor = try await s.provider.currentAnchor(at: s.base, recursive: true)
+            // Nothing changed yet: nothing to report.
+            let quiet = try await Self.catchUp(s.provider, since: anchor, base: s.base)
+            #expect(quiet.changes.isEmpty, "\(quiet.changes)")
+
+            try s.outside.write(s.path("c.txt"), Data("new".utf8))
+            try s.outside.write(s.path("a.txt"), Data("one, longer".utf8))
+            try s.outside.remove(s.path("sub/b.txt"), false)
+            try s.outside.makeFolder(s.path("newdir"))
+            try s.outside.write(s.path("newdir/d.txt"), Data("d".utf8))
+            try s.outside.rename(s.path("e.txt"), s.path("f.txt"))
+            try s.outside.rename(s.path("old"), s.path("moved"))
+
+            // An anchor survives a restart: encode it as an app would store it, and decode it.
+            let stored = try JSONEncoder().encode(quiet.anchor)
+            let restored = try JSONDecoder().decode(SyncAnchor.self, from: stored)
+            let caught = try await Self.catchUp(s.provider, since: restored, pageSize: 2, base: s.base)
+            let changes = caught.changes
+            #expect(caught.pages >= 2, "a page size of 2 must split \(changes.count) changes")
+            #expect(changes.contains(SeenChange(.created, "c.txt")), "\(changes)")
+            #expect(changes.contains(SeenChange(.modified, "a.txt")), "\(changes)")
+            #expect(changes.contains(SeenChange(.removed, "sub/b.txt")), "\(changes)")
+            #expect(changes.contains(SeenChange(.created, "newdir")), "\(changes)")
+            #expect(changes.contains(SeenChange(.created, "newdir/d.txt")), "\(changes)")
+            let newdir = changes.firstIndex(of: SeenChange(.created, "newdir"))
+            let member = changes.firstIndex(of: SeenChange(.created, "newdir/d.txt"))
+            if let newdir, let member { #expect(newdir < member, "a folder is reported before its members") }
+            Self.expectRename(changes, from: "e.txt", to: "f.txt", strict: fixture.reportsRenames)
+            Self.expectRename(changes, from: "old", to: "moved", strict: fixture.name == "local", isFolder: true)
+            #expect(!changes.contains { $0.kind == .modified && ($0.path == "sub" || $0.path.isEmpty) }, "folders are not 'modified': \(changes)")
+            #expect(Set(changes).count == changes.count, "each change once: \(changes)")
+            // Events carry the item as it is now.
+            let page = try await s.provider.changes(since: restored, pageSize: 100)
+            if let created = page.events.first(where: { $0.kind == .created && $0.path.hasSuffix("/c.txt") }) {
+                #expect(created.item?.size == 3)
+                #expect(created.item?.type == .file)
+            }
+            // Caught up: asking again reports nothing new.
+            let again = try await Self.catchUp(s.provider, since: caught.anchor, base: s.base)
+            #expect(again.changes.isEmpty, "\(again.changes)")
+        }
+    }
+
+    @Test("an anchor that can't be served is expired: store removed, garbage, another remote", arguments: MonitorFixture.all)
+    func expiredAnchors(fixture: MonitorFixture) async throws {
+        try await fixture.run { s in
+            try s.outside.write(s.path("a.txt"), Data("one".utf8))
+            let anchor = try await s.provider.currentAnchor(at: s.base, recursive: true)
+            await expectExpired { _ = try await s.provider.changes(since: SyncAnchor(rawValue: Data("{}".utf8)), pageSize: 10) }
+            await expectExpired { _ = try await s.provider.changes(since: SyncAnchor(rawValue: Data(repeating: 0xff, count: 100)), pageSize: 10) }
+            let other = try LocalFileProvider(name: "other", root: NSTemporaryDirectory(), stateDirectory: URL(fileURLWithPath: s.stateDirectory))
+            if !(s.provider is LocalFileProvider) || (s.provider as? LocalFileProvider)?.rootPath != other.rootPath {
+                await expectExpired { _ = try await other.changes(since: anchor, pageSize: 10) }
+            }
+            // The state is lost (removed by hand): the anchor expires, and a new one starts over.
+            try FileManager.default.removeItem(atPath: s.stateDirectory + "/monitor")
+            await expectExpired { _ = try await s.provider.changes(since: anchor, pageSize: 10) }
+            let fresh = try await s.provider.currentAnchor(at: s.base, recursive: true)
+            try s.outside.write(s.path("b.txt"), Data("two".utf8))
+            let caught = try await Self.catchUp(s.provider, since: fresh, base: s.base)
+            #expect(caught.changes == [SeenChange(.created, "b.txt")])
+        }
+    }
+
+    @Test("live: created, modified, renamed and removed are seen within one interval plus a second", arguments: MonitorFixture.all)
+    func liveEvents(fixture: MonitorFixture) async throws {
+        try await fixture.run { s in
+            try s.outside.write(s.path("keep.txt"), Data("k".utf8))
+            let collected = Locked<[SeenChange]>([])
+            let stream = s.provider.changes(at: s.base, options: MonitorOptions(recursive: true, interval: .seconds(1)))
+            let base = s.base
+            let watcher = Task {
+                for try await event in stream { collected.mutate { $0.append(SeenChange(event, base: base)) } }
+            }
+            defer { watcher.cancel() }
+            // The stream records the state when first asked; give it that moment.
+            try await Task.sleep(for: .milliseconds(1500))
+            try s.outside.write(s.path("new.txt"), Data("n".utf8))
+            try s.outside.makeFolder(s.path("dir"))
+            try s.outside.write(s.path("dir/inner.txt"), Data("inner".utf8))
+            try await waitFor(collected, timeout: .seconds(4)) { changes in
+                changes.contains(SeenChange(.created, "new.txt")) && changes.contains(SeenChange(.created, "dir/inner.txt"))
+            }
+            try s.outside.write(s.path("keep.txt"), Data("kept, longer".utf8))
+            try s.outside.rename(s.path("new.txt"), s.path("renamed.txt"))
+            try s.outside.remove(s.path("dir/inner.txt"), false)
+            try await waitFor(collected, timeout: .seconds(4)) { changes in
+                changes.contains(SeenChange(.modified, "keep.txt")) && changes.contains(SeenChange(.removed, "dir/inner.txt"))
+                    && (changes.contains(SeenChange(.renamed, "renamed.txt", from: "new.txt")) || changes.contains(SeenChange(.created, "renamed.txt")))
+            }
+            let changes = collected.value
+            #expect(changes.contains(SeenChange(.created, "dir")))
+            Self.expectRename(changes, from: "new.txt", to: "renamed.txt", strict: fixture.reportsRenames)
+            #expect(!changes.contains(SeenChange(.created, "keep.txt")), "the state before watching is not reported: \(changes)")
+        }
+    }
+
+    @Test("cancelling a live stream ends it promptly", arguments: MonitorFixture.all)
+    func cancellation(fixture: MonitorFixture) async throws {
+        try await fixture.run { s in
+            let stream = s.provider.changes(at: s.base, options: MonitorOptions(recursive: true, interval: .seconds(30)))
+            let watcher = Task { () -> Int in
+                var count = 0
+                do { for try await _ in stream { count += 1 } } catch is CancellationError {}
+                return count
+            }
+            try await Task.sleep(for: .milliseconds(800))
+            let started = ContinuousClock.now
+            watcher.cancel()
+            _ = try? await watcher.value
+            #expect(ContinuousClock.now - started < .seconds(2), "ended \(ContinuousClock.now - started) after cancel")
+        }
+    }
+}
+
+/// Waits until `condition` holds for the collected changes, or fails after `timeout`.
+func waitFor(_ collected: Locked<[SeenChange]>, timeout: Duration, sourceLocation: SourceLocation = #_sourceLocation,
+             _ condition: ([SeenChange]) -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition(collected.value) { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    let changes = collected.value
+    Issue.record("not seen within \(timeout): got \(changes.count) changes: \(changes.prefix(20))", sourceLocation: sourceLocation)
+}
+
+func expectExpired(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected an expired anchor", sourceLocation: sourceLocation)
+    } catch let error as FileProviderError {
+        guard case .anchorExpired = error else {
+            Issue.record("expected anchorExpired, got \(error)", sourceLocation: sourceLocation)
+            return
+        }
+    } catch {
+        Issue.record("expected anchorExpired, got \(error)", sourceLocation: sourceLocation)
+    }
+}

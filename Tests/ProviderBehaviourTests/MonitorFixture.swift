@@ -1,0 +1,177 @@
+import Foundation
+import StorageGateway
+import Testing
+
+/// Changes made from outside the gateway: the file system for Local, the `curl` tool for WebDAV
+/// and FTP (its own connections, its own requests).
+struct OutsideClient: Sendable {
+    let write: @Sendable (_ path: String, _ data: Data) throws -> Void
+    let remove: @Sendable (_ path: String, _ isFolder: Bool) throws -> Void
+    let rename: @Sendable (_ from: String, _ to: String) throws -> Void
+    let makeFolder: @Sendable (_ path: String) throws -> Void
+
+    struct Failed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func local(root: String) -> OutsideClient {
+        OutsideClient(
+            write: { path, data in try data.write(to: URL(fileURLWithPath: root + path)) },
+            remove: { path, _ in try FileManager.default.removeItem(atPath: root + path) },
+            rename: { from, to in try FileManager.default.moveItem(atPath: root + from, toPath: root + to) },
+            makeFolder: { path in try FileManager.default.createDirectory(atPath: root + path, withIntermediateDirectories: false) }
+        )
+    }
+
+    /// Runs `curl` with `arguments`, failing on an HTTP or FTP error.
+    static func curl(_ arguments: [String], input: Data? = nil) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sS", "--fail", "--max-time", "20"] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        var inputFile: String?
+        if let input {
+            let file = NSTemporaryDirectory() + "/gateway-outside-\(UUID().uuidString)"
+            try input.write(to: URL(fileURLWithPath: file))
+            inputFile = file
+            process.arguments! += ["-T", file]
+        }
+        defer { if let inputFile { try? FileManager.default.removeItem(atPath: inputFile) } }
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw Failed(description: "curl \(arguments.filter { !$0.contains(":") || $0.hasPrefix("http") || $0.hasPrefix("ftp") }) failed (\(process.terminationStatus)): \(text)")
+        }
+    }
+
+    static func escaped(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/;?#"))) ?? String($0) }
+            .joined(separator: "/")
+    }
+
+    static func webdav(base: URL, user: String, password: String) -> OutsideClient {
+        let root = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+        let login = ["-u", "\(user):\(password)"]
+        return OutsideClient(
+            write: { path, data in try curl(login + [root + escaped(path)], input: data) },
+            remove: { path, isFolder in try curl(login + ["-X", "DELETE", root + escaped(path) + (isFolder ? "/" : "")]) },
+            rename: { from, to in try curl(login + ["-X", "MOVE", "-H", "Destination: \(root + escaped(to))", root + escaped(from)]) },
+            makeFolder: { path in try curl(login + ["-X", "MKCOL", root + escaped(path) + "/"]) }
+        )
+    }
+
+    static func ftp(base: URL, user: String, password: String) -> OutsideClient {
+        let root = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+        let login = ["-u", "\(user):\(password)"]
+        return OutsideClient(
+            write: { path, data in try curl(login + [root + escaped(path)], input: data) },
+            // Quoted commands take paths relative to the login folder, as the provider's paths are.
+            remove: { path, isFolder in try curl(login + ["-Q", (isFolder ? "RMD " : "DELE ") + path.dropFirst(), root + "/"]) },
+            rename: { from, to in try curl(login + ["-Q", "RNFR \(from.dropFirst())", "-Q", "RNTO \(to.dropFirst())", root + "/"]) },
+            makeFolder: { path in try curl(login + ["-Q", "MKD \(path.dropFirst())", root + "/"]) }
+        )
+    }
+}
+
+/// A backend the monitor behaviour suite runs against: a provider with a private state folder, an
+/// empty scratch folder, and a client that changes files from outside.
+struct MonitorFixture: Sendable, CustomTestStringConvertible {
+    let name: String
+    /// Whether a rename is always reported as one (inotify, or identities the listing carries).
+    let reportsRenames: Bool
+    let setUp: @Sendable () async throws -> (MonitorScratch, @Sendable () async -> Void)
+
+    var testDescription: String { name }
+
+    static let all: [MonitorFixture] = [.local, .webdavApache, .webdavRclone, .ftpVsftpd, .ftpPyftpdlib, .ftpLegacy]
+
+    static let local = MonitorFixture(name: "local", reportsRenames: true) {
+        let root = try TemporaryFolder.make()
+        let state = try TemporaryFolder.make(prefix: "gateway-state")
+        let provider = try LocalFileProvider(name: "watched", root: root.path, stateDirectory: URL(fileURLWithPath: state.path))
+        try FileManager.default.createDirectory(atPath: root.path + "/scratch", withIntermediateDirectories: false)
+        return (MonitorScratch(provider: provider, base: "/scratch", outside: .local(root: provider.rootPath), stateDirectory: state.path),
+                { root.remove(); state.remove() })
+    }
+
+    static let webdavApache = webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL", reportsRenames: true)
+    static let webdavRclone = webdav("webdav-rclone", urlVariable: "GATEWAY_TEST_WEBDAV_RCLONE_URL", reportsRenames: false)
+
+    static func webdav(_ name: String, urlVariable: String, reportsRenames: Bool) -> MonitorFixture {
+        MonitorFixture(name: name, reportsRenames: reportsRenames) {
+            let server = try TestServers.webdav(urlVariable: urlVariable)
+            let state = try TemporaryFolder.make(prefix: "gateway-state")
+            let provider = WebDAVProvider(configuration: server.configuration(remoteName: name), stateDirectory: URL(fileURLWithPath: state.path))
+            let base = "/w-\(UUID().uuidString.prefix(8))"
+            try await provider.createFolder(path: base, withIntermediateDirectories: false)
+            let outside = OutsideClient.webdav(base: server.url, user: server.user, password: server.password)
+            return (MonitorScratch(provider: provider, base: base, outside: outside, stateDirectory: state.path),
+                    { try? await provider.removeItem(path: base, recursive: true); state.remove() })
+        }
+    }
+
+    static let ftpVsftpd = ftp("ftp-vsftpd-list", urlVariable: "GATEWAY_TEST_FTP_VSFTPD_URL", userVariable: "GATEWAY_TEST_FTP_VSFTPD_USER",
+                               reportsRenames: false)
+    static let ftpPyftpdlib = ftp("ftp-pyftpdlib-mlsd", urlVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER",
+                                  reportsRenames: true)
+    static let ftpLegacy = ftp("ftp-legacy-list-only", urlVariable: "GATEWAY_TEST_FTP_LEGACY_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER",
+                               reportsRenames: false)
+
+    static func ftp(_ name: String, urlVariable: String, userVariable: String, reportsRenames: Bool) -> MonitorFixture {
+        MonitorFixture(name: name, reportsRenames: reportsRenames) {
+            let configuration = try TestServers.ftp(urlVariable: urlVariable, userVariable: userVariable, remoteName: name)
+            let state = try TemporaryFolder.make(prefix: "gateway-state")
+            let provider = FTPProvider(configuration: configuration, stateDirectory: URL(fileURLWithPath: state.path))
+            let base = "/w-\(UUID().uuidString.prefix(8))"
+            try await provider.createFolder(path: base, withIntermediateDirectories: false)
+            let outside = OutsideClient.ftp(base: configuration.baseURL, user: configuration.user ?? "", password: configuration.password ?? "")
+            return (MonitorScratch(provider: provider, base: base, outside: outside, stateDirectory: state.path),
+                    { try? await provider.removeItem(path: base, recursive: true); state.remove() })
+        }
+    }
+
+    func run(_ body: (MonitorScratch) async throws -> Void) async throws {
+        let (scratch, cleanup) = try await setUp()
+        do {
+            try await body(scratch)
+        } catch {
+            await cleanup()
+            throw error
+        }
+        await cleanup()
+    }
+}
+
+struct MonitorScratch: Sendable {
+    let provider: any FileProviderMonitor & FileProviderOperations & FileProviderReadWrite
+    let base: String
+    let outside: OutsideClient
+    let stateDirectory: String
+
+    func path(_ relative: String) -> String { base + "/" + relative }
+}
+
+/// An event as the tests compare it: kind, path relative to the watched folder, previous path.
+struct SeenChange: Hashable, CustomStringConvertible {
+    let kind: FileChangeEvent.Kind
+    let path: String
+    let previous: String?
+
+    init(_ kind: FileChangeEvent.Kind, _ path: String, from previous: String? = nil) {
+        self.kind = kind
+        self.path = path
+        self.previous = previous
+    }
+
+    init(_ event: FileChangeEvent, base: String) {
+        kind = event.kind
+        path = String(event.path.dropFirst(base.count + 1))
+        previous = event.previousPath.map { String($0.dropFirst(base.count + 1)) }
+    }
+
+    var description: String { previous.map { "\(kind.rawValue) \($0) -> \(path)" } ?? "\(kind.rawValue) \(path)" }
+}
