@@ -135,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayCLITests",
-            dependencies: ["gateway", "StorageGateway"],
+            dependencies: ["gateway", "StorageGateway", "GatewayTestSupport"],
             swiftSettings: strict
         ),
     ]

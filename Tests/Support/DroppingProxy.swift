@@ -12,6 +12,7 @@ public final class DroppingProxy: @unchecked Sendable {
     private var dropped = 0
     private var maxDrops: Int
     private var sockets: [Int32] = []
+    private var refusing = false
 
     /// The number of connections cut so far.
     public var drops: Int { lock.withLock { dropped } }
@@ -49,6 +50,13 @@ public final class DroppingProxy: @unchecked Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 { return }
+            if lock.withLock({ refusing }) {
+                // A reset at once, as from a host whose server is down.
+                var linger = linger(l_onoff: 1, l_linger: 0)
+                setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+                close(client)
+                continue
+            }
             let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = Self.loopback(port: targetPort)
             let connected = withUnsafePointer(to: &address) { pointer in
@@ -127,6 +135,13 @@ public final class DroppingProxy: @unchecked Sendable {
             return current
         }
         for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// While `true`, every connection is cut (the open ones at once, new ones as they arrive): an
+    /// outage; `false` lets connections pass again.
+    public func setRefusing(_ refuse: Bool) {
+        lock.withLock { refusing = refuse }
+        if refuse { cutAll() }
     }
 
     /// Stops accepting and cuts every connection.

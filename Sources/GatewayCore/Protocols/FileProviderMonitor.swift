@@ -129,6 +129,12 @@ public protocol FileProviderMonitor: FileProviderBasic {
     ///   served (state lost, history pruned, another remote's anchor): start over with a full listing
     ///   and ``currentAnchor(at:recursive:)``.
     func changes(since anchor: SyncAnchor, pageSize: Int) async throws -> ChangePage
+
+    /// Catch-up, then live: first every change since `anchor`, page by page (the last catch-up page
+    /// has `moreComing == false`, even when empty), then a page whenever changes are seen. Each
+    /// page's anchor is the one to save: a consumer that stops anywhere resumes from it without
+    /// loss or repetition. Ends when the task is cancelled.
+    func changePages(since anchor: SyncAnchor, options: MonitorOptions) -> PullSequence<ChangePage>
 }
 
 extension FileProviderMonitor {
