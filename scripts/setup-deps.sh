@@ -5,7 +5,7 @@ set -euo pipefail
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
-packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsqlite3-dev apache2 apache2-utils vsftpd openssl python3-pip
+packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsqlite3-dev sqlite3 apache2 apache2-utils vsftpd openssl python3-pip
     libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0)
 missing=()
 for package in "${packages[@]}"; do
@@ -30,6 +30,13 @@ if ! python3 -c 'import pyftpdlib' 2>/dev/null; then
     python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pyftpdlib>=1.5' 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
 python3 -c 'import pyftpdlib' || { echo "pyftpdlib could not be installed (pip install pyftpdlib)" >&2; exit 1; }
+# Xandikos: a WebDAV server with RFC 6578 sync-collection reports, for the change-monitor tests.
+if ! command -v xandikos >/dev/null; then
+    echo "installing xandikos from PyPI"
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages 'xandikos>=0.2' 2>&1 | grep -v "Running pip as the 'root' user" || true
+    hash -r
+fi
+command -v xandikos >/dev/null || { echo "xandikos could not be installed (pip install xandikos)" >&2; exit 1; }
 # ProFTPD, the third FTP test server: Debian's proftpd-core conflicts with vsftpd (both are an
 # "ftp-server"), so its package is unpacked under /opt/gateway-test/proftpd instead of installed
 # (its libraries are installed above). scripts/servers/proftpd.sh runs it from there.

@@ -4,7 +4,8 @@
 #   test-servers.sh stop
 # Servers: Apache httpd + mod_dav (Basic auth at /dav/, Digest at /dav-digest/, Bearer at
 # /dav-bearer/, HTTPS + HTTP/2), `rclone serve webdav`, vsftpd (plain FTP and explicit FTPS with
-# require_ssl_reuse), pyftpdlib (MLSD; and a "legacy" one without MLSD that refuses LIST -a) and ProFTPD (MLSD, SITE CPFR/CPTO copies, HASH).
+# require_ssl_reuse), pyftpdlib (MLSD; and a "legacy" one without MLSD that refuses LIST -a), ProFTPD (MLSD, SITE CPFR/CPTO copies, HASH)
+# and Xandikos (WebDAV with RFC 6578 sync-collection).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -25,6 +26,7 @@ start)
     pyftpdlib_url=$(bash scripts/servers/pyftpdlib.sh start "$state" "$(free_port)")
     pyftpdlib_legacy_url=$(bash scripts/servers/pyftpdlib.sh start "$state" "$(free_port)" legacy)
     proftpd_url=$(bash scripts/servers/proftpd.sh start "$state" "$(free_port)")
+    xandikos_url=$(bash scripts/servers/xandikos.sh start "$state" "$(free_port)")
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
 export GATEWAY_TEST_WEBDAV_DIGEST_URL=${apache_base}dav-digest/
@@ -34,6 +36,8 @@ export GATEWAY_TEST_APACHE_ACCESS_LOG=$state/apache/logs/access.log
 export GATEWAY_TEST_WEBDAV_TLS_URL=https://127.0.0.1:$tls_port/dav/
 export GATEWAY_TEST_WEBDAV_TLS_CA=$state/apache/tls/cert.pem
 export GATEWAY_TEST_WEBDAV_RCLONE_URL=$rclone_url
+export GATEWAY_TEST_WEBDAV_XANDIKOS_URL=$xandikos_url
+export GATEWAY_TEST_XANDIKOS_LOG=$state/xandikos/server.log
 export GATEWAY_TEST_WEBDAV_USER=gateway
 export GATEWAY_TEST_WEBDAV_PASSWORD=gateway-test
 export GATEWAY_TEST_FTP_VSFTPD_URL=$vsftpd_url
@@ -57,6 +61,7 @@ stop)
     bash scripts/servers/pyftpdlib.sh stop "$state" || true
     bash scripts/servers/pyftpdlib.sh stop "$state" legacy || true
     bash scripts/servers/proftpd.sh stop "$state" || true
+    bash scripts/servers/xandikos.sh stop "$state" || true
     ;;
 *)
     echo "usage: $0 start|stop" >&2

@@ -37,6 +37,8 @@ struct DAVResource: Sendable, Equatable {
 final class MultistatusParser {
     /// Responses parsed so far and not yet taken.
     private(set) var completed: [DAVResource] = []
+    /// The `DAV:sync-token` of a `sync-collection` report (RFC 6578), once read.
+    private(set) var syncToken: String?
 
     private var context: xmlParserCtxtPtr?
     private var handler = xmlSAXHandler()
@@ -205,7 +207,8 @@ final class MultistatusParser {
         case (.response, .propstat):
             propstat = DAVResource()
             propstatStatus = nil
-        case (.response, .href), (.response, .status), (.propstat, .status), (.response, .responsedescription):
+        case (.response, .href), (.response, .status), (.propstat, .status), (.response, .responsedescription),
+             (.multistatus, .syncToken):
             beginText()
         case (.resourcetype, .collection):
             propstat?.isCollection = true
@@ -227,6 +230,8 @@ final class MultistatusParser {
             current?.status = Self.statusCode(endText())
         case (.response, .responsedescription):
             current?.description = endText()
+        case (.multistatus, .syncToken):
+            syncToken = DAVText.trimmed(endText())
         case (.propstat, .status):
             propstatStatus = Self.statusCode(endText())
         case (.prop, .getcontentlength):
@@ -297,14 +302,14 @@ final class MultistatusParser {
     enum Tag: Equatable {
         case other, multistatus, response, href, status, responsedescription, propstat, prop, resourcetype, collection
         case getcontentlength, getlastmodified, getetag, getcontenttype, creationdate, quotaAvailableBytes, quotaUsedBytes
-        case ocChecksums, ocChecksum
+        case ocChecksums, ocChecksum, syncToken
 
         static let davNames: [String: Tag] = [
             "multistatus": .multistatus, "response": .response, "href": .href, "status": .status,
             "responsedescription": .responsedescription, "propstat": .propstat, "prop": .prop, "resourcetype": .resourcetype,
             "collection": .collection, "getcontentlength": .getcontentlength, "getlastmodified": .getlastmodified,
             "getetag": .getetag, "getcontenttype": .getcontenttype, "creationdate": .creationdate,
-            "quota-available-bytes": .quotaAvailableBytes, "quota-used-bytes": .quotaUsedBytes,
+            "quota-available-bytes": .quotaAvailableBytes, "quota-used-bytes": .quotaUsedBytes, "sync-token": .syncToken,
         ]
     }
 

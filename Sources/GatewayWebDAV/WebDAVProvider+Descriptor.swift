@@ -18,6 +18,8 @@ extension WebDAVProvider {
                       summary: "let copies of large files (--multi-thread-cutoff) upload several byte ranges at once with PUT and Content-Range, where a probe finds the server takes them (Apache mod_dav); false sends every file in one PUT"),
             ConfigKey("atomic_put", .string, default: "auto",
                       summary: "whether a small file may be written with one PUT to its name, without a temporary name and MOVE: auto (where the server's PUT is known to be atomic: Apache httpd 2.4+ with mod_dav_fs), always, never"),
+            ConfigKey("sync_collection", .string, default: "auto",
+                      summary: "change monitoring through RFC 6578 sync-collection reports: auto (where the server answers them and is seen to list member folders in them), always (also where that cannot be seen, e.g. a server that leaves folders out, on a tree without folders), never (list folders)"),
             ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect"),
             ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a transfer may move no data before it fails"),
             ConfigKey("low_speed_limit", .integer, default: "1024",
@@ -47,6 +49,7 @@ extension WebDAVProvider {
             return WebDAVProvider(configuration: configuration, vendor: Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other,
                                   rangedUploads: remote.boolean("ranged_uploads") ?? true,
                                   atomicPut: AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto,
+                                  syncCollection: SyncCollection(rawValue: remote.string("sync_collection") ?? "auto") ?? .auto,
                                   stateDirectory: context.stateDirectory, logger: context.logger)
         }
     )
@@ -61,6 +64,10 @@ extension WebDAVProvider {
             } else {
                 problems.append(.init(key: "url", message: "key \"url\" must be an http:// or https:// URL with a host"))
             }
+        }
+        if let mode = remote.string("sync_collection"), SyncCollection(rawValue: mode) == nil {
+            let names = SyncCollection.allCases.map(\.rawValue)
+            problems.append(.init(key: "sync_collection", message: "key \"sync_collection\" must be one of \(names.joined(separator: ", "))\(Suggestion.didYouMean(mode, in: names))"))
         }
         if let mode = remote.string("atomic_put"), AtomicPut(rawValue: mode) == nil {
             let names = AtomicPut.allCases.map(\.rawValue)

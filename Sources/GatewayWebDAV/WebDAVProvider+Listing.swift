@@ -161,7 +161,14 @@ extension WebDAVProvider {
             try parser.feed(chunk, path: remote)
         }
         try parser.finish(path: remote)
-        let items = parser.drain().compactMap { fileObject($0, requestPath: remote) }
+        let resources = parser.drain()
+        // A server may answer a missing item with a 207 whose response carries the 404 (Xandikos
+        // does; RFC 4918 allows a status per resource): that item does not exist.
+        let described = resources.first { paths.remotePath(fromHref: $0.href, requestPath: remote) == remote } ?? resources.first
+        if let described, let status = described.status, !(200..<300).contains(status) {
+            throw FileProviderHTTPError(statusCode: status, path: remote, serverText: described.description, method: "PROPFIND")
+        }
+        let items = resources.compactMap { fileObject($0, requestPath: remote) }
         guard let item = items.first(where: { $0.path == remote }) ?? items.first else {
             throw FileProviderError.malformedResponse(path: remote, detail: "the server's answer did not describe the item")
         }

@@ -1,5 +1,6 @@
 public import Foundation
 public import GatewayCore
+import GatewayState
 public import GatewayTransport
 public import Logging
 import Synchronization
@@ -49,8 +50,25 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
 
     /// The `atomic_put` setting.
     public let atomicPut: AtomicPut
+
+    /// Whether change monitoring asks folders for their changes since a sync token (RFC 6578
+    /// `sync-collection`) instead of listing them.
+    public enum SyncCollection: String, Sendable, CaseIterable {
+        /// Where the server answers the report and its deltas are seen to name member folders.
+        case auto
+        /// Wherever the server answers the report, even where it cannot be seen to name member
+        /// folders (a server that leaves them out, such as Xandikos, on a tree without folders).
+        case always
+        /// Always list folders.
+        case never
+    }
+
+    /// The `sync_collection` setting.
+    public let syncCollection: SyncCollection
     /// What `auto` learned from the server, once asked.
     let learnedAtomicPut = Mutex<Bool?>(nil)
+    /// Whether the server answers `sync-collection` reports (RFC 6578), once asked.
+    let syncCollectionSupport = Mutex(FolderDeltaSupport.unknown)
 
     let client: HTTPClient
     let paths: WebDAVPath
@@ -68,11 +86,12 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     ///   - rangedUploads: let large copies upload in byte ranges at once where the server takes them.
     ///   - atomicPut: whether small files may go with one `PUT` to their name (``AtomicPut``).
     public init(configuration: HTTPClientConfiguration, vendor: Vendor = .other, rangedUploads: Bool = true,
-                atomicPut: AtomicPut = .auto, stateDirectory: URL = StateLocation.directory(),
+                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, stateDirectory: URL = StateLocation.directory(),
                 logger: Logger = Logger(label: "gateway.webdav")) {
         self.name = configuration.remoteName
         self.stateDirectory = stateDirectory
         self.atomicPut = atomicPut
+        self.syncCollection = syncCollection
         self.vendor = vendor
         self.rangedUploads = rangedUploads
         self.paths = WebDAVPath(baseURL: configuration.baseURL)

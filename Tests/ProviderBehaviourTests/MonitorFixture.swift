@@ -87,7 +87,7 @@ struct MonitorFixture: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 
-    static let all: [MonitorFixture] = [.local, .webdavApache, .webdavRclone, .ftpVsftpd, .ftpPyftpdlib, .ftpLegacy]
+    static let all: [MonitorFixture] = [.local, .webdavApache, .webdavRclone, .webdavXandikos, .ftpVsftpd, .ftpPyftpdlib, .ftpLegacy]
 
     static let local = MonitorFixture(name: "local", reportsRenames: true) {
         let root = try TemporaryFolder.make()
@@ -100,6 +100,8 @@ struct MonitorFixture: Sendable, CustomTestStringConvertible {
 
     static let webdavApache = webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL", reportsRenames: true)
     static let webdavRclone = webdav("webdav-rclone", urlVariable: "GATEWAY_TEST_WEBDAV_RCLONE_URL", reportsRenames: false)
+    /// Xandikos: RFC 6578 sync-collection (its ETags are content hashes, so renames pair up).
+    static let webdavXandikos = webdav("webdav-xandikos-sync-collection", urlVariable: "GATEWAY_TEST_WEBDAV_XANDIKOS_URL", reportsRenames: true)
 
     static func webdav(_ name: String, urlVariable: String, reportsRenames: Bool) -> MonitorFixture {
         MonitorFixture(name: name, reportsRenames: reportsRenames) {

@@ -18,11 +18,20 @@ public protocol SnapshotMonitoring: FileProviderMonitor {
     func snapshotIdentity(of item: FileObject) -> String?
     /// A source of pushed change notifications for a folder, or `nil` to poll.
     func makeChangeSignal(at path: String, recursive: Bool) throws -> (any ChangeSignal)?
+    /// The direct members of `folder` that changed since `token` (all of them for a `nil` token),
+    /// where the server can tell (WebDAV `sync-collection`); `nil` when it cannot, and rounds list
+    /// the folder instead. Throws ``FolderDeltaTokenInvalid`` for a token the server no longer knows.
+    func folderDelta(at folder: String, token: String?) async throws -> FolderDelta?
+    /// Use deltas even where they are seen to leave member folders out (RFC 6578 says they name
+    /// them; Xandikos does not): the user knows the tree has no folders. Default `false`.
+    var trustsFolderDeltas: Bool { get }
 }
 
 extension SnapshotMonitoring {
     public func snapshotIdentity(of item: FileObject) -> String? { nil }
     public func makeChangeSignal(at path: String, recursive: Bool) throws -> (any ChangeSignal)? { nil }
+    public func folderDelta(at folder: String, token: String?) async throws -> FolderDelta? { nil }
+    public var trustsFolderDeltas: Bool { false }
     public var pushesChanges: Bool { false }
 
     public func currentAnchor(at path: String, recursive: Bool) async throws -> SyncAnchor {
@@ -242,7 +251,7 @@ final class MonitorScope: Sendable {
                 throw FileProviderError.anchorExpired(path: folder, reason: "its changes were pruned from the history (kept: the last \(Self.retainedChanges) changes, \(Self.retainedSeconds / 86400) days)")
             }
             let head = try store.withDatabase { try $0.headSequence() }
-            if since.position > head {
+            if since.position > head || since.position < 0 {
                 throw FileProviderError.anchorExpired(path: folder, reason: "the anchor is newer than the saved state")
             }
             if since.caughtUp && head == since.position {
@@ -280,14 +289,85 @@ final class MonitorScope: Sendable {
         }
     }
 
+    /// Every how many rounds a delta-reading scope lists its folders in full instead, to check
+    /// the server's deltas (and catch what a server leaves out of them).
+    static let verifyEvery = 10
+
     /// One round (the caller holds the round lock), then pruning of the history.
+    ///
+    /// Where the server reports changes since a token (WebDAV `sync-collection`), full rounds read
+    /// deltas instead of listings, except every ``verifyEvery``-th round (and the first), which
+    /// lists the tree and checks that the server's deltas name member folders (Xandikos leaves
+    /// them out; listings are used from then on).
     private func round<Provider: SnapshotMonitoring>(provider: Provider, dirty: Set<String>?, logChanges: Bool,
                                                      signal: (any ChangeSignal)?) async throws {
-        let round = SnapshotRound(provider: provider, root: folder, recursive: recursive, dirtyFolders: dirty, logChanges: logChanges,
+        let support = try store.meta("delta_support")
+        let foldersListed = try store.meta("delta_folders")
+        let sinceVerify = try store.meta("rounds_since_verify").flatMap(Int.init) ?? Self.verifyEvery
+        let canDelta = dirty == nil && support != "no"
+        let verify = canDelta && (!logChanges || sinceVerify >= Self.verifyEvery - 1)
+        let useDeltas = canDelta && !verify && (foldersListed != "no" || provider.trustsFolderDeltas)
+
+        // A verification reads the root's complete delta before listing (so its token is older
+        // than the listing: the next delta may repeat a change, never miss one).
+        var evidence: (folders: Set<String>, token: String?)?
+        var unsupported = false
+        if verify {
+            if let delta = try await provider.folderDelta(at: folder, token: nil) {
+                var folders = Set<String>()
+                for try await entry in delta.entries {
+                    if case .present(let item) = entry, item.isDirectory { folders.insert(item.name) }
+                }
+                evidence = (folders, delta.nextToken())
+            } else {
+                unsupported = true
+            }
+        }
+
+        var round = SnapshotRound(provider: provider, root: folder, recursive: recursive, dirtyFolders: dirty, logChanges: logChanges,
                                   identity: { [provider] in provider.snapshotIdentity(of: $0) }, observer: signal,
                                   store: store, pageSize: 1000)
+        if useDeltas {
+            round.delta = { [provider] folder, token in try await provider.folderDelta(at: folder, token: token) }
+        }
         let outcome = try await round.run()
+
+        // Without member folders to compare, the parent's delta tells: it must name the watched
+        // folder, which exists and is a folder.
+        var parentListsFolder: Bool?
+        if evidence != nil, folder != "/",
+           try store.withDatabase({ try $0.snapshotChildren(of: "").values.contains { $0.type == .directory } }) == false,
+           let delta = try await provider.folderDelta(at: RemotePath.parent(of: folder), token: nil) {
+            let name = RemotePath.lastComponent(of: folder)
+            var found = false
+            for try await entry in delta.entries {
+                if case .present(let item) = entry, item.isDirectory, item.name == name { found = true }
+            }
+            parentListsFolder = found
+        }
+
+        try store.write { database in
+            if unsupported || outcome.deltasUnsupported { try StateStore.setMeta("delta_support", "no", in: database) }
+            if let evidence {
+                try StateStore.setMeta("delta_support", "yes", in: database)
+                let listed = Set(try database.snapshotChildren(of: "").values.filter { $0.type == .directory }.map { SnapshotEntry.name(of: $0.relativePath) })
+                if !listed.isEmpty {
+                    try StateStore.setMeta("delta_folders", listed.isSubset(of: evidence.folders) ? "yes" : "no", in: database)
+                } else if let parentListsFolder {
+                    try StateStore.setMeta("delta_folders", parentListsFolder ? "yes" : "no", in: database)
+                }
+                if let token = evidence.token { try database.setSyncToken("", token) }
+            }
+            if canDelta {
+                try StateStore.setMeta("rounds_since_verify", verify ? "0" : String(sinceVerify + 1), in: database)
+            }
+        }
         if outcome.changes > 0 { try prune() }
+    }
+
+    /// Whether the last rounds read deltas (for tests and diagnostics).
+    var readsDeltas: Bool {
+        (try? store.meta("delta_support")) == "yes" && (try? store.meta("delta_folders")) != "no"
     }
 
     private func prune() throws {

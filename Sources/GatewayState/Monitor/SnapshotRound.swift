@@ -33,10 +33,25 @@ struct SnapshotRound {
     let observer: (any SnapshotRoundObserver)?
     let store: StateStore
     let pageSize: Int
+    /// Asks a folder's changes since a token (WebDAV `sync-collection`) instead of listing it;
+    /// `nil` to list every folder.
+    var delta: (@Sendable (_ folder: String, _ token: String?) async throws -> FolderDelta?)? = nil
 
     /// What the round did.
     struct Outcome {
         var changes = 0
+        /// Folders read through deltas rather than listings.
+        var deltas = 0
+        /// New sync tokens, saved when the round ends.
+        var tokens: [String: String] = [:]
+        /// The server answered no delta (it has no `sync-collection`).
+        var deltasUnsupported = false
+    }
+
+    /// What a folder's reading yields: members (all, or those that changed) and removed names.
+    private enum Observed {
+        case item(FileObject)
+        case removed(String)
     }
 
     private struct Pending {
@@ -85,6 +100,12 @@ struct SnapshotRound {
             }
         }
         try record(removals: carried, outcome: &outcome, now: now)
+        if !outcome.tokens.isEmpty {
+            let tokens = outcome.tokens
+            try store.write { database in
+                for (folder, token) in tokens { try database.setSyncToken(folder, token) }
+            }
+        }
         return outcome
     }
 
@@ -101,37 +122,58 @@ struct SnapshotRound {
         var descend: [String] = []
         var modified: [(SnapshotEntry, FileObject)] = []
         var createdHere: [(SnapshotEntry, FileObject)] = []
+        var complete = true
+        var nextToken: (@Sendable () -> String?)?
         do {
-            for try await page in provider.contentsOfDirectory(path: path, pageSize: pageSize) {
-                for item in page.entries {
-                    let relative = SnapshotEntry.join(folder, item.name)
-                    let seen = SnapshotEntry(relativePath: relative, item: item, identity: identity(item))
-                    if let old = remembered.removeValue(forKey: item.name) {
-                        if old.type != seen.type {
-                            pending.removed.append(old)
-                            pending.created.append((seen, item))
-                        } else if seen.differs(from: old) || old.identity != seen.identity || old.tag != seen.tag {
-                            // Record quiet differences (a new identity, a tag where there was none) too,
-                            // but only report real changes.
-                            if seen.differs(from: old) {
-                                modified.append((seen, item))
-                            } else {
-                                try store.withDatabase { try $0.snapshotUpsert(seen) }
-                            }
-                            if seen.type == .directory && recursive && fullTree { descend.append(relative) }
-                        } else if seen.type == .directory && recursive && fullTree {
-                            descend.append(relative)
+            var observed: PullSequence<Observed>.AsyncIterator
+            if let delta, !isNew, let changes = try await readDelta(delta, folder: folder, path: path, outcome: &outcome) {
+                complete = changes.isComplete
+                nextToken = changes.nextToken
+                observed = PullSequence<Observed> {
+                    var entries = changes.entries.makeAsyncIterator()
+                    return {
+                        switch try await entries.next() {
+                        case .present(let item): return .item(item)
+                        case .removed(let name): return .removed(name)
+                        case nil: return nil
                         }
-                    } else if isNew || !logChanges {
-                        // Members of a new folder (or of the first round): nothing to pair them with.
-                        createdHere.append((seen, item))
-                        if seen.type == .directory && recursive {
-                            descend.append(relative)
-                            newFolders.insert(relative)
-                        }
-                    } else {
-                        pending.created.append((seen, item))
                     }
+                }.makeAsyncIterator()
+            } else {
+                observed = listing(path).makeAsyncIterator()
+            }
+            while let next = try await observed.next() {
+                guard case .item(let item) = next else {
+                    if case .removed(let name) = next, let old = remembered.removeValue(forKey: name) { pending.removed.append(old) }
+                    continue
+                }
+                let relative = SnapshotEntry.join(folder, item.name)
+                let seen = SnapshotEntry(relativePath: relative, item: item, identity: identity(item))
+                if let old = remembered.removeValue(forKey: item.name) {
+                    if old.type != seen.type {
+                        pending.removed.append(old)
+                        pending.created.append((seen, item))
+                    } else if seen.differs(from: old) || old.identity != seen.identity || old.tag != seen.tag {
+                        // Record quiet differences (a new identity, a tag where there was none) too,
+                        // but only report real changes.
+                        if seen.differs(from: old) {
+                            modified.append((seen, item))
+                        } else {
+                            try store.withDatabase { try $0.snapshotUpsert(seen) }
+                        }
+                        if seen.type == .directory && recursive && fullTree { descend.append(relative) }
+                    } else if seen.type == .directory && recursive && fullTree {
+                        descend.append(relative)
+                    }
+                } else if isNew || !logChanges {
+                    // Members of a new folder (or of the first round): nothing to pair them with.
+                    createdHere.append((seen, item))
+                    if seen.type == .directory && recursive {
+                        descend.append(relative)
+                        newFolders.insert(relative)
+                    }
+                } else {
+                    pending.created.append((seen, item))
                 }
                 if createdHere.count >= pageSize {
                     try record(created: createdHere, outcome: &outcome, now: now)
@@ -142,6 +184,14 @@ struct SnapshotRound {
                                            || error.failureKind == .permissionDenied) {
             // Gone (or closed) since its parent was listed: the parent's listing reports it.
             return []
+        }
+        if let token = nextToken?() { outcome.tokens[folder] = token }
+        if !complete {
+            // A delta names only what changed: the other members stay, and their folders are read too.
+            if recursive && fullTree {
+                descend += remembered.values.filter { $0.type == .directory }.map(\.relativePath).sorted()
+            }
+            remembered.removeAll()
         }
         try record(created: createdHere, outcome: &outcome, now: now)
         pending.removed.append(contentsOf: remembered.values.sorted { $0.relativePath < $1.relativePath })
@@ -157,6 +207,41 @@ struct SnapshotRound {
             if logChanges { outcome.changes += modified.count }
         }
         return descend
+    }
+
+    /// The folder's delta since its saved token (a complete one without a token, or when the
+    /// server forgot the token); `nil` when the server has no deltas.
+    private func readDelta(_ delta: @Sendable (String, String?) async throws -> FolderDelta?, folder: String, path: String,
+                           outcome: inout Outcome) async throws -> FolderDelta? {
+        guard !outcome.deltasUnsupported else { return nil }
+        let token = try store.withDatabase { try $0.syncToken(folder) }
+        let changes: FolderDelta?
+        do {
+            changes = try await delta(path, token)
+        } catch is FolderDeltaTokenInvalid {
+            changes = try await delta(path, nil)
+        }
+        if changes == nil { outcome.deltasUnsupported = true } else { outcome.deltas += 1 }
+        return changes
+    }
+
+    /// A folder's full listing as observed members.
+    private func listing(_ path: String) -> PullSequence<Observed> {
+        let listing = provider.contentsOfDirectory(path: path, pageSize: pageSize)
+        return PullSequence {
+            var pages = listing.makeAsyncIterator()
+            var page: [FileObject] = []
+            var index = 0
+            return {
+                while index == page.count {
+                    guard let next = try await pages.next() else { return nil }
+                    page = next.entries
+                    index = 0
+                }
+                defer { index += 1 }
+                return .item(page[index])
+            }
+        }
     }
 
     private func record(created: [(SnapshotEntry, FileObject)], outcome: inout Outcome, now: Int64) throws {
@@ -215,6 +300,7 @@ struct SnapshotRound {
                                  [.text(SnapshotEntry.parent(of: old.relativePath)), .text(SnapshotEntry.name(of: old.relativePath))])
                 if old.type == .directory && new.type == .directory {
                     try database.moveSubtree(from: old.relativePath, to: new.relativePath)
+                    try database.removeSyncTokens(under: old.relativePath)
                 }
                 try database.snapshotUpsert(new)
                 if logChanges {
@@ -242,6 +328,7 @@ struct SnapshotRound {
         try store.write { database in
             for old in removals {
                 try database.snapshotRemove(old.relativePath)
+                if old.type == .directory { try database.removeSyncTokens(under: old.relativePath) }
                 if logChanges { try database.logChange(.removed, path: remotePath(old.relativePath), entry: old, at: now) }
             }
         }

@@ -81,6 +81,8 @@ enum SnapshotSchema {
             seq INTEGER PRIMARY KEY AUTOINCREMENT, kind INTEGER NOT NULL, path TEXT NOT NULL, previous_path TEXT,
             type INTEGER, size INTEGER, modified INTEGER, tag TEXT, recorded_at INTEGER NOT NULL);
         """,
+        // Per-folder sync tokens of servers that report changes since a token (RFC 6578).
+        "CREATE TABLE sync_tokens(folder TEXT PRIMARY KEY, token TEXT NOT NULL) WITHOUT ROWID;",
     ])
 
     static func typeCode(_ type: FileObjectType) -> Int64 {
@@ -175,6 +177,26 @@ extension SQLiteDatabase {
                 [.integer(SnapshotSchema.kindCode(kind)), .text(path), .optional(previousPath),
                  .optional(entry.map { SnapshotSchema.typeCode($0.type) }), .optional(entry?.size), .optional(entry?.modified),
                  .optional(entry?.tag), .integer(time)])
+    }
+
+    /// The sync token saved for a folder.
+    func syncToken(_ folder: String) throws -> String? {
+        try text("SELECT token FROM sync_tokens WHERE folder = ?", [.text(folder)])
+    }
+
+    func setSyncToken(_ folder: String, _ token: String) throws {
+        try run("INSERT INTO sync_tokens(folder, token) VALUES (?, ?) ON CONFLICT(folder) DO UPDATE SET token = excluded.token",
+                [.text(folder), .text(token)])
+    }
+
+    /// Forgets the tokens of a folder and of every folder under it.
+    func removeSyncTokens(under folder: String) throws {
+        if folder.isEmpty {
+            try run("DELETE FROM sync_tokens")
+        } else {
+            try run("DELETE FROM sync_tokens WHERE folder = ? OR (folder >= ? AND folder < ?)",
+                    [.text(folder), .text(folder + "/"), .text(folder + "0")])
+        }
     }
 
     /// The newest change's position (0 when none was ever logged).
