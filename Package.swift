@@ -134,6 +134,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "GatewayStateTests",
+            dependencies: ["GatewayState", "GatewayCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "GatewayCLITests",
             dependencies: ["gateway", "StorageGateway", "GatewayTestSupport"],
             swiftSettings: strict

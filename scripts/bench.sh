@@ -5,7 +5,9 @@
 # row: rclone's WebDAV backend waits 10 ms between requests by default (pacer_min_sleep), so its
 # WebDAV rows run with pacer_min_sleep=0, and the default is shown beside them, labelled. Sections: local (beside cp/cat/ls), webdav
 # (beside curl on the same Apache mod_dav server the tests use) and ftp (beside curl on the
-# tests' vsftpd, plus WebDAV -> FTP).
+# tests' vsftpd, plus WebDAV -> FTP) and monitor (one polling round of an unchanged 10,000- and
+# 100,000-item tree on Apache and vsftpd beside the time to list it, and the peak RSS of
+# `gateway watch` on the 100,000-item tree).
 #
 #   ./scripts/bench.sh            # 1 GiB file, 2,000 x 4 KiB files, 10,000-entry folder, 3 rounds
 #   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 BENCH_SECTIONS="webdav ftp" ./scripts/bench.sh
@@ -18,7 +20,9 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp}
+sections=${BENCH_SECTIONS:-local webdav ftp monitor}
+# monitor: trees of FOLDERS x FILES items (10 x 1,000 and 100 x 1,000 by default).
+monitor_trees=${BENCH_MONITOR_TREES:-10x1000 100x1000}
 
 bash scripts/setup-deps.sh >/dev/null
 [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
@@ -37,7 +41,7 @@ mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
 ftp_url=""
-if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* ]]; then
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -71,6 +75,24 @@ if [ -n "$dav_url" ]; then
     cp -r "$work/listing" "$dav_root/listing" && chown -R www-data:www-data "$dav_root/listing"
     cp -r "$work/listing" "$ftp_root/listing" && chown -R "$ftp_user" "$ftp_root/listing"
 fi
+if [[ " $sections " == *" monitor "* ]]; then
+    for tree in $monitor_trees; do
+        folders=${tree%x*}; files=${tree#*x}
+        echo "preparing data: tree-$tree ($folders folders x $files files) on Apache and vsftpd"
+        python3 - "$dav_root/tree-$tree" "$folders" "$files" <<'PY'
+import os, sys
+root, folders, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for f in range(folders):
+    folder = os.path.join(root, f"d{f}")
+    os.makedirs(folder)
+    for i in range(files):
+        with open(os.path.join(folder, f"f{i}"), "wb") as out:
+            out.write(b"x" * (i % 7))
+PY
+        cp -r "$dav_root/tree-$tree" "$ftp_root/tree-$tree"
+        chown -R www-data:www-data "$dav_root/tree-$tree"; chown -R "$ftp_user" "$ftp_root/tree-$tree"
+    done
+fi
 sync
 
 results="$work/results.tsv"
@@ -88,11 +110,11 @@ measure() {
 
 clean() { rm -rf "$work/out" "$work/remote/"*; mkdir -p "$work/out"; }
 # Empties the WebDAV server's folder (on its disk, so cleaning is not measured) except the listing.
-dav_clean() { find "$dav_root" -mindepth 1 -maxdepth 1 ! -name listing -exec rm -rf {} +; mkdir -p "$dav_root/up"; chown www-data:www-data "$dav_root/up"; }
+dav_clean() { find "$dav_root" -mindepth 1 -maxdepth 1 ! -name listing ! -name 'tree-*' -exec rm -rf {} +; mkdir -p "$dav_root/up"; chown www-data:www-data "$dav_root/up"; }
 auth="${GATEWAY_TEST_WEBDAV_USER:-}:${DAV_PASSWORD:-}"
 ftp_auth="${GATEWAY_TEST_FTP_VSFTPD_USER:-}:${FTP_PASSWORD:-}"
 # Empties the FTP server's folder except the listing.
-ftp_clean() { find "$ftp_root" -mindepth 1 -maxdepth 1 ! -name listing -exec rm -rf {} +; mkdir -p "$ftp_root/up"; chown "$ftp_user" "$ftp_root/up"; }
+ftp_clean() { find "$ftp_root" -mindepth 1 -maxdepth 1 ! -name listing ! -name 'tree-*' -exec rm -rf {} +; mkdir -p "$ftp_root/up"; chown "$ftp_user" "$ftp_root/up"; }
 
 for ((round = 1; round <= rounds; round++)); do
     echo "round $round/$rounds"
@@ -147,6 +169,26 @@ for ((round = 1; round <= rounds; round++)); do
         ftp_clean; measure "dav->ftp: gateway copy" "$gateway" copy --quiet dav:big.bin ftp:big.bin
         cmp -s "$work/big.bin" "$ftp_root/big.bin" || { echo "WebDAV -> FTP copy differs" >&2; exit 1; }
     fi
+    fi
+    if [[ " $sections " == *" monitor "* ]]; then
+    # Change monitoring: one polling round of an unchanged tree (`watch --once` from a saved
+    # anchor: one listing per folder, compared with the snapshot) beside listing the tree.
+    export GATEWAY_STATE_DIR="$work/state"
+    for tree in $monitor_trees; do
+        for remote in dav ftp; do
+            anchor="$work/$remote-$tree.anchor"
+            [ -f "$anchor" ] || "$gateway" watch -R --once --state "$anchor" "$remote:tree-$tree" >/dev/null
+            measure "$remote tree $tree: gateway ls -R" "$gateway" ls -R "$remote:tree-$tree"
+            measure "$remote tree $tree: gateway watch round" "$gateway" watch -R --once --state "$anchor" "$remote:tree-$tree"
+        done
+    done
+    # Peak RSS while watching the largest tree: a few rounds, then Ctrl-C.
+    largest=${monitor_trees##* }
+    for remote in dav ftp; do
+        measure "$remote watch $largest: gateway watch -R, 3 rounds" sh -c \
+            "timeout -s INT 12 '$gateway' watch -R --interval 2 '$remote:tree-$largest'; [ \$? -eq 124 ]"
+    done
+    unset GATEWAY_STATE_DIR
     fi
     [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.

@@ -49,7 +49,7 @@ struct SnapshotEntry: Sendable, Hashable {
     /// Nanoseconds since 1970, clamped to what an `Int64` holds.
     static func nanoseconds(_ date: Date) -> Int64 {
         let value = date.timeIntervalSince1970 * 1e9
-        guard value.isFinite else { return 0 }
+        if value.isNaN { return 0 }
         if value >= 9.2e18 { return Int64.max }
         if value <= -9.2e18 { return Int64.min }
         return Int64(value)
