@@ -54,7 +54,7 @@ public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileP
     /// has read the server's features; before that they are not claimed.
     public var capabilities: ProviderCapabilities {
         var features: ProviderCapabilities.Features = [
-            .serverSideMove, .rangedRead, .resumeDownload, .resumeUpload, .atomicWrite, .conditionalWrite, .modificationTimes,
+            .serverSideMove, .rangedRead, .conditionalWrite, .modificationTimes,
         ]
         let known = client.knownSession?.features
         if known?.setModificationTime == true { features.insert(.setModificationDate) }

@@ -23,8 +23,7 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
     public let name: String
     public let baseURL: URL
     public let capabilities = ProviderCapabilities(
-        features: [.serverSideCopy, .serverSideMove, .quota, .setModificationDate, .rangedRead, .resumeDownload,
-                   .atomicWrite, .symbolicLinks, .conditionalWrite, .modificationTimes],
+        features: [.serverSideCopy, .serverSideMove, .quota, .setModificationDate, .rangedRead, .conditionalWrite, .modificationTimes],
         hashAlgorithms: Set(HashAlgorithm.allCases),
         modificationTimePrecision: .nanoseconds(1)
     )

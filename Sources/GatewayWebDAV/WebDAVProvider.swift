@@ -101,7 +101,7 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
         self.monitorIdentity = "webdav \(paths.baseURL.absoluteString) user=\(configuration.user ?? "")"
         self.logger = logger
         var features: ProviderCapabilities.Features = [
-            .serverSideCopy, .serverSideMove, .rangedRead, .resumeDownload, .atomicWrite, .conditionalWrite,
+            .serverSideCopy, .serverSideMove, .rangedRead, .conditionalWrite,
             .modificationTimes,
         ]
         if vendor != .other { features.insert(.setModificationDate) }

@@ -36,6 +36,7 @@ struct ConfigTests {
             .deletingLastPathComponent().appendingPathComponent("config.example.json")
         let config = try GatewayConfiguration.load(from: url, registry: registry, environment: [:])
         #expect(!config.remotes.isEmpty)
+        #expect(config.stateDirectory != nil, "config.example.json shows the top-level state_dir")
         // Every key of every type appears in the example.
         for descriptor in registry.allDescriptors {
             let usedKeys = Set(config.remotes.values.filter { $0.type == descriptor.type }.flatMap(\.values.keys))
@@ -43,6 +44,20 @@ struct ConfigTests {
                 #expect(usedKeys.contains(key.name), "config.example.json lacks \(descriptor.type).\(key.name)")
             }
         }
+    }
+
+    @Test("state_dir: an absolute or ~/ path; anything else is a problem; GATEWAY_STATE_DIR wins")
+    func stateDirectory() throws {
+        let config = try GatewayConfiguration.parse(data: Data(#"{"state_dir": "~/state", "remotes": {}}"#.utf8), source: "c.json", registry: registry)
+        #expect(config.stateDirectoryURL(environment: ["HOME": "/home/u"])?.path == "/home/u/state")
+        #expect(StateLocation.directory(environment: ["HOME": "/home/u"], configured: config.stateDirectoryURL(environment: ["HOME": "/home/u"])).path == "/home/u/state")
+        #expect(StateLocation.directory(environment: ["GATEWAY_STATE_DIR": "/env/state", "HOME": "/home/u"],
+                                        configured: URL(fileURLWithPath: "/configured")).path == "/env/state")
+        #expect(StateLocation.directory(environment: ["XDG_STATE_HOME": "/xdg"]).path == "/xdg/gateway")
+        #expect(StateLocation.directory(environment: ["HOME": "/home/u"]).path == "/home/u/.local/state/gateway")
+        #expect(problems(#"{"state_dir": "relative/path"}"#).contains { $0.contains("state_dir") && $0.contains("absolute") })
+        #expect(problems(#"{"state_dir": 3}"#).contains { $0.contains("state_dir") })
+        #expect(problems(#"{"state_di": "/x"}"#).contains { $0.contains("did you mean \"state_dir\"") || $0.contains("state_dir") })
     }
 
     @Test("unknown key: one line naming file, remote and key, with did-you-mean")

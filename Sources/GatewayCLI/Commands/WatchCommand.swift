@@ -80,15 +80,18 @@ struct WatchCommand: AsyncParsableCommand {
                     }
                 }
                 return
-            } catch let error as FileProviderError {
-                if case .anchorExpired = error {
+            } catch {
+                if case .anchorExpired? = error as? FileProviderError {
                     stateFile?.reset()
                     Diagnostics.printLine("watch \(location): anchor expired; run again to start over")
                     throw ExitCode(1)
                 }
-                throw Diagnostics.fail(operation: "watch", item: location, error: error)
-            } catch {
-                guard error.isTransient, !once, error.failureKind != .cancelled else {
+                // Retried: what a remote that stops answering gives (time-outs, refused or cut
+                // connections, busy servers). Not retried: the local state store held by another
+                // process, and answers that won't change.
+                var isStateStore = false
+                if case .stateStoreUnavailable? = error as? FileProviderError { isStateStore = true }
+                guard error.isTransient, !isStateStore, !once, error.failureKind != .cancelled else {
                     throw Diagnostics.fail(operation: "watch", item: location, error: error)
                 }
                 if outage == nil {

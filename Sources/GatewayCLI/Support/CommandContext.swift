@@ -32,7 +32,10 @@ struct CommandContext: Sendable {
                                                         "remotes": .string(configuration.remoteNames.joined(separator: ","))])
         let resolver = Gateway.makeResolver(configuration: configuration, registry: registry,
                                                    context: ProviderContext(logger: logger, environment: environment,
-                                                                            requestAttempts: requestAttempts))
+                                                                            requestAttempts: requestAttempts,
+                                                                            stateDirectory: StateLocation.directory(
+                                                                                environment: environment,
+                                                                                configured: configuration.stateDirectoryURL(environment: environment))))
         return CommandContext(global: global, registry: registry, configuration: configuration, resolver: resolver, logger: logger)
     }
 

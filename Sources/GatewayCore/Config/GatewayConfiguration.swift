@@ -9,12 +9,19 @@ public struct GatewayConfiguration: Sendable {
     public var source: String?
     /// The remotes by name.
     public var remotes: [String: RemoteConfiguration]
+    /// The top-level `state_dir`: the folder of the local state store (an absolute path, or one
+    /// starting with `~/`, kept as written); `nil` for the default (see ``StateLocation``).
+    public var stateDirectory: String?
 
     /// Creates a configuration directly (apps that build remotes in code).
-    public init(source: String? = nil, remotes: [String: RemoteConfiguration] = [:]) {
+    public init(source: String? = nil, remotes: [String: RemoteConfiguration] = [:], stateDirectory: String? = nil) {
         self.source = source
         self.remotes = remotes
+        self.stateDirectory = stateDirectory
     }
+
+    /// The top-level keys besides `remotes`.
+    static let topLevelKeys = ["remotes", "state_dir"]
 
     /// The built-in default: no named remotes; bare paths are the local file system.
     public static let builtInDefault = GatewayConfiguration()
@@ -49,9 +56,22 @@ public struct GatewayConfiguration: Sendable {
             throw ConfigError(source: source, message: "not valid JSON")
         }
         var problems: [ConfigProblem] = []
-        for key in document.keys.sorted() where key != "remotes" {
+        for key in document.keys.sorted() where !topLevelKeys.contains(key) {
             problems.append(ConfigProblem(source: source, key: key,
-                                          message: "unknown top-level key \"\(key)\"\(Suggestion.didYouMean(key, in: ["remotes"]))"))
+                                          message: "unknown top-level key \"\(key)\"\(Suggestion.didYouMean(key, in: topLevelKeys))"))
+        }
+        var stateDirectory: String?
+        switch document["state_dir"] {
+        case nil:
+            break
+        case .text(let path)? where path.hasPrefix("/") || path == "~" || path.hasPrefix("~/"):
+            stateDirectory = path
+        case .text(let path)?:
+            problems.append(ConfigProblem(source: source, key: "state_dir", message: "\"state_dir\" must be an absolute path (or start with ~/), not \"\(path)\""))
+        case .object?:
+            problems.append(ConfigProblem(source: source, key: "state_dir", message: "\"state_dir\" must be a string (a folder), not an object"))
+        case .invalid(let kind)?:
+            problems.append(ConfigProblem(source: source, key: "state_dir", message: "\"state_dir\" must be a string (a folder), not \(kind)"))
         }
         var raw: [String: [String: ConfigValue]] = [:]
         switch document["remotes"] {
@@ -68,6 +88,8 @@ public struct GatewayConfiguration: Sendable {
             }
         case .invalid(let kind)?:
             problems.append(ConfigProblem(source: source, key: "remotes", message: "\"remotes\" must be an object of NAME: {type, ...}, not \(kind)"))
+        case .text?:
+            problems.append(ConfigProblem(source: source, key: "remotes", message: "\"remotes\" must be an object of NAME: {type, ...}, not a string"))
         }
         var remotes: [String: RemoteConfiguration] = [:]
         let overrides = EnvironmentOverrides(environment: environment, fileRemotes: Set(raw.keys))
@@ -87,7 +109,17 @@ public struct GatewayConfiguration: Sendable {
         }
         problems += overrides.unmatchedProblems()
         guard problems.isEmpty else { throw ConfigError(problems) }
-        return GatewayConfiguration(source: source, remotes: remotes)
+        return GatewayConfiguration(source: source, remotes: remotes, stateDirectory: stateDirectory)
+    }
+
+    /// The state folder this configuration names, with `~/` expanded; `nil` without `state_dir`.
+    public func stateDirectoryURL(environment: [String: String]) -> URL? {
+        guard let stateDirectory else { return nil }
+        if stateDirectory == "~" || stateDirectory.hasPrefix("~/") {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            return URL(fileURLWithPath: home + stateDirectory.dropFirst(), isDirectory: true)
+        }
+        return URL(fileURLWithPath: stateDirectory, isDirectory: true)
     }
 
     /// Checks one remote's values against its type's keys.
@@ -178,12 +210,15 @@ public struct GatewayConfiguration: Sendable {
 /// The top level of a config document: `remotes` should be an object of objects.
 enum ConfigDocumentValue: Decodable {
     case object([String: RemoteDocument])
+    case text(String)
     case invalid(String)
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let remotes = try? container.decode([String: RemoteDocument].self) {
             self = .object(remotes)
+        } else if let text = try? container.decode(String.self) {
+            self = .text(text)
         } else if let value = try? container.decode(ConfigValue.self) {
             self = .invalid(value.kindDescription)
         } else {

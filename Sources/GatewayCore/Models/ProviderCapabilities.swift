@@ -1,5 +1,11 @@
-/// What a provider can do, declared up front so callers and the copy engine choose a strategy without
-/// trial and error (for example: server-side copy versus streaming, or whether a resume is possible).
+/// What a provider can do that depends on the server or its settings, declared up front so callers
+/// and the copy engine choose a strategy without trial and error (server-side copy versus streaming,
+/// whether times can be kept, how precisely times compare).
+///
+/// Abilities that are a type's own are protocols, discovered with `as?` (``FileProviderResumableWrite``,
+/// ``FileProviderPositionalWrite``, ``FileProviderSegmentedWrite``, ``FileProviderMonitor``...): there
+/// is no flag for them, so the two can't disagree. The behaviour suite checks every claim here on
+/// every backend (`CapabilityBehaviourTests`).
 public struct ProviderCapabilities: Sendable, Hashable {
     /// Individual abilities.
     public struct Features: OptionSet, Sendable, Hashable {
@@ -14,17 +20,10 @@ public struct ProviderCapabilities: Sendable, Hashable {
         public static let quota = Features(rawValue: 1 << 2)
         /// Modification times can be set (``FileProviderOperations/setModificationDate(_:path:)``).
         public static let setModificationDate = Features(rawValue: 1 << 3)
-        /// Reads may start at an offset and stop after a length.
+        /// Reads may start at an offset and stop after a length (and so an interrupted download can
+        /// continue where it stopped).
         public static let rangedRead = Features(rawValue: 1 << 4)
-        /// An interrupted download can continue from an offset.
-        public static let resumeDownload = Features(rawValue: 1 << 5)
-        /// An interrupted upload can continue (append) from an offset.
-        public static let resumeUpload = Features(rawValue: 1 << 6)
-        /// Writes can be made atomic (temporary name, then rename).
-        public static let atomicWrite = Features(rawValue: 1 << 7)
-        /// The backend knows symbolic links.
-        public static let symbolicLinks = Features(rawValue: 1 << 8)
-        /// Writes can be made conditional on a version tag (If-Match).
+        /// Writes can be made conditional on a version tag (``WriteOptions/ifVersion``).
         public static let conditionalWrite = Features(rawValue: 1 << 9)
         /// Listing returns modification times.
         public static let modificationTimes = Features(rawValue: 1 << 10)

@@ -21,8 +21,8 @@ public struct FileChangeEvent: Sendable, Hashable {
     public var path: String
     /// For ``Kind/renamed``, the remote path before the change.
     public var previousPath: String?
-    /// The item as it is now, when it still exists (`nil` for ``Kind/removed``, and for events
-    /// replayed from a journal that only recorded the path).
+    /// The item as it is now; for ``Kind/removed``, as it was last seen (its type, size and time).
+    /// `nil` where the backend knows nothing more than the path.
     public var item: FileObject?
 
     /// Creates an event.

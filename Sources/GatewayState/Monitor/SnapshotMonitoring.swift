@@ -277,7 +277,7 @@ final class MonitorScope: Sendable {
                     let kind = SnapshotSchema.kind(statement.integer(1))
                     let path = statement.text(2) ?? "/"
                     var item: FileObject?
-                    if kind != .removed, let type = statement.optionalInteger(4) {
+                    if let type = statement.optionalInteger(4) {
                         let modified = statement.optionalInteger(6).map { Date(timeIntervalSince1970: Double($0) / 1e9) }
                         item = FileObject(path: path, type: SnapshotSchema.type(type), size: statement.optionalInteger(5),
                                           modificationDate: modified, versionTag: statement.text(7))
@@ -375,7 +375,11 @@ final class MonitorScope: Sendable {
             let head = try database.headSequence()
             let oldest = Int64(Date().timeIntervalSince1970) - Self.retainedSeconds
             let byCount = head - Self.retainedChanges
-            let byAge = try database.integer("SELECT max(seq) FROM changes WHERE recorded_at < ?", [.integer(oldest)]) ?? 0
+            // Times grow with positions: look for old rows only when the oldest row is old.
+            var byAge: Int64 = 0
+            if let first = try database.integer("SELECT recorded_at FROM changes ORDER BY seq LIMIT 1"), first < oldest {
+                byAge = try database.integer("SELECT max(seq) FROM changes WHERE recorded_at < ?", [.integer(oldest)]) ?? 0
+            }
             let cut = max(byCount, byAge)
             guard cut > 0, try database.integer("SELECT 1 FROM changes WHERE seq <= ? LIMIT 1", [.integer(cut)]) != nil else { return }
             try database.run("DELETE FROM changes WHERE seq <= ?", [.integer(cut)])
