@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        // `swift package generate-documentation`: the DocC catalog, built (warnings as errors) in CI.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         // Core: protocols, models, errors, registry, config, paths, content hashes (swift-crypto). Knows no backend, links no system library.

@@ -31,6 +31,12 @@ fi
 step "the README's library snippet is the one the build compiled"
 bash scripts/readme-snippet.sh --check
 
+step "DocC catalog (Sources/GatewayCore/GatewayCore.docc), warnings are errors"
+docs_out=$(mktemp -d)
+swift package --disable-sandbox generate-documentation --target GatewayCore --warnings-as-errors --output-path "$docs_out" 2>&1 | tail -n 3
+[ -f "$docs_out/data/documentation/gatewaycore.json" ] || { echo "the DocC archive is missing its root page" >&2; exit 1; }
+rm -rf "$docs_out"
+
 step "config validation plugin"
 swift package validate-config config.example.json
 bad=$(mktemp --suffix=.json)

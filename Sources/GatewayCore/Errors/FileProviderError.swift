@@ -4,7 +4,7 @@ public import Foundation
 /// the remote's root, an operation a backend cannot do, a listing that ended early.
 ///
 /// Transport and file-system failures use Foundation's `CocoaError` and `URLError`, and HTTP failures
-/// ``FileProviderHTTPError``; see ``ErrorClassification`` for how all of them are classified.
+/// ``FileProviderHTTPError``; see ``FailureKind`` for how all of them are classified.
 public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The path climbs above the remote's root (`..`), or resolves outside it through a symbolic link.
     case pathEscapesRoot(path: String)

@@ -22,7 +22,9 @@ public struct RemoteLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses an argument.
     ///
-    /// - Parameter currentDirectory: resolves relative local paths.
+    /// - Parameters:
+    ///   - argument: `REMOTE:PATH`, or a local path.
+    ///   - currentDirectory: resolves relative local paths.
     /// - Throws: ``FileProviderError`` for a path that climbs above its root or holds a NUL byte.
     public static func parse(_ argument: String, currentDirectory: String) throws -> RemoteLocation {
         let trailing = argument.hasSuffix("/") && argument.count > 1

@@ -25,7 +25,7 @@ public struct ProviderContext: Sendable {
 
 /// A provider type that can be named in a config file: its keys and how to build it.
 ///
-/// Apps add their own with ``ProviderRegistry/register(_:)``.
+/// Apps add their own with ``ProviderRegistry/register(_:replacing:)``.
 public struct ProviderDescriptor: Sendable {
     /// A problem the type-specific validation found.
     public struct Problem: Sendable, Hashable {

@@ -10,8 +10,12 @@ public actor RemoteResolver {
 
     /// Creates a resolver.
     ///
-    /// - Parameter localFileSystem: builds the provider for bare local paths (the built-in default),
-    ///   rooted at `/`.
+    /// - Parameters:
+    ///   - configuration: the named remotes.
+    ///   - registry: the provider types remotes may use.
+    ///   - context: what each provider gets when it is created (logger, environment, state folder).
+    ///   - localFileSystem: builds the provider for bare local paths (the built-in default),
+    ///     rooted at `/`.
     public init(configuration: GatewayConfiguration, registry: ProviderRegistry, context: ProviderContext,
                 localFileSystem: @escaping @Sendable () throws -> any FileProviderBasic) {
         self.configuration = configuration
