@@ -37,7 +37,7 @@ let engine = CopyEngine(options: CopyOptions(transfers: 8, checkers: 16, retries
 let from = TransferEndpoint(provider: docs, path: "/reports")
 let to = TransferEndpoint(provider: scratch, path: "/reports-copy")
 let summary = try await engine.run(.sync, from: from, to: to, progress: TransferProgress()) { event in
-    if case .failed(_, let operation, let item, let error) = event {
+    if case .failed(_, let operation, _, let item, let error) = event {
         print(operation, item, ErrorMessage.reason(for: error))
     }
 }

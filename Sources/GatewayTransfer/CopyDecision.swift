@@ -13,7 +13,7 @@ public enum ChecksumVerdict: Sendable, Equatable {
 /// Whether a file needs copying, given what the destination holds.
 public enum CopyDecision: Sendable, Equatable {
     case copy
-    case skip(reason: String)
+    case skip(reason: SkipReason)
 
     /// Decides like rclone: by default the same size and modification time (within `precision`)
     /// means unchanged. Where the destination cannot keep modification times (`comparesTimes` is
@@ -28,25 +28,25 @@ public enum CopyDecision: Sendable, Equatable {
         // Identical files first, so that a move can tell "same file" from "kept as it is".
         if source.size == destination.size, let checksum {
             switch checksum {
-            case .same: return .skip(reason: "unchanged (same checksum)")
-            case .unavailable: return .skip(reason: "unchanged (same size; no checksum to compare)")
+            case .same: return .skip(reason: .unchanged(.checksum))
+            case .unavailable: return .skip(reason: .unchanged(.sizeWithoutChecksum))
             case .different: break
             }
         } else if source.size == destination.size {
-            if options.sizeOnly { return .skip(reason: "unchanged (same size)") }
+            if options.sizeOnly { return .skip(reason: .unchanged(.size)) }
             guard let sourceTime = source.modificationDate, let destinationTime = destination.modificationDate else {
-                return .skip(reason: "unchanged (same size)")
+                return .skip(reason: .unchanged(.size))
             }
             if comparesTimes {
-                if abs(sourceTime.timeIntervalSince(destinationTime)) <= tolerance { return .skip(reason: "unchanged") }
+                if abs(sourceTime.timeIntervalSince(destinationTime)) <= tolerance { return .skip(reason: .unchanged(.sizeAndTime)) }
             } else if sourceTime.timeIntervalSince(destinationTime) <= tolerance {
-                return .skip(reason: "unchanged (same size, not modified since it was copied)")
+                return .skip(reason: .unchanged(.notModifiedSinceCopied))
             }
         }
-        if options.ignoreExisting { return .skip(reason: "exists") }
+        if options.ignoreExisting { return .skip(reason: .exists) }
         if options.update, comparesTimes, let sourceTime = source.modificationDate, let destinationTime = destination.modificationDate,
            destinationTime.timeIntervalSince(sourceTime) > tolerance {
-            return .skip(reason: "newer at destination")
+            return .skip(reason: .newerAtDestination)
         }
         return .copy
     }

@@ -6,7 +6,7 @@ extension CopyEngine {
     /// destination cannot create folders (`target` is `nil`).
     func makeFolder(_ path: String, relative: String, on target: (any FileProviderOperations)?, state: RunState) async -> Bool {
         if options.dryRun {
-            state.event(.wouldDo(action: "mkdir", path: relative))
+            state.event(.wouldDo(action: .mkdir, path: relative))
             return true
         }
         do {
@@ -15,7 +15,7 @@ extension CopyEngine {
             state.folderCreated(relative)
             return true
         } catch {
-            state.fail(relative, operation: "mkdir", error: error)
+            state.fail(relative, operation: "mkdir", side: .destination, error: error)
             return false
         }
     }
@@ -50,11 +50,11 @@ extension CopyEngine {
             state.skipped(job.relative, reason: reason)
             // A move removes the source only when the destination already holds the same file; a
             // file kept by --ignore-existing or --update may differ, and its source stays.
-            if mode == .move, reason.hasPrefix("unchanged") { await removeSource(sourceFile, relative: job.relative, state: state) }
+            if mode == .move, reason.isUnchanged { await removeSource(sourceFile, relative: job.relative, state: state) }
             return
         }
         if options.dryRun {
-            state.planned(job.relative, action: mode == .move ? "move" : "copy", bytes: job.source.size ?? 0)
+            state.planned(job.relative, action: mode == .move ? .move : .copy, bytes: job.source.size ?? 0)
             return
         }
         progress?.setCurrentItem(job.relative)
@@ -87,7 +87,7 @@ extension CopyEngine {
             state.copied(job.relative, bytes: job.source.size ?? 0)
         } catch where job.source.isSymbolicLink && error.failureKind == .isADirectory {
             progress?.addFile()
-            state.skipped(job.relative, reason: "symbolic link to a folder is not followed")
+            state.skipped(job.relative, reason: .symbolicLinkToFolder)
         } catch {
             let side = ErrorMessage.path(of: error).map { RemotePath.parent(of: $0) == RemotePath.parent(of: destinationPath) || $0 == destinationPath } == true
                 && ErrorMessage.path(of: error) != job.source.path
@@ -99,7 +99,7 @@ extension CopyEngine {
     /// Removes a moved file's source (after its copy was verified, or found identical).
     private func removeSource(_ source: TransferEndpoint, relative: String, state: RunState) async {
         guard !options.dryRun else {
-            state.event(.wouldDo(action: "delete source", path: relative))
+            state.event(.wouldDo(action: .deleteSource, path: relative))
             return
         }
         guard let remover = source.provider as? any FileProviderOperations else { return }

@@ -22,12 +22,12 @@ final class RunState: Sendable {
     }
 
     /// A dry run's planned copy: counted as if done, so the summary says what would happen.
-    func planned(_ path: String, action: String, bytes: Int64) {
+    func planned(_ path: String, action: PlannedAction, bytes: Int64) {
         counters.withLock { $0.copied += 1; $0.bytes = $0.bytes.saturatingAdding(bytes) }
         onEvent(.wouldDo(action: action, path: path))
     }
 
-    func skipped(_ path: String, reason: String) {
+    func skipped(_ path: String, reason: SkipReason) {
         counters.withLock { $0.skipped += 1 }
         onEvent(.skipped(path: path, reason: reason))
     }
@@ -41,13 +41,13 @@ final class RunState: Sendable {
 
     func deleted(_ path: String, planned: Bool = false) {
         counters.withLock { $0.deleted += 1 }
-        onEvent(planned ? .wouldDo(action: "delete", path: path) : .deleted(path: path))
+        onEvent(planned ? .wouldDo(action: .delete, path: path) : .deleted(path: path))
     }
 
     /// A failure of one item. A cancellation (the caller's) is no failure: the run ends with it.
-    func fail(_ path: String, operation: String, item: String? = nil, error: any Error) {
+    func fail(_ path: String, operation: String, side: CopySide = .source, item: String? = nil, error: any Error) {
         guard error.failureKind != .cancelled else { return }
         counters.withLock { $0.failed += 1 }
-        onEvent(.failed(path: path, operation: operation, item: item ?? path, error: error))
+        onEvent(.failed(path: path, operation: operation, side: side, item: item ?? path, error: error))
     }
 }

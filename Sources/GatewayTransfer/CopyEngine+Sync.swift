@@ -40,7 +40,7 @@ extension CopyEngine {
             } catch where error.failureKind == .notFound {
                 continue
             } catch {
-                state.fail(relative, operation: "delete", error: error)
+                state.fail(relative, operation: "delete", side: .destination, error: error)
             }
         }
     }

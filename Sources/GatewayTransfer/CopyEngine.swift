@@ -208,12 +208,12 @@ public struct CopyEngine: Sendable {
                         if await makeFolder(path, relative: relative, on: target, state: state) { fresh.insert(relative) }
                     }
                 case .symbolicLink where item.isLinkToFolder:
-                    state.skipped(relative, reason: "symbolic link to a folder is not followed")
+                    state.skipped(relative, reason: .symbolicLinkToFolder)
                 case .file, .symbolicLink:
                     progress?.addToTotals(bytes: item.size ?? 0, files: 1)
                     await checks.send(Job(source: item, relative: relative, freshFolder: parentFresh))
                 case .other:
-                    state.event(.skipped(path: relative, reason: "not a regular file"))
+                    state.event(.skipped(path: relative, reason: .notARegularFile))
                 }
             }
         } catch let error where error.failureKind == .cancelled {

@@ -1,21 +1,89 @@
 
+/// Why a file needed no copy, or was left out.
+public enum SkipReason: Sendable, Hashable, CustomStringConvertible {
+    /// On what grounds two files were found the same.
+    public enum Basis: Sendable, Hashable {
+        /// The same size and modification time (within the remotes' precision).
+        case sizeAndTime
+        /// The same size (`--size-only`, or a side without times).
+        case size
+        /// The same size, and the source not modified since the destination's copy was written
+        /// (a destination that cannot keep times).
+        case notModifiedSinceCopied
+        /// The same content hash (`--checksum`).
+        case checksum
+        /// The same size, with no hash on a side to compare (`--checksum`).
+        case sizeWithoutChecksum
+    }
+
+    /// The destination holds the same file.
+    case unchanged(Basis)
+    /// The destination has the file and `--ignore-existing` keeps it.
+    case exists
+    /// The destination's file is newer and `--update` keeps it.
+    case newerAtDestination
+    /// A symbolic link to a folder, which is not followed.
+    case symbolicLinkToFolder
+    /// Neither a regular file nor a folder (a device, socket or FIFO).
+    case notARegularFile
+
+    /// The destination holds the same file (a move may then remove the source).
+    public var isUnchanged: Bool {
+        if case .unchanged = self { return true }
+        return false
+    }
+
+    /// The item was left out rather than found up to date: worth telling without `--verbose`.
+    public var leavesItemOut: Bool { self == .symbolicLinkToFolder || self == .notARegularFile }
+
+    public var description: String {
+        switch self {
+        case .unchanged(.sizeAndTime): return "unchanged"
+        case .unchanged(.size): return "unchanged (same size)"
+        case .unchanged(.notModifiedSinceCopied): return "unchanged (same size, not modified since it was copied)"
+        case .unchanged(.checksum): return "unchanged (same checksum)"
+        case .unchanged(.sizeWithoutChecksum): return "unchanged (same size; no checksum to compare)"
+        case .exists: return "exists"
+        case .newerAtDestination: return "newer at destination"
+        case .symbolicLinkToFolder: return "symbolic link to a folder is not followed"
+        case .notARegularFile: return "not a regular file"
+        }
+    }
+}
+
+/// What a dry run would have done.
+public enum PlannedAction: String, Sendable, Hashable {
+    case copy, move, delete, mkdir
+    /// A move's removal of a source that the destination already holds.
+    case deleteSource = "delete source"
+
+    /// Whether the action happens at the destination (else at the source).
+    public var isAtDestination: Bool { self == .delete || self == .mkdir }
+}
+
+/// Which side of a run an item or a failure belongs to.
+public enum CopySide: Sendable, Hashable {
+    case source, destination
+}
+
 /// Something a copy engine run did or decided, in the order it happened.
 public enum CopyEvent: Sendable {
     /// A file was copied (or moved): its path relative to the run's root and its size.
     case copied(path: String, bytes: Int64)
-    /// A file needed no copy, and why (`unchanged`, `exists`, `newer at destination`).
-    case skipped(path: String, reason: String)
+    /// A file needed no copy (or was left out), and why.
+    case skipped(path: String, reason: SkipReason)
     /// A folder was created at the destination.
     case createdFolder(path: String)
     /// An extra item was deleted from the destination (sync).
     case deleted(path: String)
-    /// In a dry run: what would have been done (`copy`, `delete`, `mkdir`).
-    case wouldDo(action: String, path: String)
+    /// In a dry run: what would have been done.
+    case wouldDo(action: PlannedAction, path: String)
     /// An attempt failed with a transient error and will be retried after `delay`.
     case retrying(path: String, attempt: Int, delay: Duration, error: String)
-    /// A file or folder failed for good. `item` names the side that failed as `remote:path` (the
-    /// destination when the error is about it, else the source).
-    case failed(path: String, operation: String, item: String, error: any Error)
+    /// A file or folder failed for good: `operation` names what was tried (`copy`, `delete`,
+    /// `mkdir`...), `side` where; `item` names the failed item as `remote:path` when the engine
+    /// knows it, else it equals `path` (relative to that side's root).
+    case failed(path: String, operation: String, side: CopySide, item: String, error: any Error)
     /// A note for the operator (for example why sync deleted nothing).
     case notice(String)
 }

@@ -66,7 +66,7 @@ struct ChecksumTests {
                 #expect(summary.failed == 0)
                 #expect(summary.copied == 1)
                 #expect(summary.skipped == 1)
-                #expect(events.skips.contains { $0.path == "b" && $0.reason == "unchanged (same checksum)" })
+                #expect(events.skips.contains { $0.path == "b" && $0.reason == .unchanged(.checksum) })
                 #expect(try await to.provider.contents(path: to.path("dst/a")) == Data("aaaa".utf8))
                 #expect(try await checksumEngine().check(source: source, destination: destination).isIdentical)
             }
@@ -86,7 +86,7 @@ struct ChecksumTests {
                 let summary = try await checksumEngine().run(.copy, from: source, to: destination, onEvent: events.record)
                 #expect(summary.skipped == 1)
                 #expect(events.notices.contains { $0.contains("no hash type in common; comparing by size only") })
-                #expect(events.skips.contains { $0.reason == "unchanged (same size; no checksum to compare)" })
+                #expect(events.skips.contains { $0.reason == .unchanged(.sizeWithoutChecksum) })
                 let report = try await checksumEngine().check(source: source, destination: destination)
                 #expect(report.notices.count == 1)
             }
@@ -130,7 +130,7 @@ struct ChecksumTests {
                 // Same hash: skipped. A same-size change at the source: different, copied.
                 let events = EventLog()
                 _ = try await checksumEngine().run(.copy, from: source, to: destination, onEvent: events.record)
-                #expect(events.skips.map(\.reason) == ["unchanged (same checksum)"])
+                #expect(events.skips.map(\.reason) == [.unchanged(.checksum)])
                 var changed = contents
                 changed[0] ^= 0xff
                 try await from.provider.writeContents(path: from.path("src/up.txt"), data: changed)
@@ -175,12 +175,12 @@ struct ChecksumTests {
 }
 
 extension EventLog {
-    var skips: [(path: String, reason: String)] {
+    var skips: [(path: String, reason: SkipReason)] {
         all.compactMap { if case .skipped(let path, let reason) = $0 { (path, reason) } else { nil } }
     }
 
     var failedItems: [(path: String, error: any Error)] {
-        all.compactMap { if case .failed(let path, _, _, let error) = $0 { (path, error) } else { nil } }
+        all.compactMap { if case .failed(let path, _, _, _, let error) = $0 { (path, error) } else { nil } }
     }
 }
 

@@ -99,7 +99,7 @@ struct CopyEngineTests {
                 to: TransferEndpoint(provider: to.provider, path: to.path("dst")), onEvent: actions.record)
             #expect(summary.dryRun)
             #expect(summary.failed == 0)
-            #expect(actions.wouldDo.filter { $0.action == "copy" }.count == files.count)
+            #expect(actions.wouldDo.filter { $0.action == .copy }.count == files.count)
             await expectFailure(.notFound) { _ = try await to.provider.attributesOfItem(path: to.path("dst")) }
         }
     }
@@ -117,7 +117,7 @@ struct CopyEngineTests {
 
             let dry = EventLog()
             _ = try await CopyEngine(options: CopyOptions(dryRun: true)).run(.sync, from: source, to: destination, onEvent: dry.record)
-            #expect(Set(dry.wouldDo.filter { $0.action == "delete" }.map(\.path)) == ["extra.txt", "extra folder"])
+            #expect(Set(dry.wouldDo.filter { $0.action == .delete }.map(\.path)) == ["extra.txt", "extra folder"])
             #expect(try await to.provider.contents(path: to.path("dst/extra.txt")) == Data("x".utf8))
 
             let summary = try await CopyEngine().run(.sync, from: source, to: destination)
@@ -352,7 +352,7 @@ final class EventLog: @unchecked Sendable {
 
     var all: [CopyEvent] { lock.withLock { events } }
 
-    var wouldDo: [(action: String, path: String)] {
+    var wouldDo: [(action: PlannedAction, path: String)] {
         lock.withLock { events.compactMap { if case .wouldDo(let action, let path) = $0 { (action, path) } else { nil } } }
     }
 

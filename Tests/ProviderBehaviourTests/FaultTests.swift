@@ -97,5 +97,5 @@ struct FaultTests {
 
 extension EventLog {
     var retries: Int { all.filter { if case .retrying = $0 { true } else { false } }.count }
-    var failures: [any Error] { all.compactMap { if case .failed(_, _, _, let error) = $0 { error } else { nil } } }
+    var failures: [any Error] { all.compactMap { if case .failed(_, _, _, _, let error) = $0 { error } else { nil } } }
 }

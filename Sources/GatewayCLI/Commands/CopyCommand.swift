@@ -193,19 +193,18 @@ struct EventPrinter: Sendable {
 
     func print(_ event: CopyEvent) {
         switch event {
-        case .failed(let path, let operation, let item, let error):
-            let shown = item != path ? item : name(path, in: operation == "delete" ? destination : source)
+        case .failed(let path, let operation, let side, let item, let error):
+            let shown = item != path ? item : name(path, in: side == .destination ? destination : source)
             emit("\(operation) \(shown): \(ErrorMessage.reason(for: error))")
         case .skipped(let path, let reason):
-            if reason.hasPrefix("symbolic link") || reason.hasPrefix("not a regular") {
+            if reason.leavesItemOut {
                 if !quiet { emit("\(operation) \(name(path, in: source)): skipped: \(reason)") }
             } else if verbose {
                 emit("\(operation) \(name(path, in: source)): skipped: \(reason)")
             }
         case .wouldDo(let action, let path):
-            let onDestination = action == "delete" || action == "mkdir"
-            let shown = action == "mkdir" && path.isEmpty ? destination : name(path, in: onDestination ? destination : source)
-            StandardOutput.writeRaw(Data("\(action) \(Format.shown(shown))\n".utf8))
+            let shown = action == .mkdir && path.isEmpty ? destination : name(path, in: action.isAtDestination ? destination : source)
+            StandardOutput.writeRaw(Data("\(action.rawValue) \(Format.shown(shown))\n".utf8))
         case .retrying(let path, let attempt, let delay, let error):
             if !quiet { emit("\(operation) \(name(path, in: source)): attempt \(attempt) failed (\(error)); retrying in \(Format.duration(delay))") }
         case .notice(let text):
