@@ -22,7 +22,7 @@ enum Retry {
 
     /// `base * 2^(attempt-1)`, ±25 % jitter, at most `cap`; a `Retry-After` wins (up to a minute).
     static func delay(after attempt: Int, base: Duration, cap: Duration, error: any Error) -> Duration {
-        if let http = error as? FileProviderHTTPError, let retryAfter = http.retryAfter {
+        if let described = error as? any DescribedFailure, let retryAfter = described.retryAfter {
             return min(retryAfter, .seconds(60))
         }
         let exponential = base * (1 << min(attempt - 1, 20))

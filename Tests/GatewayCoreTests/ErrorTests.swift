@@ -191,4 +191,29 @@ struct ActiveProgressTests {
         unnamed.finish()
         #expect(progress.snapshot.active.isEmpty)
     }
+
+    /// A backend of an app's own, with its own error type: the core reads it through
+    /// ``DescribedFailure`` with no change.
+    struct SFTPStatusError: DescribedFailure {
+        var status: Int
+        var path: String
+        var failureKind: FailureKind { status == 2 ? .notFound : .serverBusy }
+        var failurePath: String? { path }
+        var serverText: String? { "No such file \u{1b}[31m" }
+        var retryAfter: Duration? { .seconds(3) }
+        var description: String { "SFTP status \(status): \(serverText ?? "")" }
+    }
+
+    @Test("an app's own error type gets messages, paths and classification through DescribedFailure")
+    func describedFailure() {
+        let error: any Error = SFTPStatusError(status: 2, path: "/a/b.txt")
+        #expect(error.failureKind == .notFound)
+        #expect(!error.isTransient)
+        #expect(ErrorMessage.path(of: error) == "/a/b.txt")
+        // Control characters from the server are escaped in the message.
+        #expect(!ErrorMessage.reason(for: error).contains("\u{1b}"))
+        #expect(ErrorMessage.reason(for: error).hasPrefix("SFTP status 2: No such file"))
+        #expect((SFTPStatusError(status: 4, path: "/x") as any Error).isTransient)
+        #expect((FileProviderHTTPError(statusCode: 503, path: "/p", retryAfter: .seconds(7)) as any DescribedFailure).retryAfter == .seconds(7))
+    }
 }

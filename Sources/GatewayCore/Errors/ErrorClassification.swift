@@ -44,6 +44,36 @@ public protocol ClassifiableError: Error {
     var failureKind: FailureKind { get }
 }
 
+/// An error that describes itself for messages and retries, whatever backend made it: its one-line
+/// text, the remote path it concerns, the server's own words and how long the server asked to
+/// wait. ``ErrorMessage`` and the copy engine's retries read errors only through it (and
+/// Foundation's errors), so a new backend's errors need no change to the core.
+public protocol DescribedFailure: ClassifiableError, CustomStringConvertible {
+    /// The remote path the failure concerns, if any.
+    var failurePath: String? { get }
+    /// What the server said (a reply line, a response body's text), trimmed; `nil` when nothing.
+    var serverText: String? { get }
+    /// How long the server asked to wait before trying again (HTTP `Retry-After`), if it did.
+    var retryAfter: Duration? { get }
+}
+
+extension DescribedFailure {
+    public var serverText: String? { nil }
+    public var retryAfter: Duration? { nil }
+}
+
+extension FileProviderError: DescribedFailure {
+    public var failurePath: String? { path }
+}
+
+extension FileProviderHTTPError: DescribedFailure {
+    public var failurePath: String? { path }
+}
+
+extension FileProviderFTPError: DescribedFailure {
+    public var failurePath: String? { path }
+}
+
 /// Key in a `CocoaError`'s `userInfo` naming the remote the failure happened on.
 public let GatewayRemoteNameErrorKey = "GatewayRemoteName"
 

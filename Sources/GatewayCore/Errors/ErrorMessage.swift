@@ -11,11 +11,7 @@ public enum ErrorMessage {
     public static func reason(for error: any Error) -> String {
         let text: String
         switch error {
-        case let error as FileProviderError:
-            text = error.description
-        case let error as FileProviderHTTPError:
-            text = error.description
-        case let error as FileProviderFTPError:
+        case let error as any DescribedFailure:
             text = error.description
         case let error as CocoaError:
             text = cocoaReason(error)
@@ -81,9 +77,7 @@ public enum ErrorMessage {
     /// The remote path an error is about, when it carries one.
     public static func path(of error: any Error) -> String? {
         switch error {
-        case let error as FileProviderHTTPError: return error.path
-        case let error as FileProviderFTPError: return error.path
-        case let error as FileProviderError: return error.path
+        case let error as any DescribedFailure: return error.failurePath
         case let error as CocoaError: return error.userInfo[NSFilePathErrorKey] as? String
         case let error as URLError: return error.userInfo[NSFilePathErrorKey] as? String
         default: return nil
