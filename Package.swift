@@ -113,7 +113,10 @@ let package = Package(
             path: "Plugins/ValidateGatewayConfig"
         ),
         // Helpers shared by the test suites (loopback sockets, silent servers); not a product.
-        .target(name: "GatewayTestSupport", path: "Tests/Support", swiftSettings: strict),
+        // (Fixtures for every backend, the test servers' environment, hostile servers; tests use it
+        // through `@testable import`.)
+        .target(name: "GatewayTestSupport", dependencies: ["StorageGateway", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/Support", swiftSettings: strict),
         .testTarget(
             name: "GatewayCoreTests",
             dependencies: ["GatewayCore", "StorageGateway"],
@@ -125,6 +128,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "GatewayTransferTests",
+            dependencies: ["GatewayTransfer", "StorageGateway", "GatewayTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GatewayLocalTests",
+            dependencies: ["GatewayLocal", "StorageGateway", "GatewayTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "GatewayWebDAVTests",
             dependencies: ["GatewayWebDAV", "GatewayTransport", "StorageGateway", "GatewayTestSupport",
                            .product(name: "Logging", package: "swift-log")],
@@ -132,7 +145,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayFTPTests",
-            dependencies: ["GatewayFTP", "GatewayTransport", "StorageGateway", "GatewayTestSupport"],
+            dependencies: ["GatewayFTP", "GatewayTransport", "StorageGateway", "GatewayTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(

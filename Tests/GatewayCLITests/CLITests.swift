@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import Testing
 
 @Suite("gateway CLI (runs the built binary)")

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import Testing
 
 /// `gateway` against the FTP test servers: round trips through FTP and WebDAV, errors, quota.

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import Testing
 
 /// A real full disk: a 1 MiB tmpfs mounted for the test (the test runs as root, as CI does; if the

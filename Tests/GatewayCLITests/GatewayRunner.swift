@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import Testing
 
 /// Runs the built `gateway` binary, as a user would.

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import Testing
 
 /// The CLI with hostile values from users and configs: no trap (exit 132), clear errors, escaped output.

@@ -1,5 +1,5 @@
 import Foundation
-import GatewayTestSupport
+@testable import GatewayTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

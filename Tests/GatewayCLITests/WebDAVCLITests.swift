@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import Testing
 
 /// `gateway` against the WebDAV test servers: round trips, errors, and secrets kept out of output.

@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+@testable import GatewayTestSupport
 @testable import GatewayFTP
 @testable import GatewayTransport
 import GatewayCore

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayCore
-import GatewayTestSupport
+@testable import GatewayTestSupport
 @testable import GatewayTransport
 import Logging
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import GatewayCore
 @testable import GatewayTransport
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-import GatewayTestSupport
+@testable import GatewayTestSupport
 import StorageGateway
 import Testing
 
@@ -7,38 +7,6 @@ import Testing
 /// anchors, cancellation. Changes are made from outside the gateway.
 @Suite("Change monitoring", .serialized)
 struct MonitorBehaviourTests {
-    /// Every change since `anchor`, page by page (with `pageSize` per page); checks the pages' flags.
-    static func catchUp(_ monitor: any FileProviderMonitor, since anchor: SyncAnchor, pageSize: Int = 1000,
-                        base: String) async throws -> (changes: [SeenChange], anchor: SyncAnchor, pages: Int) {
-        var anchor = anchor
-        var changes: [SeenChange] = []
-        var pages = 0
-        while true {
-            let page = try await monitor.changes(since: anchor, pageSize: pageSize)
-            pages += 1
-            #expect(page.events.count <= pageSize)
-            if page.moreComing { #expect(page.events.count == pageSize) }
-            changes += page.events.map { SeenChange($0, base: base) }
-            anchor = page.anchor
-            if !page.moreComing { break }
-            if pages > 10_000 { Issue.record("pages never end"); break }
-        }
-        return (changes, anchor, pages)
-    }
-
-    /// Whether `changes` holds a rename of `from` to `to`, or (where `strict` is false) its removal
-    /// and creation instead.
-    static func expectRename(_ changes: [SeenChange], from: String, to: String, strict: Bool, isFolder: Bool = false,
-                             sourceLocation: SourceLocation = #_sourceLocation) {
-        if changes.contains(SeenChange(.renamed, to, from: from)) { return }
-        if strict {
-            Issue.record("expected renamed \(from) -> \(to) in \(changes)", sourceLocation: sourceLocation)
-        } else {
-            #expect(changes.contains(SeenChange(.removed, from)), "\(changes)", sourceLocation: sourceLocation)
-            #expect(changes.contains(SeenChange(.created, to)), "\(changes)", sourceLocation: sourceLocation)
-        }
-    }
-
     @Test("anchors: changes made while not watching are caught up, in pages, exactly once", arguments: MonitorFixture.all)
     func catchUpFromAnchor(fixture: MonitorFixture) async throws {
         try await fixture.run { s in
@@ -50,7 +18,7 @@ struct MonitorBehaviourTests {
             try s.outside.write(s.path("old/inside.txt"), Data("i".utf8))
             let anchor = try await s.provider.currentAnchor(at: s.base, recursive: true)
             // Nothing changed yet: nothing to report.
-            let quiet = try await Self.catchUp(s.provider, since: anchor, base: s.base)
+            let quiet = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
             #expect(quiet.changes.isEmpty, "\(quiet.changes)")
 
             try s.outside.write(s.path("c.txt"), Data("new".utf8))
@@ -64,7 +32,7 @@ struct MonitorBehaviourTests {
             // An anchor survives a restart: encode it as an app would store it, and decode it.
             let stored = try JSONEncoder().encode(quiet.anchor)
             let restored = try JSONDecoder().decode(SyncAnchor.self, from: stored)
-            let caught = try await Self.catchUp(s.provider, since: restored, pageSize: 2, base: s.base)
+            let caught = try await MonitorChecks.catchUp(s.provider, since: restored, pageSize: 2, base: s.base)
             let changes = caught.changes
             #expect(caught.pages >= 2, "a page size of 2 must split \(changes.count) changes")
             #expect(changes.contains(SeenChange(.created, "c.txt")), "\(changes)")
@@ -75,8 +43,8 @@ struct MonitorBehaviourTests {
             let newdir = changes.firstIndex(of: SeenChange(.created, "newdir"))
             let member = changes.firstIndex(of: SeenChange(.created, "newdir/d.txt"))
             if let newdir, let member { #expect(newdir < member, "a folder is reported before its members") }
-            Self.expectRename(changes, from: "e.txt", to: "f.txt", strict: fixture.reportsRenames)
-            Self.expectRename(changes, from: "old", to: "moved", strict: fixture.name == "local", isFolder: true)
+            MonitorChecks.expectRename(changes, from: "e.txt", to: "f.txt", strict: fixture.reportsRenames)
+            MonitorChecks.expectRename(changes, from: "old", to: "moved", strict: fixture.name == "local", isFolder: true)
             #expect(!changes.contains { $0.kind == .modified && ($0.path == "sub" || $0.path.isEmpty) }, "folders are not 'modified': \(changes)")
             #expect(Set(changes).count == changes.count, "each change once: \(changes)")
             // Events carry the item as it is now.
@@ -91,7 +59,7 @@ struct MonitorBehaviourTests {
                 #expect(removed.item?.type == .file, "a removal says what was removed")
             }
             // Caught up: asking again reports nothing new.
-            let again = try await Self.catchUp(s.provider, since: caught.anchor, base: s.base)
+            let again = try await MonitorChecks.catchUp(s.provider, since: caught.anchor, base: s.base)
             #expect(again.changes.isEmpty, "\(again.changes)")
         }
     }
@@ -112,7 +80,7 @@ struct MonitorBehaviourTests {
             await expectExpired { _ = try await s.provider.changes(since: anchor, pageSize: 10) }
             let fresh = try await s.provider.currentAnchor(at: s.base, recursive: true)
             try s.outside.write(s.path("b.txt"), Data("two".utf8))
-            let caught = try await Self.catchUp(s.provider, since: fresh, base: s.base)
+            let caught = try await MonitorChecks.catchUp(s.provider, since: fresh, base: s.base)
             #expect(caught.changes == [SeenChange(.created, "b.txt")])
         }
     }
@@ -149,7 +117,7 @@ struct MonitorBehaviourTests {
             }
             let changes = collected.value
             #expect(changes.contains(SeenChange(.created, "dir")))
-            Self.expectRename(changes, from: "new.txt", to: "renamed.txt", strict: fixture.reportsRenames)
+            MonitorChecks.expectRename(changes, from: "new.txt", to: "renamed.txt", strict: fixture.reportsRenames)
             #expect(!changes.contains(SeenChange(.created, "keep.txt")), "the state before watching is not reported: \(changes)")
         }
     }
@@ -172,28 +140,3 @@ struct MonitorBehaviourTests {
     }
 }
 
-/// Waits until `condition` holds for the collected changes, or fails after `timeout`.
-func waitFor(_ collected: Locked<[SeenChange]>, timeout: Duration, sourceLocation: SourceLocation = #_sourceLocation,
-             _ condition: ([SeenChange]) -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition(collected.value) { return }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    let changes = collected.value
-    Issue.record("not seen within \(timeout): got \(changes.count) changes: \(changes.prefix(20))", sourceLocation: sourceLocation)
-}
-
-func expectExpired(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
-    do {
-        try await body()
-        Issue.record("expected an expired anchor", sourceLocation: sourceLocation)
-    } catch let error as FileProviderError {
-        guard case .anchorExpired = error else {
-            Issue.record("expected anchorExpired, got \(error)", sourceLocation: sourceLocation)
-            return
-        }
-    } catch {
-        Issue.record("expected anchorExpired, got \(error)", sourceLocation: sourceLocation)
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import StorageGateway
 import Testing
 
@@ -49,7 +50,7 @@ struct SyncCollectionTests {
         try s.outside.write(s.base + "/a.txt", Data("content of a.txt, changed".utf8))
         try s.outside.remove(s.base + "/b.txt", false)
         try s.outside.rename(s.base + "/c.txt", s.base + "/c2.txt")
-        let caught = try await MonitorBehaviourTests.catchUp(s.provider, since: anchor, base: s.base)
+        let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
         #expect(Set(caught.changes) == [SeenChange(.created, "d.txt"), SeenChange(.modified, "a.txt"), SeenChange(.removed, "b.txt"),
                                         SeenChange(.renamed, "c2.txt", from: "c.txt")], "\(caught.changes)")
         try await Task.sleep(for: .milliseconds(200))
@@ -57,7 +58,7 @@ struct SyncCollectionTests {
         let listings = try Self.requests(s, "PROPFIND", after: mark)
         #expect(listings.isEmpty, "no listing of the folder: \(listings)")
         // Quiet round: still one small report, nothing new.
-        let again = try await MonitorBehaviourTests.catchUp(s.provider, since: caught.anchor, base: s.base)
+        let again = try await MonitorChecks.catchUp(s.provider, since: caught.anchor, base: s.base)
         #expect(again.changes.isEmpty, "\(again.changes)")
         try? await s.provider.removeItem(path: s.base, recursive: true)
     }
@@ -82,7 +83,7 @@ struct SyncCollectionTests {
         #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
         try s.outside.write(s.base + "/b.txt", Data("b".utf8))
         let mark = try Self.logLength(s)
-        let caught = try await MonitorBehaviourTests.catchUp(s.provider, since: anchor, base: s.base)
+        let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
         #expect(caught.changes == [SeenChange(.created, "b.txt")])
         try await Task.sleep(for: .milliseconds(200))
         // The refused token, then a report without one.
@@ -100,7 +101,7 @@ struct SyncCollectionTests {
         let mark = try Self.logLength(s)
         try s.outside.makeFolder(s.base + "/sub2")
         try s.outside.write(s.base + "/sub/y.txt", Data("y".utf8))
-        let caught = try await MonitorBehaviourTests.catchUp(s.provider, since: anchor, base: s.base)
+        let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
         #expect(Set(caught.changes) == [SeenChange(.created, "sub2"), SeenChange(.created, "sub/y.txt")], "\(caught.changes)")
         #expect(try !Self.requests(s, "PROPFIND", after: mark).isEmpty, "the folder is listed")
         #expect(try Self.requests(s, "REPORT", after: mark).isEmpty, "no delta is asked once deltas are known to leave folders out")

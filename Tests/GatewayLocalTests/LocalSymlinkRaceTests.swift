@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+@testable import GatewayTestSupport
 @testable import GatewayLocal
 import Logging
 import StorageGateway

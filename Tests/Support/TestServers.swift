@@ -1,5 +1,5 @@
 import Foundation
-import GatewayTestSupport
+import Testing
 import StorageGateway
 
 /// The servers `scripts/test-servers.sh` starts on 127.0.0.1, found through the environment that

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import Logging
 import StorageGateway
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 import StorageGateway
 import Testing
 

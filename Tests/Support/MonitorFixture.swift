@@ -177,3 +177,84 @@ struct SeenChange: Hashable, CustomStringConvertible {
 
     var description: String { previous.map { "\(kind.rawValue) \($0) -> \(path)" } ?? "\(kind.rawValue) \(path)" }
 }
+
+/// Checks shared by the monitor suites.
+enum MonitorChecks {
+    /// Every change since `anchor`, page by page (with `pageSize` per page); checks the pages' flags.
+    static func catchUp(_ monitor: any FileProviderMonitor, since anchor: SyncAnchor, pageSize: Int = 1000,
+                        base: String) async throws -> (changes: [SeenChange], anchor: SyncAnchor, pages: Int) {
+        var anchor = anchor
+        var changes: [SeenChange] = []
+        var pages = 0
+        while true {
+            let page = try await monitor.changes(since: anchor, pageSize: pageSize)
+            pages += 1
+            #expect(page.events.count <= pageSize)
+            if page.moreComing { #expect(page.events.count == pageSize) }
+            changes += page.events.map { SeenChange($0, base: base) }
+            anchor = page.anchor
+            if !page.moreComing { break }
+            if pages > 10_000 { Issue.record("pages never end"); break }
+        }
+        return (changes, anchor, pages)
+    }
+
+    /// Whether `changes` holds a rename of `from` to `to`, or (where `strict` is false) its removal
+    /// and creation instead.
+    static func expectRename(_ changes: [SeenChange], from: String, to: String, strict: Bool, isFolder: Bool = false,
+                             sourceLocation: SourceLocation = #_sourceLocation) {
+        if changes.contains(SeenChange(.renamed, to, from: from)) { return }
+        if strict {
+            Issue.record("expected renamed \(from) -> \(to) in \(changes)", sourceLocation: sourceLocation)
+        } else {
+            #expect(changes.contains(SeenChange(.removed, from)), "\(changes)", sourceLocation: sourceLocation)
+            #expect(changes.contains(SeenChange(.created, to)), "\(changes)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+/// Waits until `condition` holds for the collected changes, or fails after `timeout`.
+func waitFor(_ collected: Locked<[SeenChange]>, timeout: Duration, sourceLocation: SourceLocation = #_sourceLocation,
+             _ condition: ([SeenChange]) -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition(collected.value) { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    let changes = collected.value
+    Issue.record("not seen within \(timeout): got \(changes.count) changes: \(changes.prefix(20))", sourceLocation: sourceLocation)
+}
+
+func expectExpired(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected an expired anchor", sourceLocation: sourceLocation)
+    } catch let error as FileProviderError {
+        guard case .anchorExpired = error else {
+            Issue.record("expected anchorExpired, got \(error)", sourceLocation: sourceLocation)
+            return
+        }
+    } catch {
+        Issue.record("expected anchorExpired, got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Creates a file with `contents` in place (FileManager's `createFile` writes a temporary file
+/// and renames it, which a watcher rightly reports as such).
+func create(_ path: String, _ contents: Data) throws {
+    try contents.write(to: URL(fileURLWithPath: path))
+}
+
+/// Checks that `changes` create exactly `paths`, each once. A file seen while still empty and again
+/// once written may add a `modified`; nothing else may appear.
+func expectCreations(_ changes: [SeenChange], _ paths: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    let created = changes.filter { $0.kind == .created }.map(\.path)
+    let expected = Set(paths)
+    let missing = expected.subtracting(created)
+    let unexpected = Set(created).subtracting(expected)
+    #expect(missing.isEmpty, "missing \(missing.count): \(missing.sorted().prefix(10))", sourceLocation: sourceLocation)
+    #expect(unexpected.isEmpty, "unexpected: \(unexpected.sorted().prefix(10))", sourceLocation: sourceLocation)
+    #expect(created.count == paths.count, "\(created.count) created events for \(paths.count) items", sourceLocation: sourceLocation)
+    let others = changes.filter { $0.kind != .created && !($0.kind == .modified && expected.contains($0.path)) }
+    #expect(others.isEmpty, "\(others.prefix(10))", sourceLocation: sourceLocation)
+}

@@ -1,4 +1,5 @@
 import Foundation
+@testable import GatewayTestSupport
 @testable import GatewayTransfer
 import Synchronization
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayLocal
-import GatewayTestSupport
+@testable import GatewayTestSupport
 import StorageGateway
 import Testing
 
@@ -150,22 +150,3 @@ struct LocalMonitorTests {
     }
 }
 
-/// Creates a file with `contents` in place (FileManager's `createFile` writes a temporary file
-/// and renames it, which a watcher rightly reports as such).
-func create(_ path: String, _ contents: Data) throws {
-    try contents.write(to: URL(fileURLWithPath: path))
-}
-
-/// Checks that `changes` create exactly `paths`, each once. A file seen while still empty and again
-/// once written may add a `modified`; nothing else may appear.
-func expectCreations(_ changes: [SeenChange], _ paths: [String], sourceLocation: SourceLocation = #_sourceLocation) {
-    let created = changes.filter { $0.kind == .created }.map(\.path)
-    let expected = Set(paths)
-    let missing = expected.subtracting(created)
-    let unexpected = Set(created).subtracting(expected)
-    #expect(missing.isEmpty, "missing \(missing.count): \(missing.sorted().prefix(10))", sourceLocation: sourceLocation)
-    #expect(unexpected.isEmpty, "unexpected: \(unexpected.sorted().prefix(10))", sourceLocation: sourceLocation)
-    #expect(created.count == paths.count, "\(created.count) created events for \(paths.count) items", sourceLocation: sourceLocation)
-    let others = changes.filter { $0.kind != .created && !($0.kind == .modified && expected.contains($0.path)) }
-    #expect(others.isEmpty, "\(others.prefix(10))", sourceLocation: sourceLocation)
-}

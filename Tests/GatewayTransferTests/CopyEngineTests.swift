@@ -1,5 +1,5 @@
 import Foundation
-import GatewayTestSupport
+@testable import GatewayTestSupport
 import StorageGateway
 @testable import GatewayTransfer
 import Testing
