@@ -23,7 +23,10 @@ final class InotifySignal: ChangeSignal, Sendable {
         var folders: [Int32: String] = [:]
         var watches: [String: Int32] = [:]
         var dirty = Set<String>()
-        var overflow = false
+        /// Starts `true`: the first batch compares the whole tree, which watches every folder (a
+        /// stream that caught up from its log without a round has none yet).
+        var overflow = true
+        var cancelled = false
         var lastEvent: ContinuousClock.Instant?
         var failure: FileProviderError?
         var waiter: CheckedContinuation<Void, Never>?
@@ -154,7 +157,7 @@ final class InotifySignal: ChangeSignal, Sendable {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let resumeNow = state.withLock { state -> Bool in
-                        if state.overflow || !state.dirty.isEmpty || state.stopped || state.failure != nil { return true }
+                        if state.overflow || !state.dirty.isEmpty || state.stopped || state.failure != nil || state.cancelled { return true }
                         state.waiter = continuation
                         return false
                     }
@@ -162,6 +165,7 @@ final class InotifySignal: ChangeSignal, Sendable {
                 }
             } onCancel: {
                 let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    state.cancelled = true
                     defer { state.waiter = nil }
                     return state.waiter
                 }
@@ -187,17 +191,20 @@ final class InotifySignal: ChangeSignal, Sendable {
         }
     }
 
+    deinit {
+        close(descriptor)
+        close(wake.read)
+        close(wake.write)
+    }
+
     // MARK: Reader thread
 
     private func readEvents() {
         let size = 64 * 1024
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
-        defer {
-            buffer.deallocate()
-            close(descriptor)
-            close(wake.read)
-            close(wake.write)
-        }
+        // The descriptors are closed in deinit, once nothing (this thread, stop(), willList) can
+        // use them: closing here could close numbers another part of the process reuses.
+        defer { buffer.deallocate() }
         var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
         while true {
             if state.withLock({ $0.stopped }) { return }
@@ -236,14 +243,19 @@ final class InotifySignal: ChangeSignal, Sendable {
             touched.append(event.wd)
         }
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            for wd in ignored {
-                if let folder = state.folders.removeValue(forKey: wd), state.watches[folder] == wd { state.watches[folder] = nil }
-            }
+            // Events first: a folder's last events can come in the same read as its IN_IGNORED.
             for wd in touched {
                 if let folder = state.folders[wd] { state.dirty.insert(folder) }
             }
+            // A watch the kernel dropped (its folder removed, or replaced by a new one that may even
+            // reuse the inode): list that path again, which watches a new folder there.
+            for wd in ignored {
+                guard let folder = state.folders.removeValue(forKey: wd) else { continue }
+                if state.watches[folder] == wd { state.watches[folder] = nil }
+                state.dirty.insert(folder)
+            }
             if overflow { state.overflow = true }
-            guard overflow || !touched.isEmpty else { return nil }
+            guard overflow || !touched.isEmpty || !ignored.isEmpty else { return nil }
             state.lastEvent = .now
             defer { state.waiter = nil }
             return state.waiter

@@ -148,5 +148,92 @@ struct LocalMonitorTests {
             #expect(message.contains("max_user_watches"), "\(message)")
         }
     }
-}
 
+    /// A local folder with a provider on a private state folder, for anchor tests.
+    static func scratch() throws -> (LocalFileProvider, String, @Sendable () -> Void) {
+        let root = try TemporaryFolder.make()
+        let state = try TemporaryFolder.make(prefix: "gateway-state")
+        let provider = try LocalFileProvider(name: "watched", root: root.path, stateDirectory: URL(fileURLWithPath: state.path))
+        return (provider, provider.rootPath, { root.remove(); state.remove() })
+    }
+
+    @Test("renaming a folder with non-ASCII names keeps its subtree whole (no spurious events after)")
+    func nonASCIIFolderRename() async throws {
+        let (provider, root, cleanup) = try Self.scratch()
+        defer { cleanup() }
+        try FileManager.default.createDirectory(atPath: root + "/café/sub", withIntermediateDirectories: true)
+        try create(root + "/café/sub/file", Data("f".utf8))
+        let anchor = try await provider.currentAnchor(at: "/", recursive: true)
+        try FileManager.default.moveItem(atPath: root + "/café", toPath: root + "/thé")
+        let first = try await MonitorChecks.catchUp(provider, since: anchor, base: "")
+        #expect(first.changes == [SeenChange(.renamed, "thé", from: "café")])
+        try create(root + "/thé/sub/new", Data("n".utf8))
+        let second = try await MonitorChecks.catchUp(provider, since: first.anchor, base: "")
+        #expect(second.changes == [SeenChange(.created, "thé/sub/new")], "\(second.changes)")
+    }
+
+    @Test("names that differ only in Unicode form are two items, reported once each")
+    func unicodeForms() async throws {
+        let (provider, root, cleanup) = try Self.scratch()
+        defer { cleanup() }
+        let anchor = try await provider.currentAnchor(at: "/", recursive: true)
+        let composed = "caf\u{e9}", decomposed = "cafe\u{301}"
+        try create(root + "/" + composed, Data("1".utf8))
+        try create(root + "/" + decomposed, Data("22".utf8))
+        let first = try await MonitorChecks.catchUp(provider, since: anchor, base: "")
+        #expect(first.changes.count == 2, "\(first.changes)")
+        let second = try await MonitorChecks.catchUp(provider, since: first.anchor, base: "")
+        #expect(second.changes.isEmpty, "\(second.changes)")
+    }
+
+    @Test("catch-up from an old anchor, then live: folders are watched even though the log served the catch-up")
+    func liveAfterLoggedCatchUp() async throws {
+        let (provider, root, cleanup) = try Self.scratch()
+        defer { cleanup() }
+        try FileManager.default.createDirectory(atPath: root + "/d", withIntermediateDirectories: false)
+        let old = try await provider.currentAnchor(at: "/", recursive: true)
+        try create(root + "/d/x", Data("x".utf8))
+        _ = try await provider.currentAnchor(at: "/", recursive: true)  // logs d/x: the old anchor is now behind
+        let collected = Locked<[SeenChange]>([])
+        let pages = provider.changePages(since: old, options: MonitorOptions(recursive: true))
+        let task = Task {
+            for try await page in pages { collected.mutate { $0 += page.events.map { SeenChange($0, base: "") } } }
+        }
+        defer { task.cancel() }
+        try await waitFor(collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "d/x")) }
+        try await Task.sleep(for: .milliseconds(500))
+        try create(root + "/d/y", Data("y".utf8))
+        try await waitFor(collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "d/y")) }
+    }
+
+    @Test("live: a folder removed and made again is watched again; moved and changed is a removal and a creation; moved into a new folder is renamed")
+    func remadeFoldersAndMoves() async throws {
+        let watch = try await Watch.start()
+        try FileManager.default.createDirectory(atPath: watch.root + "/a", withIntermediateDirectories: false)
+        try create(watch.root + "/one.txt", Data("1".utf8))
+        try await waitFor(watch.collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "one.txt")) }
+        try FileManager.default.removeItem(atPath: watch.root + "/a")
+        try FileManager.default.createDirectory(atPath: watch.root + "/a", withIntermediateDirectories: false)
+        try await Task.sleep(for: .milliseconds(400))
+        try create(watch.root + "/a/f", Data("f".utf8))
+        try await waitFor(watch.collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "a/f")) }
+
+        try FileManager.default.moveItem(atPath: watch.root + "/one.txt", toPath: watch.root + "/two.txt")
+        let handle = try #require(FileHandle(forWritingAtPath: watch.root + "/two.txt"))
+        try handle.seekToEnd()
+        handle.write(Data("more".utf8))
+        try handle.close()
+        try await waitFor(watch.collected, timeout: .seconds(3)) {
+            $0.contains(SeenChange(.removed, "one.txt")) && $0.contains(SeenChange(.created, "two.txt"))
+        }
+        try FileManager.default.moveItem(atPath: watch.root + "/two.txt", toPath: watch.root + "/three.txt")
+        try await waitFor(watch.collected, timeout: .seconds(3)) { $0.contains(SeenChange(.renamed, "three.txt", from: "two.txt")) }
+
+        try FileManager.default.createDirectory(atPath: watch.root + "/new", withIntermediateDirectories: false)
+        try FileManager.default.moveItem(atPath: watch.root + "/three.txt", toPath: watch.root + "/new/three.txt")
+        try await waitFor(watch.collected, timeout: .seconds(3)) {
+            $0.contains(SeenChange(.created, "new")) && $0.contains(SeenChange(.renamed, "new/three.txt", from: "three.txt"))
+        }
+        await watch.stop()
+    }
+}

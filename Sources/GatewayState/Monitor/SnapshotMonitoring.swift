@@ -259,6 +259,10 @@ final class MonitorScope: Sendable {
                     throw FileProviderError.anchorExpired(path: folder, reason: "the saved state is incomplete")
                 }
                 try await round(provider: provider, dirty: dirty, logChanges: true, signal: signal)
+                // A round that logged more than the history keeps may have pruned past the anchor.
+                if let pruned = try store.meta("pruned_through").flatMap(Int64.init), since.position < pruned {
+                    throw FileProviderError.anchorExpired(path: folder, reason: "more changes than the history keeps (\(Self.retainedChanges)) arrived since the anchor")
+                }
             }
             return try store.withDatabase { database in
                 let statement = try database.statement(

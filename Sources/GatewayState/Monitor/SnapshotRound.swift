@@ -76,6 +76,7 @@ struct SnapshotRound {
             queue = [""]
         }
         var newFolders = Set<String>()
+        var fullSubtrees = Set<String>()
         let fullTree = dirtyFolders == nil
         // Removals wait until no folder is left to list: an item moved into a folder listed in a
         // later pass (a renamed or new one) is then still paired into a rename.
@@ -86,7 +87,7 @@ struct SnapshotRound {
             while let folder = queue.popLast() {
                 let isNew = newFolders.remove(folder) != nil
                 try Task.checkCancellation()
-                let descend = try await listFolder(folder, isNew: isNew, fullTree: fullTree, pending: &pending,
+                let descend = try await listFolder(folder, isNew: isNew, fullTree: fullTree, fullSubtrees: fullSubtrees, pending: &pending,
                                                    newFolders: &newFolders, outcome: &outcome, now: now)
                 queue.append(contentsOf: descend.reversed())
             }
@@ -95,6 +96,7 @@ struct SnapshotRound {
             carried = settled.removals
             if recursive {
                 queue.append(contentsOf: settled.renamed)
+                fullSubtrees.formUnion(settled.renamed)
                 queue.append(contentsOf: settled.created)
                 newFolders.formUnion(settled.created)
             }
@@ -114,10 +116,13 @@ struct SnapshotRound {
     }
 
     /// Lists one folder and compares it with its remembered members; returns the folders to list next.
-    private func listFolder(_ folder: String, isNew: Bool, fullTree: Bool, pending: inout Pending,
+    private func listFolder(_ folder: String, isNew: Bool, fullTree: Bool, fullSubtrees: Set<String>, pending: inout Pending,
                             newFolders: inout Set<String>, outcome: inout Outcome, now: Int64) async throws -> [String] {
         let path = remotePath(folder)
         observer?.willList(folder: path)
+        // Under a folder renamed in this round, every folder is read: changes inside it were named
+        // by their old paths.
+        let inFullSubtree = fullSubtrees.contains { folder == $0 || folder.hasPrefix($0 + "/") }
         var remembered = isNew ? [:] : try store.withDatabase { try $0.snapshotChildren(of: folder) }
         var descend: [String] = []
         var modified: [(SnapshotEntry, FileObject)] = []
@@ -144,13 +149,16 @@ struct SnapshotRound {
             }
             while let next = try await observed.next() {
                 guard case .item(let item) = next else {
-                    if case .removed(let name) = next, let old = remembered.removeValue(forKey: name) { pending.removed.append(old) }
+                    if case .removed(let name) = next, let old = remembered.removeValue(forKey: NameKey(name)) { pending.removed.append(old) }
                     continue
                 }
                 let relative = SnapshotEntry.join(folder, item.name)
                 let seen = SnapshotEntry(relativePath: relative, item: item, identity: identity(item))
-                if let old = remembered.removeValue(forKey: item.name) {
-                    if old.type != seen.type {
+                if let old = remembered.removeValue(forKey: NameKey(item.name)) {
+                    // Another type, or a folder made again (a new identity): the old one is gone
+                    // and a new one is here, listed as new (and so watched).
+                    let remade = old.type == .directory && old.identity != nil && seen.identity != nil && old.identity != seen.identity
+                    if old.type != seen.type || remade {
                         pending.removed.append(old)
                         pending.created.append((seen, item))
                     } else if seen.differs(from: old) || old.identity != seen.identity || old.tag != seen.tag {
@@ -161,11 +169,11 @@ struct SnapshotRound {
                         } else {
                             try store.withDatabase { try $0.snapshotUpsert(seen) }
                         }
-                        if seen.type == .directory && recursive && fullTree { descend.append(relative) }
-                    } else if seen.type == .directory && recursive && fullTree {
+                        if seen.type == .directory && recursive && (fullTree || inFullSubtree) { descend.append(relative) }
+                    } else if seen.type == .directory && recursive && (fullTree || inFullSubtree) {
                         descend.append(relative)
                     }
-                } else if isNew || !logChanges {
+                } else if !logChanges || (isNew && !pairable(pending)) {
                     // Members of a new folder (or of the first round): nothing to pair them with.
                     createdHere.append((seen, item))
                     if seen.type == .directory && recursive {
@@ -188,7 +196,7 @@ struct SnapshotRound {
         if let token = nextToken?() { outcome.tokens[folder] = token }
         if !complete {
             // A delta names only what changed: the other members stay, and their folders are read too.
-            if recursive && fullTree {
+            if recursive && (fullTree || inFullSubtree) {
                 descend += remembered.values.filter { $0.type == .directory }.map(\.relativePath).sorted()
             }
             remembered.removeAll()
@@ -207,6 +215,11 @@ struct SnapshotRound {
             if logChanges { outcome.changes += modified.count }
         }
         return descend
+    }
+
+    /// Whether creations could pair with a removal of this round (an item moved into a new folder).
+    private func pairable(_ pending: Pending) -> Bool {
+        pending.removed.contains { $0.identity != nil }
     }
 
     /// The folder's delta since its saved token (a complete one without a token, or when the
@@ -278,7 +291,11 @@ struct SnapshotRound {
         var renames: [(old: SnapshotEntry, new: SnapshotEntry)] = []
         var creations: [SnapshotEntry] = []
         for created in pending.created {
-            if let key = key(created.entry), !ambiguous.contains(key), createdKeys[key] == 1, let index = removedByIdentity[key] {
+            // A file pairs only when unchanged too: file systems reuse a removed file's inode for
+            // the next new one, which is no rename (a file moved and changed is then a removal
+            // and a creation, which leaves a mirror right as well).
+            if let key = key(created.entry), !ambiguous.contains(key), createdKeys[key] == 1, let index = removedByIdentity[key],
+               !created.entry.differs(from: pending.removed[index]) {
                 pairedRemovals.insert(index)
                 renames.append((pending.removed[index], created.entry))
             } else {
@@ -287,11 +304,11 @@ struct SnapshotRound {
         }
         // A removal at a path that is created again (a file replaced by a folder) is recorded
         // now, before the creation; the others wait.
-        let createdPaths = Set(creations.map(\.relativePath))
+        let createdPaths = Set(creations.map { NameKey($0.relativePath) })
         var replaced: [SnapshotEntry] = []
         var waiting: [SnapshotEntry] = []
         for (index, entry) in pending.removed.enumerated() where !pairedRemovals.contains(index) {
-            if createdPaths.contains(entry.relativePath) { replaced.append(entry) } else { waiting.append(entry) }
+            if createdPaths.contains(NameKey(entry.relativePath)) { replaced.append(entry) } else { waiting.append(entry) }
         }
         try record(removals: replaced, outcome: &outcome, now: now)
         try store.write { database in
@@ -305,6 +322,8 @@ struct SnapshotRound {
                 try database.snapshotUpsert(new)
                 if logChanges {
                     try database.logChange(.renamed, path: remotePath(new.relativePath), previousPath: remotePath(old.relativePath), entry: new, at: now)
+                    // Moved and changed (or an inode reused by a new file): the content is news too.
+                    if new.differs(from: old) { try database.logChange(.modified, path: remotePath(new.relativePath), entry: new, at: now) }
                 }
             }
             for new in creations {

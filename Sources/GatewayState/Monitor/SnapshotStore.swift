@@ -1,6 +1,13 @@
 import Foundation
 import GatewayCore
 
+/// A name compared by its bytes: Swift's `String` equality treats canonically equivalent names
+/// (NFC `é` and NFD `e` + accent) as one, where file systems and servers keep two items.
+struct NameKey: Hashable {
+    let bytes: [UInt8]
+    init(_ name: String) { bytes = Array(name.utf8) }
+}
+
 /// One item as the snapshot remembers it.
 struct SnapshotEntry: Sendable, Hashable {
     /// Path relative to the watched folder (`"a/b.txt"`; members of the folder have no `/`).
@@ -125,12 +132,12 @@ enum SnapshotSchema {
 /// Queries on a monitor store; every method runs inside the caller's transaction or lock.
 extension SQLiteDatabase {
     /// The remembered members of `parent`, by name.
-    func snapshotChildren(of parent: String) throws -> [String: SnapshotEntry] {
+    func snapshotChildren(of parent: String) throws -> [NameKey: SnapshotEntry] {
         let statement = try statement("SELECT name, type, size, modified, tag, identity FROM entries WHERE parent = ?", [.text(parent)])
-        var children: [String: SnapshotEntry] = [:]
+        var children: [NameKey: SnapshotEntry] = [:]
         while try statement.step() {
             let name = statement.text(0) ?? ""
-            children[name] = SnapshotEntry(relativePath: SnapshotEntry.join(parent, name), type: SnapshotSchema.type(statement.integer(1)),
+            children[NameKey(name)] = SnapshotEntry(relativePath: SnapshotEntry.join(parent, name), type: SnapshotSchema.type(statement.integer(1)),
                                            size: statement.optionalInteger(2), modified: statement.optionalInteger(3),
                                            tag: statement.text(4), identity: statement.text(5))
         }
@@ -168,8 +175,9 @@ extension SQLiteDatabase {
     /// Moves everything under folder `old` to folder `new`.
     func moveSubtree(from old: String, to new: String) throws {
         try removeSubtree(new)
-        try run("UPDATE entries SET parent = ? || substr(parent, ?) WHERE parent = ? OR (parent >= ? AND parent < ?)",
-                [.text(new), .integer(Int64(old.utf8.count) + 1), .text(old), .text(old + "/"), .text(old + "0")])
+        // substr and length both count characters (not bytes) of text values.
+        try run("UPDATE entries SET parent = ? || substr(parent, length(?) + 1) WHERE parent = ? OR (parent >= ? AND parent < ?)",
+                [.text(new), .text(old), .text(old), .text(old + "/"), .text(old + "0")])
     }
 
     func logChange(_ kind: FileChangeEvent.Kind, path: String, previousPath: String? = nil, entry: SnapshotEntry?, at time: Int64) throws {

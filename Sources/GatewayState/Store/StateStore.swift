@@ -63,6 +63,10 @@ package final class StateStore: Sendable {
         let folder = (path as NSString).deletingLastPathComponent
         try Self.makeFolder(folder)
         lockDescriptor = try Self.lock(path + ".lock", store: path)
+        if !FileManager.default.fileExists(atPath: path) {
+            // A log left by a store that was removed would be applied to the new one.
+            for leftover in [path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: leftover) }
+        }
         do {
             let database = try SQLiteDatabase(path: path)
             try database.execute("PRAGMA busy_timeout = 5000")
