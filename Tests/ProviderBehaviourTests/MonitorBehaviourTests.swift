@@ -16,6 +16,7 @@ struct MonitorBehaviourTests {
             try s.outside.write(s.path("sub/b.txt"), Data("b".utf8))
             try s.outside.makeFolder(s.path("old"))
             try s.outside.write(s.path("old/inside.txt"), Data("i".utf8))
+            try s.outside.makeFolder(s.path("gone"))
             let anchor = try await s.provider.currentAnchor(at: s.base, recursive: true)
             // Nothing changed yet: nothing to report.
             let quiet = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
@@ -29,6 +30,7 @@ struct MonitorBehaviourTests {
             try s.outside.write(s.path("newdir/d.txt"), Data("d, longer".utf8))
             try s.outside.rename(s.path("e.txt"), s.path("f.txt"))
             try s.outside.rename(s.path("old"), s.path("moved"))
+            try s.outside.remove(s.path("gone"), true)
 
             // An anchor survives a restart: encode it as an app would store it, and decode it.
             let stored = try JSONEncoder().encode(quiet.anchor)
@@ -41,6 +43,7 @@ struct MonitorBehaviourTests {
             #expect(changes.contains(SeenChange(.removed, "sub/b.txt")), "\(changes)")
             #expect(changes.contains(SeenChange(.created, "newdir")), "\(changes)")
             #expect(changes.contains(SeenChange(.created, "newdir/d.txt")), "\(changes)")
+            #expect(changes.contains(SeenChange(.removed, "gone")), "\(changes)")
             let newdir = changes.firstIndex(of: SeenChange(.created, "newdir"))
             let member = changes.firstIndex(of: SeenChange(.created, "newdir/d.txt"))
             if let newdir, let member { #expect(newdir < member, "a folder is reported before its members") }
@@ -90,10 +93,11 @@ struct MonitorBehaviourTests {
     /// loaded CI machine.
     static let seenWithin: Duration = .milliseconds(2500)
 
-    @Test("live: created, modified, renamed and removed are seen within one interval plus a second", arguments: MonitorFixture.all)
+    @Test("live: files and folders created, modified, renamed and removed are seen within one interval plus a second", arguments: MonitorFixture.all)
     func liveEvents(fixture: MonitorFixture) async throws {
         try await fixture.run { s in
             try s.outside.write(s.path("keep.txt"), Data("k".utf8))
+            try s.outside.makeFolder(s.path("empty"))
             let collected = Locked<[SeenChange]>([])
             let stream = s.provider.changes(at: s.base, options: MonitorOptions(recursive: true, interval: .seconds(1)))
             let base = s.base
@@ -116,9 +120,17 @@ struct MonitorBehaviourTests {
                 changes.contains(SeenChange(.modified, "keep.txt")) && changes.contains(SeenChange(.removed, "dir/inner.txt"))
                     && (changes.contains(SeenChange(.renamed, "renamed.txt", from: "new.txt")) || changes.contains(SeenChange(.created, "renamed.txt")))
             }
+            // Folders: one renamed, one removed.
+            try s.outside.rename(s.path("dir"), s.path("dir2"))
+            try s.outside.remove(s.path("empty"), true)
+            try await waitFor(collected, timeout: Self.seenWithin) { changes in
+                changes.contains(SeenChange(.removed, "empty"))
+                    && (changes.contains(SeenChange(.renamed, "dir2", from: "dir")) || changes.contains(SeenChange(.created, "dir2")))
+            }
             let changes = collected.value
             #expect(changes.contains(SeenChange(.created, "dir")))
             MonitorChecks.expectRename(changes, from: "new.txt", to: "renamed.txt", strict: fixture.reportsRenames)
+            MonitorChecks.expectRename(changes, from: "dir", to: "dir2", strict: fixture.name == "local", isFolder: true)
             #expect(!changes.contains(SeenChange(.created, "keep.txt")), "the state before watching is not reported: \(changes)")
         }
     }

@@ -137,14 +137,7 @@ struct MonitorFixture: Sendable, CustomTestStringConvertible {
     }
 
     func run(_ body: (MonitorScratch) async throws -> Void) async throws {
-        let (scratch, cleanup) = try await setUp()
-        do {
-            try await body(scratch)
-        } catch {
-            await cleanup()
-            throw error
-        }
-        await cleanup()
+        try await withScratch(setUp, body)
     }
 }
 

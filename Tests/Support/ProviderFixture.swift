@@ -112,15 +112,21 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
 
     /// Runs `body` with a fresh scratch folder and cleans up afterwards, whatever happens.
     func run(_ body: (ProviderScratch) async throws -> Void) async throws {
-        let (scratch, cleanup) = try await setUp()
-        do {
-            try await body(scratch)
-        } catch {
-            await cleanup()
-            throw error
-        }
-        await cleanup()
+        try await withScratch(setUp, body)
     }
+}
+
+/// Sets up a scratch, runs `body` with it, and always runs the cleanup `setUp` returned.
+func withScratch<Scratch>(_ setUp: () async throws -> (Scratch, @Sendable () async -> Void),
+                          _ body: (Scratch) async throws -> Void) async throws {
+    let (scratch, cleanup) = try await setUp()
+    do {
+        try await body(scratch)
+    } catch {
+        await cleanup()
+        throw error
+    }
+    await cleanup()
 }
 
 /// A temporary folder on the local disk.

@@ -34,3 +34,26 @@ public struct PullSequence<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 }
+
+extension PullSequence {
+    /// The elements of every batch `pages` yields, in order, one at a time (a listing's pages as
+    /// entries, change pages as events): one batch is held at a time.
+    public static func flattening<Pages: AsyncSequence & Sendable, Batch: Sendable>(
+        _ pages: Pages, _ elements: @escaping @Sendable (Pages.Element) -> Batch
+    ) -> PullSequence<Element> where Batch: RandomAccessCollection, Batch.Element == Element, Batch.Index == Int {
+        PullSequence {
+            var iterator = pages.makeAsyncIterator()
+            var batch: Batch?
+            var index = 0
+            return {
+                while batch == nil || index == batch!.endIndex {
+                    guard let next = try await iterator.next() else { return nil }
+                    batch = elements(next)
+                    index = batch!.startIndex
+                }
+                defer { index += 1 }
+                return batch![index]
+            }
+        }
+    }
+}

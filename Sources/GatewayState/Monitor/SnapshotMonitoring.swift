@@ -46,21 +46,7 @@ extension SnapshotMonitoring {
     }
 
     public func changes(at path: String, options: MonitorOptions) -> PullSequence<FileChangeEvent> {
-        let pages = changePages(from: nil, at: path, options: options)
-        return PullSequence {
-            var iterator = pages.makeAsyncIterator()
-            var buffer: [FileChangeEvent] = []
-            var index = 0
-            return {
-                while index == buffer.count {
-                    guard let page = try await iterator.next() else { return nil }
-                    buffer = page.events
-                    index = 0
-                }
-                defer { index += 1 }
-                return buffer[index]
-            }
-        }
+        PullSequence.flattening(changePages(from: nil, at: path, options: options)) { $0.events }
     }
 
     /// Pages of changes: first everything since `anchor` (each page is yielded, the last one with

@@ -240,21 +240,7 @@ struct SnapshotRound {
 
     /// A folder's full listing as observed members.
     private func listing(_ path: String) -> PullSequence<Observed> {
-        let listing = provider.contentsOfDirectory(path: path, pageSize: pageSize)
-        return PullSequence {
-            var pages = listing.makeAsyncIterator()
-            var page: [FileObject] = []
-            var index = 0
-            return {
-                while index == page.count {
-                    guard let next = try await pages.next() else { return nil }
-                    page = next.entries
-                    index = 0
-                }
-                defer { index += 1 }
-                return .item(page[index])
-            }
-        }
+        PullSequence.flattening(provider.contentsOfDirectory(path: path, pageSize: pageSize)) { $0.entries.map(Observed.item) }
     }
 
     private func record(created: [(SnapshotEntry, FileObject)], outcome: inout Outcome, now: Int64) throws {
