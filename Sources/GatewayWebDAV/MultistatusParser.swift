@@ -34,23 +34,28 @@ struct DAVResource: Sendable, Equatable {
 /// Elements are matched by namespace URI (`DAV:`, and ownCloud's `http://owncloud.org/ns` for stored
 /// checksums) and local name, never by prefix. Parsed responses
 /// collect in ``completed``; the caller drains them between chunks.
+///
+/// One parser serves one body on one task at a time (the SAX callbacks run inside ``feed(_:path:)``),
+/// so its state is marked `@exclusivity(unchecked)`: the run-time exclusivity checks on every
+/// element's state changes cost about 5 % of a large listing's CPU time.
 final class MultistatusParser {
     /// Responses parsed so far and not yet taken.
-    private(set) var completed: [DAVResource] = []
+    @exclusivity(unchecked) private(set) var completed: [DAVResource] = []
     /// The `DAV:sync-token` of a `sync-collection` report (RFC 6578), once read.
     private(set) var syncToken: String?
 
     private var context: xmlParserCtxtPtr?
     private var handler = xmlSAXHandler()
-    private var failure: String?
-    private var path: [Tag] = []             // the open elements (DAV: and ownCloud names this parser knows, else .other)
-    private var current: DAVResource?
-    private var propstat: DAVResource?        // properties of the propstat being read
-    private var propstatStatus: Int?
-    private var text = ""
-    private var capturing = false
+    @exclusivity(unchecked) private var failure: String?
+    @exclusivity(unchecked) private var path: [Tag] = []             // the open elements (DAV: and ownCloud names this parser knows, else .other)
+    @exclusivity(unchecked) private var current: DAVResource?
+    @exclusivity(unchecked) private var propstat: DAVResource?        // properties of the propstat being read
+    @exclusivity(unchecked) private var propstatStatus: Int?
+    /// The bytes of the text being kept, decoded once when its element ends.
+    @exclusivity(unchecked) private var text: [UInt8] = []
+    @exclusivity(unchecked) private var capturing = false
     /// Elements seen inside the current response.
-    private var elementsInResponse = 0
+    @exclusivity(unchecked) private var elementsInResponse = 0
     /// Whether any byte was fed (an empty body gets its own message).
     private var fedBytes = false
     /// Whether a bound (or a root element other than `multistatus`) stopped the parse.
@@ -68,7 +73,7 @@ final class MultistatusParser {
     static let maximumDistinctNames = 2_000
     /// The element names seen, by libxml2's interned name and namespace pointers (one pair per
     /// distinct name), with what they are to this parser: one hash look-up per element.
-    private var tags: [NameKey: Tag] = [:]
+    @exclusivity(unchecked) private var tags: [NameKey: Tag] = [:]
 
     init() {
         handler.initialized = UInt32(XML_SAX2_MAGIC)
@@ -249,7 +254,7 @@ final class MultistatusParser {
         case (.prop, .quotaUsedBytes):
             propstat?.quotaUsed = Self.byteCount(endText())
         case (.ocChecksums, .ocChecksum):
-            text += " "  // several <oc:checksum> elements, one hash each, or one with several
+            text.append(UInt8(ascii: " "))  // several <oc:checksum> elements, one hash each, or one with several
         case (.prop, .ocChecksums):
             propstat?.checksums = DAVText.trimmed(endText())
         case (.prop, _):
@@ -280,21 +285,21 @@ final class MultistatusParser {
 
     private func characters(_ characters: UnsafePointer<xmlChar>?, _ length: Int) {
         guard capturing, let characters, failure == nil else { return }
-        guard text.utf8.count + length <= Self.textLimit else {
+        guard text.count + length <= Self.textLimit else {
             // A cut href would name another item: refuse instead of keeping a part.
             return stop("a text of more than \(Self.textLimit / 1024) KiB")
         }
-        text += String(decoding: UnsafeBufferPointer(start: characters, count: length), as: UTF8.self)
+        text.append(contentsOf: UnsafeBufferPointer(start: characters, count: length))
     }
 
     private func beginText() {
-        text = ""
+        text.removeAll(keepingCapacity: true)
         capturing = true
     }
 
     private func endText() -> String {
         capturing = false
-        return text
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The elements this parser knows: `DAV:` names, and ownCloud's checksums; `.other` for any

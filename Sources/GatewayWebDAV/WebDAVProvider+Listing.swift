@@ -77,12 +77,16 @@ extension WebDAVProvider {
     }
 
     /// Turns a parsed response into a ``FileObject`` (nil when the href lies outside the remote).
-    func fileObject(_ resource: DAVResource, requestPath: String) -> FileObject? {
+    ///
+    /// `extraProperties["etag"]` (the raw ETag, as `stat` shows it) is filled only with
+    /// `describing`: a listing of 10,000 entries would otherwise build 10,000 dictionaries for a
+    /// value ``FileObject/versionTag`` already holds.
+    func fileObject(_ resource: DAVResource, requestPath: String, describing: Bool = false) -> FileObject? {
         guard let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
         let modified = resource.lastModified.flatMap(DAVDate.http)
         let version = resource.etag ?? resource.lastModified.map { "lm:\($0)" }
         var extra: [String: String] = [:]
-        if let etag = resource.etag { extra["etag"] = etag }
+        if describing, let etag = resource.etag { extra["etag"] = etag }
         return FileObject(
             path: path,
             type: resource.isCollection ? .directory : .file,
@@ -168,7 +172,7 @@ extension WebDAVProvider {
         if let described, let status = described.status, !(200..<300).contains(status) {
             throw FileProviderHTTPError(statusCode: status, path: remote, serverText: described.description, method: "PROPFIND")
         }
-        let items = resources.compactMap { fileObject($0, requestPath: remote) }
+        let items = resources.compactMap { fileObject($0, requestPath: remote, describing: true) }
         guard let item = items.first(where: { $0.path == remote }) ?? items.first else {
             throw FileProviderError.malformedResponse(path: remote, detail: "the server's answer did not describe the item")
         }
