@@ -56,6 +56,8 @@ final class MultistatusParser {
     @exclusivity(unchecked) private var capturing = false
     /// Elements seen inside the current response.
     @exclusivity(unchecked) private var elementsInResponse = 0
+    /// Whether a `response` is open (a flag: testing `current` against nil copies the whole value).
+    @exclusivity(unchecked) private var inResponse = false
     /// Whether any byte was fed (an empty body gets its own message).
     private var fedBytes = false
     /// Whether a bound (or a root element other than `multistatus`) stopped the parse.
@@ -192,7 +194,7 @@ final class MultistatusParser {
             name = Self.tag(localName, uri)
             tags[key] = name
         }
-        if current != nil {
+        if inResponse {
             elementsInResponse += 1
             guard elementsInResponse <= Self.maximumElementsPerResponse else {
                 return stop("one response holds more than \(Self.maximumElementsPerResponse) elements")
@@ -208,6 +210,7 @@ final class MultistatusParser {
         switch (parent, name) {
         case (_, .response):
             current = DAVResource()
+            inResponse = true
             elementsInResponse = 0
         case (.response, .propstat):
             propstat = DAVResource()
@@ -265,13 +268,14 @@ final class MultistatusParser {
         case (_, .response):
             if let current { completed.append(current) }
             current = nil
+            inResponse = false
         default:
             break
         }
     }
 
     private func merge(_ found: DAVResource) {
-        guard current != nil else { return }
+        guard inResponse else { return }
         current!.isCollection = current!.isCollection || found.isCollection
         current!.contentLength = found.contentLength ?? current!.contentLength
         current!.lastModified = found.lastModified ?? current!.lastModified
