@@ -355,11 +355,6 @@ final class MonitorScope: Sendable {
         if outcome.changes > 0 { try prune() }
     }
 
-    /// Whether the last rounds read deltas (for tests and diagnostics).
-    var readsDeltas: Bool {
-        (try? store.meta("delta_support")) == "yes" && (try? store.meta("delta_folders")) != "no"
-    }
-
     private func prune() throws {
         try store.write { database in
             let head = try database.headSequence()

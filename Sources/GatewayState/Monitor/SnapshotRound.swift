@@ -40,8 +40,6 @@ struct SnapshotRound {
     /// What the round did.
     struct Outcome {
         var changes = 0
-        /// Folders read through deltas rather than listings.
-        var deltas = 0
         /// New sync tokens, saved when the round ends.
         var tokens: [String: String] = [:]
         /// The server answered no delta (it has no `sync-collection`).
@@ -234,7 +232,7 @@ struct SnapshotRound {
         } catch is FolderDeltaTokenInvalid {
             changes = try await delta(path, nil)
         }
-        if changes == nil { outcome.deltasUnsupported = true } else { outcome.deltas += 1 }
+        if changes == nil { outcome.deltasUnsupported = true }
         return changes
     }
 
