@@ -161,14 +161,20 @@ extension SQLiteDatabase {
         try removeSubtree(relativePath)
     }
 
+    /// The condition "`column` is `folder` or lies under it" and its three values. `'0'` is the
+    /// character after `'/'`, so under BINARY collation the range holds exactly the paths that
+    /// start with `folder/`, and an index on `column` serves it.
+    static func inFolder(_ column: String, _ folder: String) -> (sql: String, values: [SQLiteValue]) {
+        ("(\(column) = ? OR (\(column) >= ? AND \(column) < ?))", [.text(folder), .text(folder + "/"), .text(folder + "0")])
+    }
+
     /// Forgets everything under a folder (`"a"`: rows whose parent is `a` or starts with `a/`).
     func removeSubtree(_ relativePath: String) throws {
         if relativePath.isEmpty {
             try run("DELETE FROM entries")
         } else {
-            // '0' is the character after '/': the range holds exactly the paths starting with "a/".
-            try run("DELETE FROM entries WHERE parent = ? OR (parent >= ? AND parent < ?)",
-                    [.text(relativePath), .text(relativePath + "/"), .text(relativePath + "0")])
+            let under = Self.inFolder("parent", relativePath)
+            try run("DELETE FROM entries WHERE " + under.sql, under.values)
         }
     }
 
@@ -176,8 +182,8 @@ extension SQLiteDatabase {
     func moveSubtree(from old: String, to new: String) throws {
         try removeSubtree(new)
         // substr and length both count characters (not bytes) of text values.
-        try run("UPDATE entries SET parent = ? || substr(parent, length(?) + 1) WHERE parent = ? OR (parent >= ? AND parent < ?)",
-                [.text(new), .text(old), .text(old), .text(old + "/"), .text(old + "0")])
+        let under = Self.inFolder("parent", old)
+        try run("UPDATE entries SET parent = ? || substr(parent, length(?) + 1) WHERE " + under.sql, [.text(new), .text(old)] + under.values)
     }
 
     func logChange(_ kind: FileChangeEvent.Kind, path: String, previousPath: String? = nil, entry: SnapshotEntry?, at time: Int64) throws {
@@ -202,8 +208,8 @@ extension SQLiteDatabase {
         if folder.isEmpty {
             try run("DELETE FROM sync_tokens")
         } else {
-            try run("DELETE FROM sync_tokens WHERE folder = ? OR (folder >= ? AND folder < ?)",
-                    [.text(folder), .text(folder + "/"), .text(folder + "0")])
+            let under = Self.inFolder("folder", folder)
+            try run("DELETE FROM sync_tokens WHERE " + under.sql, under.values)
         }
     }
 
