@@ -22,7 +22,22 @@ int clocal_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, u
     struct open_how how = {.flags = flags, .mode = mode, .resolve = resolve};
     return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 }
+int clocal_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, 1u /* RENAME_NOREPLACE */);
 #else
+    (void)olddirfd; (void)oldpath; (void)newdirfd; (void)newpath;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+#else
+int clocal_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    (void)olddirfd; (void)oldpath; (void)newdirfd; (void)newpath;
+    errno = ENOSYS;
+    return -1;
+}
+
 int clocal_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve) {
     (void)dirfd; (void)path; (void)flags; (void)mode; (void)resolve;
     errno = ENOSYS;

@@ -35,7 +35,7 @@ extension FTPProvider {
             ConfigKey("low_speed_time", .number, default: "60", summary: "seconds low_speed_limit is averaged over"),
             ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust (FTPS)"),
             ConfigKey("insecure_tls", .boolean, default: "false", summary: "skip TLS certificate checks (testing only; logged as a warning)"),
-        ],
+        ] + TrashSettings.configKeys(folderSummary: "the trash folder, relative to the remote's root (`files/` and `info/` inside, FreeDesktop-style); hidden from copies and syncs"),
         validate: validate,
         make: { remote, context in
             let url = URL(string: remote.string("url") ?? "")!
@@ -59,12 +59,12 @@ extension FTPProvider {
                 requestAttempts: context.requestAttempts
             )
             return FTPProvider(configuration: configuration, listHidden: remote.boolean("list_hidden") ?? true,
-                               stateDirectory: context.stateDirectory, logger: context.logger)
+                               trash: TrashSettings(remote), stateDirectory: context.stateDirectory, logger: context.logger)
         }
     )
 
     private static func validate(_ remote: RemoteConfiguration) -> [ProviderDescriptor.Problem] {
-        var problems: [ProviderDescriptor.Problem] = []
+        var problems = TrashSettings.problems(remote)
         if let text = remote.string("url") {
             if let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["ftp", "ftps"].contains(scheme), url.host != nil {
                 if url.user != nil || url.password != nil {

@@ -5,6 +5,8 @@ import Synchronization
 
 extension FTPProvider: FileProviderResumableWrite {
     public func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        var options = options
+        if options.beforeReplacing != nil { options.atomically = true }
         let remote = try await checkedWriteTarget(path, options: options)
         let target = options.atomically
             ? RemotePath.parent(of: remote).appendingRemoteComponent(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
@@ -94,11 +96,12 @@ extension FTPProvider: FileProviderResumableWrite {
                     // The time is set on the temporary file, which the rename keeps: a refused
                     // rename then leaves an existing file under the final name untouched.
                     var then: [String] = stamp.map { ["MFMT \(Self.mfmtStamp($0)) \(targetPath)"] } ?? []
-                    if !renamed { then += ["RNFR \(targetPath)", "RNTO \(try await serverPath(remote))"] }
+                    // (Not when the previous file must first go to the trash: that waits for the upload.)
+                    if !renamed, options.beforeReplacing == nil { then += ["RNFR \(targetPath)", "RNTO \(try await serverPath(remote))"] }
                     let replies = try await client.storeRepeatable(targetPath, path: remote, contents: contents, then: then)
                     if replies.count == then.count {
                         if stamp != nil { stamped = replies[0].code / 100 == 2 }
-                        if !renamed { renamed = replies[then.count - 2].code == 350 && replies[then.count - 1].code / 100 == 2 }
+                        if !renamed, options.beforeReplacing == nil { renamed = replies[then.count - 2].code == 350 && replies[then.count - 1].code / 100 == 2 }
                     }
                 } else {
                     try await client.store(targetPath, path: remote, from: counted, append: offset > 0)
@@ -110,7 +113,10 @@ extension FTPProvider: FileProviderResumableWrite {
             try Self.checkSize(written, expected: expected, remote: remote)
             // Refused on the upload's connection (or a large file): the rename on its own, which
             // knows the servers that will not rename onto an existing file.
-            if !renamed { try await rename(target, to: remote, replacing: options.overwrite) }
+            if !renamed {
+                try await options.beforeReplacing?(remote)
+                try await rename(target, to: remote, replacing: options.overwrite)
+            }
             if let stamp, !stamped {
                 try await setModificationDate(stamp, path: remote)
                 stamped = true

@@ -26,6 +26,8 @@ public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileP
     /// Set once the server refused `LIST -a` and took a plain `LIST`.
     let hiddenListingRefused = Atomic<Bool>(false)
 
+    /// The `trash` and `trash_dir` keys: whether and where removals and overwrites are kept (``trash``).
+    public let trashSettings: TrashSettings
     let client: FTPClient
     let logger: Logger
     /// The folder of the local state store (change-monitor snapshots); see ``StateLocation``.
@@ -38,9 +40,11 @@ public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileP
     /// - Parameters:
     ///   - configuration: where and how to connect (the URL must not contain credentials).
     ///   - listHidden: send `LIST -a` to servers without MLSD, so dot files are listed too.
-    public init(configuration: FTPClientConfiguration, listHidden: Bool = true, stateDirectory: URL = StateLocation.directory(),
+    public init(configuration: FTPClientConfiguration, listHidden: Bool = true, trash: TrashSettings = TrashSettings(),
+                stateDirectory: URL = StateLocation.directory(),
                 logger: Logger = Logger(label: "gateway.ftp")) {
         self.name = configuration.remoteName
+        self.trashSettings = trash
         self.stateDirectory = stateDirectory
         self.monitorIdentity = "ftp \(configuration.baseURL.absoluteString) user=\(configuration.user ?? "")"
         self.baseURL = configuration.baseURL

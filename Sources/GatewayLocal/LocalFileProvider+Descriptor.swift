@@ -9,15 +9,17 @@ extension LocalFileProvider {
         keys: [
             ConfigKey("root", .string, required: true,
                       summary: "absolute path of the folder the remote is rooted at (`~/` expands to $HOME)"),
-        ],
+        ] + TrashSettings.configKeys(folderSummary: "a folder below the root to use as the trash instead of the desktop's (by default the FreeDesktop trash: ~/.local/share/Trash, or .Trash-UID at the top of another file system, shared with file managers and trash-cli)"),
         validate: { remote in
-            guard let root = remote.string("root") else { return [] }
-            if root.hasPrefix("/") || root == "~" || root.hasPrefix("~/") { return [] }
-            return [.init(key: "root", message: "key \"root\" must be an absolute path (or start with ~/), not \"\(root)\"")]
+            let problems = TrashSettings.problems(remote)
+            guard let root = remote.string("root") else { return problems }
+            if root.hasPrefix("/") || root == "~" || root.hasPrefix("~/") { return problems }
+            return problems + [.init(key: "root", message: "key \"root\" must be an absolute path (or start with ~/), not \"\(root)\"")]
         },
         make: { remote, context in
             let root = expandTilde(remote.string("root") ?? "/", environment: context.environment)
-            return try LocalFileProvider(name: remote.name, root: root, stateDirectory: context.stateDirectory, logger: context.logger)
+            return try LocalFileProvider(name: remote.name, root: root, stateDirectory: context.stateDirectory, trash: TrashSettings(remote),
+                                         homeTrash: LocalTrashLocator.homeTrash(environment: context.environment), logger: context.logger)
         }
     )
 

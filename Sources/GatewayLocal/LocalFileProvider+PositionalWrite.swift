@@ -55,6 +55,7 @@ final class LocalPositionalWriter: PositionalFileWriter {
     private let remote: String
     private let size: Int64
     private let overwrite: Bool
+    private let beforeReplacing: (@Sendable (String) async throws -> Void)?
     private let modificationDate: Date?
     private let state: Mutex<State>
 
@@ -66,6 +67,7 @@ final class LocalPositionalWriter: PositionalFileWriter {
         self.remote = remote
         self.size = size
         self.overwrite = options.overwrite
+        self.beforeReplacing = options.beforeReplacing
         self.modificationDate = options.modificationDate
         self.state = Mutex(State(fd: fd))
     }
@@ -105,6 +107,7 @@ final class LocalPositionalWriter: PositionalFileWriter {
             }
             closed = true
             guard close(fd) == 0 else { throw provider.posixError(errno, remote, writing: true) }
+            try await beforeReplacing?(remote)
             try provider.commit(temporary: temporary, to: target, overwrite: overwrite, remote: remote)
         } catch {
             if !closed { close(fd) }

@@ -54,6 +54,8 @@ extension LocalFileProvider: FileProviderResumableWrite {
     /// (`resume`: its key and the offset it continues at) keeps it after a transient failure.
     func writeFile(path: String, options: WriteOptions, announcedSize: Int64?, resume: (key: String, offset: Int64)? = nil,
                    fill: (Int32, String) async throws -> Int64) async throws -> FileObject {
+        var options = options
+        if options.beforeReplacing != nil { options.atomically = true }
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
         let location = try locate(remote, followFinalSymlink: true, writing: true)
@@ -128,6 +130,7 @@ extension LocalFileProvider: FileProviderResumableWrite {
         open = false
         if close(fd) != 0 { throw posixError(errno, remote, writing: true) }
         if options.atomically {
+            try await options.beforeReplacing?(remote)
             try commit(temporary: target, to: location, overwrite: options.overwrite, remote: remote)
         }
         committed = true

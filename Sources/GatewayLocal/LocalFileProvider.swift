@@ -29,6 +29,10 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
     )
 
     let resolver: LocalPathResolver
+    /// The `trash` and `trash_dir` keys (``trash``).
+    public let trashSettings: TrashSettings
+    /// The desktop's home trash folder.
+    public let homeTrash: String
     let logger: Logger
     /// The folder of the local state store (change-monitor snapshots); see ``StateLocation``.
     public let stateDirectory: URL
@@ -45,14 +49,19 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
     ///   - root: an absolute path of an existing folder.
     /// - Throws: a not-found or not-a-directory `CocoaError` when the root is unusable.
     ///   - stateDirectory: the folder of the local state store (change-monitor snapshots).
+    ///   - trash: the `trash` and `trash_dir` keys.
+    ///   - homeTrash: the desktop's home trash folder (by default `$XDG_DATA_HOME/Trash` or `~/.local/share/Trash`).
     public convenience init(name: String, root: String, stateDirectory: URL = StateLocation.directory(),
+                            trash: TrashSettings = TrashSettings(), homeTrash: String? = nil,
                             logger: Logger = Logger(label: "gateway.local")) throws {
-        try self.init(name: name, root: root, logger: logger, useOpenat2: true, stateDirectory: stateDirectory)
+        try self.init(name: name, root: root, logger: logger, useOpenat2: true, stateDirectory: stateDirectory,
+                      trash: trash, homeTrash: homeTrash)
     }
 
     /// Creates a provider; `useOpenat2: false` resolves every path component by component (the
     /// fallback for kernels without `openat2`), for tests.
-    init(name: String, root: String, logger: Logger, useOpenat2: Bool, stateDirectory: URL = StateLocation.directory()) throws {
+    init(name: String, root: String, logger: Logger, useOpenat2: Bool, stateDirectory: URL = StateLocation.directory(),
+         trash: TrashSettings = TrashSettings(), homeTrash: String? = nil) throws {
         guard let real = POSIX.realPath(root) else {
             throw CocoaError.described(.fileNoSuchFile, path: root, remote: name, reason: "root folder \(root) does not exist")
         }
@@ -65,6 +74,8 @@ public final class LocalFileProvider: FileProviderBasic, FileProviderOperations,
             throw CocoaError.posix(failure.code, path: "/", remote: name)
         }
         self.name = name
+        self.trashSettings = trash
+        self.homeTrash = homeTrash ?? LocalTrashLocator.homeTrash(environment: ProcessInfo.processInfo.environment)
         self.stateDirectory = stateDirectory
         self.baseURL = URL(fileURLWithPath: real, isDirectory: true)
         self.logger = logger

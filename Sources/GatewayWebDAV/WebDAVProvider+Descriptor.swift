@@ -27,7 +27,7 @@ extension WebDAVProvider {
             ConfigKey("low_speed_time", .number, default: "60", summary: "seconds low_speed_limit is averaged over"),
             ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust"),
             ConfigKey("insecure_tls", .boolean, default: "false", summary: "skip TLS certificate checks (testing only; logged as a warning)"),
-        ],
+        ] + TrashSettings.configKeys(folderSummary: "the trash folder, relative to the remote's root (`files/` and `info/` inside, FreeDesktop-style); hidden from copies and syncs"),
         validate: validate,
         make: { remote, context in
             let url = URL(string: remote.string("url") ?? "")!
@@ -50,12 +50,12 @@ extension WebDAVProvider {
                                   rangedUploads: remote.boolean("ranged_uploads") ?? true,
                                   atomicPut: AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto,
                                   syncCollection: SyncCollection(rawValue: remote.string("sync_collection") ?? "auto") ?? .auto,
-                                  stateDirectory: context.stateDirectory, logger: context.logger)
+                                  trash: TrashSettings(remote), stateDirectory: context.stateDirectory, logger: context.logger)
         }
     )
 
     private static func validate(_ remote: RemoteConfiguration) -> [ProviderDescriptor.Problem] {
-        var problems: [ProviderDescriptor.Problem] = []
+        var problems = TrashSettings.problems(remote)
         if let text = remote.string("url") {
             if let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil {
                 if url.user != nil || url.password != nil {

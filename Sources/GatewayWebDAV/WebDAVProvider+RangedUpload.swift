@@ -128,6 +128,7 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
                     path: remote, reason: "the server holds other bytes at \(sample.offset) than were sent there; nothing was written")
             }
         }
+        try await options.beforeReplacing?(remote)
         try await commit(target, to: remote, overwrite: options.overwrite)
         logger.debug("wrote file in ranges", metadata: ["path": .string(remote), "bytes": .stringConvertible(size)])
         if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }

@@ -5,6 +5,8 @@ import Synchronization
 
 extension WebDAVProvider {
     public func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        var options = options
+        if options.beforeReplacing != nil { options.atomically = true }
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
         if !options.overwrite || options.ifVersion != nil {
@@ -20,7 +22,7 @@ extension WebDAVProvider {
         // one request instead of PUT and MOVE. Elsewhere, and for conditional or no-overwrite
         // writes, the temporary name and MOVE keep the final name whole.
         let buffered = stream.expectedLength.map { $0 <= Self.bufferedUploadSize } ?? false
-        var direct = options.atomically && options.overwrite && options.ifVersion == nil && buffered
+        var direct = options.atomically && options.overwrite && options.ifVersion == nil && options.beforeReplacing == nil && buffered
             && (options.expectedSize == nil || options.expectedSize == stream.expectedLength)
         if direct { direct = await serverPutIsAtomic() }
         let target = options.atomically && !direct
@@ -69,7 +71,10 @@ extension WebDAVProvider {
             if let expected = options.expectedSize ?? stream.expectedLength, expected != written {
                 throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
             }
-            if options.atomically && !direct { try await commit(target, to: remote, overwrite: options.overwrite) }
+            if options.atomically && !direct {
+                try await options.beforeReplacing?(remote)
+                try await commit(target, to: remote, overwrite: options.overwrite)
+            }
             logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written)])
             // The server's own description (version tag, dates) of what now stands there.
             if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }

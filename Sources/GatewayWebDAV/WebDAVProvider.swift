@@ -65,6 +65,8 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
 
     /// The `sync_collection` setting.
     public let syncCollection: SyncCollection
+    /// The `trash` and `trash_dir` keys: whether and where removals and overwrites are kept (``trash``).
+    public let trashSettings: TrashSettings
     /// What `auto` learned from the server, once asked.
     let learnedAtomicPut = Mutex<Bool?>(nil)
     /// Whether the server answers `sync-collection` reports (RFC 6578), once asked.
@@ -86,9 +88,11 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     ///   - rangedUploads: let large copies upload in byte ranges at once where the server takes them.
     ///   - atomicPut: whether small files may go with one `PUT` to their name (``AtomicPut``).
     public init(configuration: HTTPClientConfiguration, vendor: Vendor = .other, rangedUploads: Bool = true,
-                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, stateDirectory: URL = StateLocation.directory(),
+                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, trash: TrashSettings = TrashSettings(),
+                stateDirectory: URL = StateLocation.directory(),
                 logger: Logger = Logger(label: "gateway.webdav")) {
         self.name = configuration.remoteName
+        self.trashSettings = trash
         self.stateDirectory = stateDirectory
         self.atomicPut = atomicPut
         self.syncCollection = syncCollection

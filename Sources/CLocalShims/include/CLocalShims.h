@@ -15,4 +15,8 @@
    (ENOSYS where the kernel, or the platform, lacks it). */
 int clocal_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
 
+/* renameat2(2) with RENAME_NOREPLACE: fails with EEXIST instead of replacing the target; -1 with
+   errno EINVAL or ENOSYS where the file system or kernel cannot (the caller then checks and renames). */
+int clocal_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
 #endif

@@ -89,6 +89,7 @@ extension FileProviderError: ClassifiableError {
         case .checksumMismatch: return .checksumMismatch
         case .anchorExpired: return .versionMismatch
         case .stateStoreUnavailable: return .locked
+        case .undoRefused: return .conflict
         }
     }
 }

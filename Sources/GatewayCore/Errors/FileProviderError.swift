@@ -29,6 +29,9 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
     case anchorExpired(path: String, reason: String)
     /// The local state store cannot be used: another process holds it, or it is damaged.
     case stateStoreUnavailable(path: String, reason: String)
+    /// An undo step was refused to keep data safe: the item changed after the operation, or its
+    /// original place is taken again. `reason` says which.
+    case undoRefused(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -52,6 +55,8 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
             return "anchor expired: \(reason)"
         case .stateStoreUnavailable(let path, let reason):
             return "state store \(path): \(reason)"
+        case .undoRefused(_, let reason):
+            return "not undone: \(reason)"
         }
     }
 
@@ -62,7 +67,7 @@ public enum FileProviderError: Error, Sendable, Hashable, CustomStringConvertibl
         switch self {
         case .pathEscapesRoot(let path), .invalidPath(let path, _), .truncated(let path, _),
              .versionMismatch(let path, _, _), .malformedResponse(let path, _), .checksumMismatch(let path, _, _, _),
-             .anchorExpired(let path, _):
+             .anchorExpired(let path, _), .undoRefused(let path, _):
             return path
         case .unsupported(_, let path), .unavailable(_, let path):
             return path

@@ -1,35 +1,23 @@
-/// A record of a finished change that a provider knows how to revert.
-public struct UndoRecord: Sendable, Hashable {
-    /// The kind of operation the record reverts.
-    public enum Operation: String, Sendable, Hashable {
-        case create, move, copy, remove, write
-    }
-
-    /// The operation that was done.
-    public var operation: Operation
-    /// The item it was done to.
-    public var path: String
-    /// For moves and copies, the other path involved.
-    public var destination: String?
-    /// Backend data needed to revert (e.g. the name of a trash entry or a previous version).
-    public var token: String?
-
-    /// Creates a record.
-    public init(operation: Operation, path: String, destination: String? = nil, token: String? = nil) {
-        self.operation = operation
-        self.path = path
-        self.destination = destination
-        self.token = token
-    }
-}
-
-/// Undo: a provider that can revert some of its own operations (moves back, removals out of a
-/// trash, writes to a previous version).
+/// Undo: a provider whose changes can be reverted, through a trash on the remote itself.
 ///
-/// Implementations arrive with a later issue; the protocol is declared now.
-public protocol FileProviderUndoable: FileProviderOperations {
-    /// Whether operations of this kind can be reverted on this remote.
-    func canUndo(_ operation: UndoRecord.Operation) -> Bool
-    /// Reverts a finished operation.
-    func undo(_ record: UndoRecord) async throws
+/// Removals and overwrites move the previous item into the remote's ``trash`` with one server-side
+/// rename (never a copy), and every undoable operation returns the ``UndoRecord`` that reverts it:
+///
+/// ```swift
+/// if let undoable = provider as? any FileProviderUndoable {
+///     let record = try await undoable.removeItemUndoably(path: "/reports", recursive: true)
+///     try await undoable.undo(record)          // /reports is back
+/// }
+/// ```
+///
+/// The operations (``removeItemUndoably(path:recursive:useTrash:)``,
+/// ``moveItemUndoably(path:to:overwrite:useTrash:)``, ``writeUndoably(path:from:options:existing:useTrash:)``,
+/// ``copyItemUndoably(path:to:overwrite:progress:useTrash:)``, ``createFolderUndoably(path:)``) and
+/// ``undo(_:)`` are written once, over the provider's ordinary operations and its ``Trash``; a
+/// backend conforms by providing ``trash``. Undo refuses, with
+/// ``FileProviderError/undoRefused(path:reason:)``, to touch an item that changed after the operation.
+public protocol FileProviderUndoable: FileProviderOperations, FileProviderReadWrite {
+    /// The remote's trash; `nil` when it is turned off (`trash: false`). Removals are then
+    /// permanent (their records say so), and overwrites cannot be reverted.
+    var trash: Trash? { get }
 }
