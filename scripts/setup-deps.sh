@@ -5,7 +5,7 @@ set -euo pipefail
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
-packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsqlite3-dev sqlite3 apache2 apache2-utils vsftpd openssl python3-pip
+packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsqlite3-dev sqlite3 trash-cli apache2 apache2-utils vsftpd openssl python3-pip
     libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0)
 missing=()
 for package in "${packages[@]}"; do

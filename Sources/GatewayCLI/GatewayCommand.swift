@@ -21,12 +21,13 @@ struct GatewayCommand: AsyncParsableCommand {
           gateway cat --offset 100 --count 50 docs:log.txt
           gateway about --json docs:
           gateway watch -R --state inbox.anchor dav:inbox
+          gateway rm -r docs:old && gateway undo
         """,
         version: "0.1.0",
         subcommands: [
             RemotesCommand.self, ConfigCommand.self, ListCommand.self, StatCommand.self, CatCommand.self,
             RcatCommand.self, MkdirCommand.self, RemoveCommand.self, CopyCommand.self, MoveCommand.self,
-            SyncCommand.self, CheckCommand.self, AboutCommand.self, WatchCommand.self,
+            SyncCommand.self, CheckCommand.self, AboutCommand.self, WatchCommand.self, UndoCommand.self, TrashCommand.self,
         ]
     )
 }

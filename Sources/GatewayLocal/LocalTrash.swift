@@ -33,15 +33,29 @@ struct LocalTrashLocator: TrashLocator {
         return LocalTrashVolume(provider: provider, folder: Self.topdirTrash(topdir), topdir: topdir)
     }
 
-    func volumes() async throws -> [any TrashVolume] {
+    func volume(identifier: String) async throws -> (any TrashVolume)? {
+        if let configured { return identifier == configured ? LocalTrashVolume(provider: provider, folder: configured, topdir: nil) : nil }
+        if identifier == homeTrash { return LocalTrashVolume(provider: provider, folder: homeTrash, topdir: nil) }
+        let parent = (identifier as NSString).deletingLastPathComponent
+        let name = (identifier as NSString).lastPathComponent
+        if name == ".Trash-\(getuid())" { return LocalTrashVolume(provider: provider, folder: identifier, topdir: parent) }
+        if name == "\(getuid())", (parent as NSString).lastPathComponent == ".Trash" {
+            return LocalTrashVolume(provider: provider, folder: identifier, topdir: (parent as NSString).deletingLastPathComponent)
+        }
+        return nil
+    }
+
+    func volumes(under path: String) async throws -> [any TrashVolume] {
         if let configured { return [LocalTrashVolume(provider: provider, folder: configured, topdir: nil)] }
         var volumes: [any TrashVolume] = []
         if POSIX.status(homeTrash, followSymlinks: false).map(POSIX.isDirectory) == true {
             volumes.append(LocalTrashVolume(provider: provider, folder: homeTrash, topdir: nil))
         }
-        let root = provider.resolver.root
-        if let device = Self.device(of: root), Self.device(ofNearestExisting: homeTrash) != device {
-            let topdir = Self.mountPoint(of: root, device: device)
+        // The file system of the folder asked about (a bare path's provider is rooted at `/`).
+        var folder = provider.resolver.lexicalHostPath((try? RemotePath.normalize(path)) ?? "/")
+        while Self.device(of: folder) == nil, folder != "/" { folder = (folder as NSString).deletingLastPathComponent }
+        if let device = Self.device(of: folder), Self.device(ofNearestExisting: homeTrash) != device {
+            let topdir = Self.mountPoint(of: folder, device: device)
             for folder in [topdir == "/" ? "/.Trash/\(getuid())" : "\(topdir)/.Trash/\(getuid())", Self.join(topdir, ".Trash-\(getuid())")]
             where POSIX.status(folder, followSymlinks: false).map(POSIX.isDirectory) == true {
                 volumes.append(LocalTrashVolume(provider: provider, folder: folder, topdir: topdir))

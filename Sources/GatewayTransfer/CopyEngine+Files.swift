@@ -62,6 +62,8 @@ extension CopyEngine {
                                               sourceHashes: checksum.sourceHashes)
         transferOptions.multiThreadStreams = options.multiThreadStreams
         transferOptions.multiThreadCutoff = options.multiThreadCutoff
+        let undo = FileUndo(options: options, mode: mode, source: source, destination: destination, existing: existing)
+        undo.configure(&transferOptions)
         do {
             try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
                                 onRetry: { attempt, delay, error in
@@ -84,6 +86,9 @@ extension CopyEngine {
                 }
             }
             progress?.addFile()
+            let serverSideMove = mode == .move && sourceFile.isSameProvider(as: target) && source.provider.capabilities.supports(.serverSideMove)
+            undo.report(job: job, mode: mode, from: sourceFile, to: target, existing: existing, serverSideMove: serverSideMove,
+                        preservesTimes: options.preserveModificationTimes && destination.provider.capabilities.supports(.setModificationDate))
             state.copied(job.relative, bytes: job.source.size ?? 0)
         } catch where job.source.isSymbolicLink && error.failureKind == .isADirectory {
             progress?.addFile()
@@ -104,7 +109,12 @@ extension CopyEngine {
         }
         guard let remover = source.provider as? any FileProviderOperations else { return }
         do {
-            try await remover.removeItem(path: source.path, recursive: false)
+            if options.useTrash, let undoable = remover as? any FileProviderUndoable, undoable.trash != nil {
+                let record = try await undoable.removeItemUndoably(path: source.path, recursive: false)
+                options.undoRecorder?.record(record, on: remover)
+            } else {
+                try await remover.removeItem(path: source.path, recursive: false)
+            }
         } catch {
             state.fail(relative, operation: "remove source", error: error)
         }

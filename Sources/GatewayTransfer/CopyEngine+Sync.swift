@@ -13,13 +13,15 @@ extension CopyEngine {
         // deleting while walking would pull folders from under the walk. The source is looked up
         // through a folder index: one listing per source folder, not one request per item.
         let sourceIndex = FolderIndex(provider: source.provider, root: source.path)
+        // The destination's trash (and temporaries) stay: never extras.
+        let excluded = await Self.excludedPaths([destination.provider])
         var extras: [FileObject] = []
         var extraFolders: Set<String> = []
         do {
             for try await item in destination.provider.walk(path: destination.path) {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: destination.path), !relative.isEmpty else { continue }
-                if Self.lies(relative, inAnyOf: extraFolders) { continue }
+                if Self.lies(relative, inAnyOf: extraFolders) || Self.isExcluded(item.path, excluded) { continue }
                 let counterpart = try await sourceIndex.item(at: relative)
                 if let counterpart, counterpart.isDirectory == item.isDirectory { continue }
                 extras.append(item)
@@ -35,7 +37,7 @@ extension CopyEngine {
                 continue
             }
             do {
-                try await remover.removeItem(path: item.path, recursive: true)
+                try await removeExtra(item, on: remover)
                 state.deleted(relative)
             } catch where error.failureKind == .notFound {
                 continue

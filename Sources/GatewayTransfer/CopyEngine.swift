@@ -194,10 +194,13 @@ public struct CopyEngine: Sendable {
             guard await makeFolder(destination.path, relative: "", on: target, state: state) else { return }
             fresh.insert("")
         }
+        // The trash folders in either tree are not content to copy (nor to copy into).
+        let excluded = await Self.excludedPaths([source.provider, destination.provider])
         do {
             for try await item in source.provider.walk(path: source.path) {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: source.path), !relative.isEmpty else { continue }
+                if Self.isExcluded(item.path, excluded) { continue }
                 let parent = relative.lastIndex(of: "/").map { String(relative[..<$0]) } ?? ""
                 let parentFresh = fresh.contains(parent)
                 switch item.type {

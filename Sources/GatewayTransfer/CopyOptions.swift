@@ -1,3 +1,5 @@
+public import GatewayCore
+
 /// What a copy engine run does with a tree.
 public enum CopyMode: String, Sendable, Hashable {
     /// Copy new and changed files; never delete anything at the destination.
@@ -40,6 +42,12 @@ public struct CopyOptions: Sendable {
     public var maxRetryDelay: Duration
     /// Give copies the source's modification time where the destination can set it.
     public var preserveModificationTimes: Bool
+    /// Send what a sync deletes and the files a copy replaces to the destination's trash, and a
+    /// moved file's source to the source's trash, where the remote has one (``FileProviderUndoable``
+    /// with a ``Trash``): one rename each. Off (`--no-trash`), they are removed for good.
+    public var useTrash: Bool = true
+    /// Receives an ``UndoRecord`` for every change the run makes (the CLI's undo journal).
+    public var undoRecorder: (any UndoRecorder)?
 
     /// Creates options with rclone-like defaults: 4 transfers, 8 checkers, 3 attempts.
     public init(transfers: Int = 4, checkers: Int = 8, ignoreExisting: Bool = false, update: Bool = false, sizeOnly: Bool = false,

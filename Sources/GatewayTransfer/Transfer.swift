@@ -47,6 +47,12 @@ public struct TransferOptions: Sendable {
     /// ``FileProviderError/checksumMismatch(path:algorithm:expected:actual:)``, storing nothing, when
     /// they differ; the destination is also told the hashes (``WriteOptions/contentHashes``).
     public var sourceHashes: [HashAlgorithm: String]
+    /// Called right before the copy replaces the destination file (``WriteOptions/beforeReplacing``;
+    /// before a server-side copy or move over it): the copy engine moves the old file to the trash here.
+    public var beforeReplacing: (@Sendable (String) async throws -> Void)?
+    /// Removes a moved file's source once its copy is complete; by default `removeItem`. The copy
+    /// engine sends it to the source's trash here.
+    public var removeSource: (@Sendable (String) async throws -> Void)?
 
     /// Creates options; by default existing files are replaced and times preserved.
     public init(overwrite: Bool = true, preserveModificationTimes: Bool = true, sourceHashes: [HashAlgorithm: String] = [:]) {
@@ -67,6 +73,7 @@ public enum Transfer {
         if source.isSameProvider(as: destination), sourceAttributes?.isSymbolicLink != true,
            source.provider.capabilities.supports(.serverSideCopy),
            let operations = source.provider as? any FileProviderOperations {
+            try await options.beforeReplacing?(destination.path)
             try await operations.copyItem(path: source.path, to: destination.path, overwrite: options.overwrite, progress: progress)
             return
         }
@@ -87,6 +94,7 @@ public enum Transfer {
         if let progress, progress.snapshot.totalBytes == nil, let size = attributes.size { progress.setTotalBytes(size) }
         var write = WriteOptions(overwrite: options.overwrite, atomically: true, progress: progress)
         write.returnsStoredAttributes = false
+        write.beforeReplacing = options.beforeReplacing
         if options.preserveModificationTimes, destination.provider.capabilities.supports(.setModificationDate) {
             write.modificationDate = attributes.modificationDate
         }
@@ -249,6 +257,7 @@ public enum Transfer {
         if source.isSameProvider(as: destination),
            source.provider.capabilities.supports(.serverSideMove),
            let operations = source.provider as? any FileProviderOperations {
+            try await options.beforeReplacing?(destination.path)
             try await operations.moveItem(path: source.path, to: destination.path, overwrite: options.overwrite)
             return
         }
@@ -256,7 +265,11 @@ public enum Transfer {
             throw FileProviderError.unsupported(operation: "removing files", path: source.path)
         }
         try await copyFile(from: source, to: destination, options: options, progress: progress, sourceAttributes: sourceAttributes)
-        try await remover.removeItem(path: source.path, recursive: false)
+        if let removeSource = options.removeSource {
+            try await removeSource(source.path)
+        } else {
+            try await remover.removeItem(path: source.path, recursive: false)
+        }
     }
 }
 

@@ -38,7 +38,9 @@ struct RcatCommand: AsyncParsableCommand {
         commandName: "rcat",
         abstract: "Write standard input to a file, streamed and atomically.",
         discussion: """
-        Nothing appears under the name unless all of standard input was stored.
+        Nothing appears under the name unless all of standard input was stored. A file it replaces
+        goes to the remote's trash in the instant before (`gateway undo` puts it back), unless
+        --no-trash.
 
         Example:
           tar c photos | gateway rcat backup:photos.tar
@@ -46,17 +48,27 @@ struct RcatCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var trash: TrashFlags
     @Argument(help: "REMOTE:PATH or a local path.") var location: String
 
     func run() async throws {
         let (context, target, provider) = try await CommandContext.open(global, location, for: "rcat")
+        let journal = JournalRecorder(context: context)
+        journal.register(provider, location: target)
+        defer { journal.finish() }
         let writer = try context.capability((any FileProviderReadWrite).self, of: provider, operation: "rcat", location: target)
         let progress = TransferProgress()
         let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress)
         defer { renderer.finish() }
         try await context.perform("rcat", target) {
             let input = ByteStream(expectedLength: nil) { try await StandardInput.read(chunk: 1 << 20) }
-            _ = try await writer.write(path: target.path, from: input, options: WriteOptions(overwrite: true, atomically: true, progress: progress))
+            let options = WriteOptions(overwrite: true, atomically: true, progress: progress)
+            if let undoable = writer as? any FileProviderUndoable {
+                let (_, record) = try await undoable.writeUndoably(path: target.path, from: input, options: options, useTrash: !trash.noTrash)
+                journal.record(record, on: provider)
+            } else {
+                _ = try await writer.write(path: target.path, from: input, options: options)
+            }
         }
     }
 }

@@ -22,6 +22,9 @@ struct CopyFlags: ParsableArguments {
     var lowLevelRetries = 10
     @Flag(help: "Print the final summary as JSON on stdout: {copied, skipped, failed, deleted, bytes, elapsed_seconds, dry_run}.")
     var json = false
+    @Flag(name: .customLong("no-trash"),
+          help: "Delete (sync) and replace files for good, instead of moving the old ones to the remote's trash (then `gateway undo` cannot bring them back).")
+    var noTrash = false
 
     func validate() throws {
         guard (1...64).contains(transfers) else { throw ValidationError("--transfers must be between 1 and 64") }
@@ -40,6 +43,7 @@ struct CopyFlags: ParsableArguments {
         options.checksum = checksum
         options.multiThreadStreams = multiThreadStreams
         options.multiThreadCutoff = ByteSize.parse(multiThreadCutoff) ?? options.multiThreadCutoff
+        options.useTrash = !noTrash
         return options
     }
 }
@@ -55,7 +59,8 @@ struct CopyCommand: AsyncParsableCommand {
         --checkers files are compared and --transfers files copied at once. Every file is written under
         a temporary name and renamed into place when complete, so an interrupted copy never leaves a
         truncated file under its final name. Modification times are preserved where the destination
-        can set them. Transient errors are retried (--retries) with exponential back-off.
+        can set them. Transient errors are retried (--retries) with exponential back-off. Files it
+        replaces go to the destination's trash first, so `gateway undo` reverts the whole copy.
 
         Examples:
           gateway copy report.pdf docs:reports/
@@ -102,7 +107,9 @@ struct SyncCommand: AsyncParsableCommand {
         discussion: """
         Copies like `gateway copy`, then deletes files and folders at DST that SRC does not have. The
         deletions happen only after every copy succeeded, and never if any error happened in the run.
-        Use --dry-run first: it lists the copies and the deletions and changes nothing.
+        Use --dry-run first: it lists the copies and the deletions and changes nothing. What sync
+        deletes or replaces goes to the destination's trash (one rename each), so a wrong sync is
+        reverted by `gateway undo`; --no-trash makes it permanent.
 
         Example:
           gateway sync --dry-run ./site web:htdocs
@@ -159,9 +166,15 @@ enum TransferCommand {
         let reporter = EventPrinter(operation: operation, source: from.original, destination: targetName,
                                     sourceIsFolder: item.isDirectory, verbose: global.verbose, quiet: global.quiet,
                                     emit: { renderer.printAbove("gateway: " + Diagnostics.safe($0)) })
+        let journal = JournalRecorder(context: context)
+        journal.register(sourceProvider, location: from)
+        journal.register(destinationProvider, location: to)
+        defer { journal.finish() }
+        var options = flags.options
+        options.undoRecorder = journal
         let summary: CopySummary
         do {
-            summary = try await CopyEngine(options: flags.options).run(mode, from: sourceEndpoint, to: target, progress: progress) {
+            summary = try await CopyEngine(options: options).run(mode, from: sourceEndpoint, to: target, progress: progress) {
                 reporter.print($0)
             }
         } catch {

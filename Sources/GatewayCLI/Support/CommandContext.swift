@@ -14,6 +14,8 @@ struct CommandContext: Sendable {
     let configuration: GatewayConfiguration
     let resolver: RemoteResolver
     let logger: Logger
+    /// The local state store's folder (undo journal, monitor snapshots).
+    let stateDirectory: URL
 
     /// Loads the configuration; a config problem is reported and exits with 2.
     static func make(_ global: GlobalOptions, requestAttempts: Int = 3) throws -> CommandContext {
@@ -30,13 +32,13 @@ struct CommandContext: Sendable {
         }
         logger.debug("configuration loaded", metadata: ["source": .string(configuration.source ?? "built-in default"),
                                                         "remotes": .string(configuration.remoteNames.joined(separator: ","))])
+        let stateDirectory = StateLocation.directory(environment: environment, configured: configuration.stateDirectoryURL(environment: environment))
         let resolver = Gateway.makeResolver(configuration: configuration, registry: registry,
                                                    context: ProviderContext(logger: logger, environment: environment,
                                                                             requestAttempts: requestAttempts,
-                                                                            stateDirectory: StateLocation.directory(
-                                                                                environment: environment,
-                                                                                configured: configuration.stateDirectoryURL(environment: environment))))
-        return CommandContext(global: global, registry: registry, configuration: configuration, resolver: resolver, logger: logger)
+                                                                            stateDirectory: stateDirectory))
+        return CommandContext(global: global, registry: registry, configuration: configuration, resolver: resolver, logger: logger,
+                              stateDirectory: stateDirectory)
     }
 
     /// Loads the configuration and opens the provider for one `REMOTE:PATH` argument: the start of

@@ -47,18 +47,19 @@ public final class Trash: Sendable {
         return TrashedItem(name: name, volume: volume.identifier, originalPath: path, recordedPath: info.path, deletionDate: date)
     }
 
-    /// Every item in the trash that came from this provider, one trash folder after another, read
-    /// as listed (never all held at once). Items whose record cannot be read are listed with no
-    /// original path.
-    public func items() -> PullSequence<TrashedItem> {
+    /// Every item in the trash that came from `path` or below on this provider, one trash folder
+    /// after another, read as listed (never all held at once). Items whose record cannot be read
+    /// are listed with no original path (only for the root).
+    public func items(under path: String = "/") -> PullSequence<TrashedItem> {
         let locator = locator
+        let folder = (try? RemotePath.normalize(path)) ?? "/"
         return PullSequence {
             var volumes: [any TrashVolume]?
             var current: (volume: any TrashVolume, names: PullSequence<String>.AsyncIterator)?
             return {
                 while true {
                     if current == nil {
-                        if volumes == nil { volumes = try await locator.volumes().reversed() }
+                        if volumes == nil { volumes = try await locator.volumes(under: folder).reversed() }
                         guard let volume = volumes?.popLast() else { return nil }
                         current = (volume, volume.names().makeAsyncIterator())
                     }
@@ -66,7 +67,7 @@ public final class Trash: Sendable {
                         current = nil
                         continue
                     }
-                    if let item = try await Self.describe(name, in: current!.volume) { return item }
+                    if let item = try await Self.describe(name, in: current!.volume), Self.lies(item.originalPath, in: folder) { return item }
                 }
             }
         }
@@ -74,10 +75,8 @@ public final class Trash: Sendable {
 
     /// The item `name` in the trash `volume` (as listed), or `nil`.
     public func item(named name: String, volume identifier: String) async throws -> TrashedItem? {
-        for volume in try await locator.volumes() where volume.identifier == identifier {
-            return try await Self.describe(name, in: volume)
-        }
-        return nil
+        guard let volume = try await locator.volume(identifier: identifier) else { return nil }
+        return try await Self.describe(name, in: volume)
     }
 
     /// Moves a trashed item back to `path` (its original path by default). Fails, changing nothing,
@@ -101,10 +100,10 @@ public final class Trash: Sendable {
     /// Removes for good every item trashed before `date` (every item when `nil`; an item without a
     /// readable date only then). Returns how many went.
     @discardableResult
-    public func empty(olderThan date: Date? = nil) async throws -> Int {
+    public func empty(olderThan date: Date? = nil, under path: String = "/") async throws -> Int {
         // Names first, then removals: a listing is not read while it changes under it.
         var doomed: [TrashedItem] = []
-        for try await item in items() {
+        for try await item in items(under: path) {
             if let date {
                 guard let deleted = item.deletionDate, deleted < date else { continue }
             }
@@ -116,16 +115,22 @@ public final class Trash: Sendable {
 
     /// Provider paths of trash folders inside the provider's tree, which copies and listings skip.
     public func folderPaths() async -> [String] {
-        ((try? await locator.volumes()) ?? []).compactMap(\.folderPath)
+        ((try? await locator.volumes(under: "/")) ?? []).compactMap(\.folderPath)
     }
 
     // MARK: Helpers
 
     private func volume(of item: TrashedItem) async throws -> any TrashVolume {
-        guard let volume = try await locator.volumes().first(where: { $0.identifier == item.volume }) else {
+        guard let volume = try await locator.volume(identifier: item.volume) else {
             throw CocoaError.described(.fileNoSuchFile, path: item.recordedPath, reason: "trash \(item.volume) is gone")
         }
         return volume
+    }
+
+    /// Whether `path` is `folder` or below it (an unreadable record only at the root).
+    static func lies(_ path: String?, in folder: String) -> Bool {
+        guard let path else { return folder == "/" }
+        return folder == "/" || path == folder || path.hasPrefix(folder + "/")
     }
 
     private static func describe(_ name: String, in volume: any TrashVolume) async throws -> TrashedItem? {
@@ -190,7 +195,9 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
 
     public func volume(for path: String) async throws -> any TrashVolume { self }
 
-    public func volumes() async throws -> [any TrashVolume] { [self] }
+    public func volumes(under path: String) async throws -> [any TrashVolume] { [self] }
+
+    public func volume(identifier: String) async throws -> (any TrashVolume)? { identifier == folder ? self : nil }
 
     /// Makes `files/` and `info/`: only after a write into them failed, so a trash in use costs no
     /// request for it.

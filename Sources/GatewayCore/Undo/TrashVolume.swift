@@ -42,8 +42,10 @@ public protocol TrashVolume: Sendable {
 public protocol TrashLocator: Sendable {
     /// The trash that items at `path` go to (made when missing).
     func volume(for path: String) async throws -> any TrashVolume
-    /// The trashes that may hold items from this provider, for listings (only existing ones).
-    func volumes() async throws -> [any TrashVolume]
+    /// The trashes that may hold items from `path` and below, for listings (only existing ones).
+    func volumes(under path: String) async throws -> [any TrashVolume]
+    /// The trash with this ``TrashVolume/identifier`` (from an undo record or a listing), or `nil`.
+    func volume(identifier: String) async throws -> (any TrashVolume)?
 }
 
 /// The config keys every backend with a trash shares, and their values.

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// One item in a remote's trash, as ``Trash/items()`` lists it.
+/// One item in a remote's trash, as ``Trash/items(under:)`` lists it.
 public struct TrashedItem: Sendable, Hashable {
     /// Its name in the trash (`files/NAME`, with `info/NAME.trashinfo` beside it).
     public var name: String

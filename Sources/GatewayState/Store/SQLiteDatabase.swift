@@ -118,6 +118,9 @@ package final class SQLiteDatabase {
         }
     }
 
+    /// The row id of the last `INSERT` on this connection.
+    package var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     func error(_ status: Int32, _ message: String) -> FileProviderError {
@@ -169,6 +172,8 @@ package final class SQLiteStatement {
     package func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
     /// Column `index` as an integer.
     package func integer(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+    /// Column `index` as a floating-point number.
+    package func real(_ index: Int32) -> Double { sqlite3_column_double(handle, index) }
     /// Column `index` as an integer, `nil` when NULL.
     package func optionalInteger(_ index: Int32) -> Int64? { isNull(index) ? nil : integer(index) }
     /// Column `index` as text, `nil` when NULL.

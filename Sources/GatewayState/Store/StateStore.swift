@@ -40,6 +40,7 @@ package final class StateStore: Sendable {
     /// Guards ``database``: one statement sequence at a time.
     private let lock = NSLock()
     private nonisolated(unsafe) let database: SQLiteDatabase
+    /// The writer lock's file (`-1` for a shared store).
     private let lockDescriptor: Int32
 
     private static let openStores = Mutex<[String: WeakStore]>([:])
@@ -49,21 +50,25 @@ package final class StateStore: Sendable {
     }
 
     /// The store at `path`, shared within this process: opened (created, migrated, locked) on first use.
-    package static func open(path: String, schema: StateSchema) throws -> StateStore {
+    ///
+    /// - Parameter exclusive: take the writer lock, so one process at a time uses the store (change
+    ///   monitoring, whose rounds must not interleave). Without it, processes share the file and
+    ///   SQLite orders their transactions (the undo journal: two commands may run at once).
+    package static func open(path: String, schema: StateSchema, exclusive: Bool = true) throws -> StateStore {
         try openStores.withLock { stores in
             if let existing = stores[path]?.store { return existing }
-            let store = try StateStore(path: path, schema: schema)
+            let store = try StateStore(path: path, schema: schema, exclusive: exclusive)
             stores[path] = WeakStore(store: store)
             return store
         }
     }
 
-    private init(path: String, schema: StateSchema) throws {
+    private init(path: String, schema: StateSchema, exclusive: Bool) throws {
         self.path = path
         let folder = (path as NSString).deletingLastPathComponent
         try Self.makeFolder(folder)
-        lockDescriptor = try Self.lock(path + ".lock", store: path)
-        if !FileManager.default.fileExists(atPath: path) {
+        lockDescriptor = exclusive ? try Self.lock(path + ".lock", store: path) : -1
+        if exclusive, !FileManager.default.fileExists(atPath: path) {
             // A log left by a store that was removed would be applied to the new one.
             for leftover in [path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: leftover) }
         }
@@ -82,26 +87,27 @@ package final class StateStore: Sendable {
             }
             for index in Int(version)..<schema.migrations.count {
                 try database.transaction {
+                    // Read again under the write lock: another process sharing the store may have run it.
+                    guard try database.integer("PRAGMA user_version") ?? 0 == Int64(index) else { return }
                     try database.execute(schema.migrations[index])
                     try database.execute("PRAGMA user_version = \(index + 1)")
                 }
             }
-            if let existing = try database.text("SELECT value FROM store_meta WHERE key = 'store_id'") {
-                storeID = existing
-            } else {
+            storeID = try database.transaction {
+                if let existing = try database.text("SELECT value FROM store_meta WHERE key = 'store_id'") { return existing }
                 let made = UUID().uuidString.lowercased()
                 try database.run("INSERT INTO store_meta(key, value) VALUES ('store_id', ?)", [.text(made)])
-                storeID = made
+                return made
             }
             self.database = database
         } catch {
-            close(lockDescriptor)
+            if lockDescriptor >= 0 { close(lockDescriptor) }
             throw error
         }
     }
 
     deinit {
-        close(lockDescriptor)
+        if lockDescriptor >= 0 { close(lockDescriptor) }
     }
 
     /// Runs `body` with the connection (statements outside a transaction commit one by one).

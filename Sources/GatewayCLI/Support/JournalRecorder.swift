@@ -1,0 +1,74 @@
+import Foundation
+import ArgumentParser
+import StorageGateway
+import Synchronization
+
+/// The undo journal of one command run: the run is started with the first change recorded, and
+/// each record is committed at once (an interrupted run stays undoable for what it did). A journal
+/// that cannot be opened costs a warning, not the command.
+final class JournalRecorder: UndoRecorder, Sendable {
+    private struct State {
+        var journal: UndoJournal?
+        var opened = false
+        var run: Int64?
+        var remotes: [ObjectIdentifier: String?] = [:]
+        var warned = false
+    }
+
+    private let state = Mutex(State())
+    private let directory: URL
+    private let command: String
+
+    init(context: CommandContext, command: String = JournalRecorder.commandLine()) {
+        self.directory = context.stateDirectory
+        self.command = command
+    }
+
+    /// The command line as typed, for `gateway undo --list`.
+    static func commandLine() -> String {
+        let arguments = CommandLine.arguments.dropFirst().map { argument -> String in
+            argument.contains(where: { $0 == " " || $0 == "'" || $0 == "\"" }) ? "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'" : argument
+        }
+        return (["gateway"] + arguments).joined(separator: " ")
+    }
+
+    /// Names the remote of `provider` (`nil` for the local file system of bare paths).
+    func register(_ provider: any FileProviderBasic, location: RemoteLocation) {
+        state.withLock { $0.remotes[ObjectIdentifier(provider as AnyObject)] = .some(location.remote) }
+    }
+
+    func record(_ record: UndoRecord, on provider: any FileProviderBasic) {
+        let problem: String? = state.withLock { state in
+            do {
+                if !state.opened {
+                    state.opened = true
+                    state.journal = try UndoJournal.open(directory: directory)
+                }
+                guard let journal = state.journal else { return nil }
+                if state.run == nil { state.run = try journal.beginRun(command: command) }
+                let remote = state.remotes[ObjectIdentifier(provider as AnyObject)] ?? .some(provider.name)
+                try journal.append(record, remote: remote, run: state.run!)
+                return nil
+            } catch {
+                guard !state.warned else { return nil }
+                state.warned = true
+                return "undo journal: \(ErrorMessage.reason(for: error)); what this run changes cannot be undone with `gateway undo`"
+            }
+        }
+        if let problem { Diagnostics.printLine(problem) }
+    }
+
+    /// Marks the run finished (when it recorded anything).
+    func finish() {
+        state.withLock { state in
+            if let run = state.run { try? state.journal?.finish(run: run) }
+        }
+    }
+}
+
+/// `--no-trash`, for every command that removes or replaces.
+struct TrashFlags: ParsableArguments {
+    @Flag(name: .customLong("no-trash"),
+          help: "Remove and replace for good, instead of moving the old items to the remote's trash (then `gateway undo` cannot bring them back).")
+    var noTrash = false
+}
