@@ -62,8 +62,10 @@ extension CopyEngine {
                                               sourceHashes: checksum.sourceHashes)
         transferOptions.multiThreadStreams = options.multiThreadStreams
         transferOptions.multiThreadCutoff = options.multiThreadCutoff
-        let undo = FileUndo(options: options, mode: mode, source: source, destination: destination, existing: existing)
-        undo.configure(&transferOptions)
+        let serverSideMove = mode == .move && sourceFile.isSameProvider(as: target) && source.provider.capabilities.supports(.serverSideMove)
+        let undo = FileUndo(options: options, mode: mode, job: job, source: sourceFile, target: target, existing: existing,
+                            serverSideMove: serverSideMove)
+        undo.begin(&transferOptions, source: sourceFile, existing: existing, serverSideMove: serverSideMove)
         do {
             try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
                                 onRetry: { attempt, delay, error in
@@ -86,9 +88,7 @@ extension CopyEngine {
                 }
             }
             progress?.addFile()
-            let serverSideMove = mode == .move && sourceFile.isSameProvider(as: target) && source.provider.capabilities.supports(.serverSideMove)
-            undo.report(job: job, mode: mode, from: sourceFile, to: target, existing: existing, serverSideMove: serverSideMove,
-                        preservesTimes: options.preserveModificationTimes && destination.provider.capabilities.supports(.setModificationDate))
+            undo.finish(existing: existing, serverSideMove: serverSideMove, source: sourceFile)
             state.copied(job.relative, bytes: job.source.size ?? 0)
         } catch where job.source.isSymbolicLink && error.failureKind == .isADirectory {
             progress?.addFile()

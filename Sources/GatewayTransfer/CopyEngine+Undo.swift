@@ -3,56 +3,74 @@ import Synchronization
 
 extension CopyEngine {
     /// What one file's copy needs for undo: the hook that trashes the file it replaces, and the
-    /// records to report once it is done.
+    /// records it reports. Records are written ahead of the change (``UndoRecord/isTentative``), so
+    /// a run killed at any point is undone for everything it did: a creation or move is recorded
+    /// before the file is written or renamed, an overwrite right after the old file went to the
+    /// trash and before the new one takes its name.
     final class FileUndo: Sendable {
         private let trash: Trash?
         private let sourceTrash: (any FileProviderUndoable)?
         private let recorder: (any UndoRecorder)?
+        private let target: TransferEndpoint
+        private let identity: ItemIdentity
         private let replaced = Mutex<TrashedItem?>(nil)
-        private let sourceRecord = Mutex<UndoRecord?>(nil)
 
-        init(options: CopyOptions, mode: CopyMode, source: TransferEndpoint, destination: TransferEndpoint, existing: FileObject?) {
-            let destinationTrash = options.useTrash ? (destination.provider as? any FileProviderUndoable)?.trash : nil
+        init(options: CopyOptions, mode: CopyMode, job: CopyEngine.Job, source: TransferEndpoint, target: TransferEndpoint,
+             existing: FileObject?, serverSideMove: Bool) {
+            let destinationTrash = options.useTrash ? (target.provider as? any FileProviderUndoable)?.trash : nil
             trash = existing == nil ? nil : destinationTrash
-            sourceTrash = mode == .move && options.useTrash ? source.provider as? any FileProviderUndoable : nil
+            sourceTrash = mode == .move && options.useTrash && !serverSideMove ? source.provider as? any FileProviderUndoable : nil
             recorder = options.undoRecorder
+            self.target = target
+            let preservesTimes = options.preserveModificationTimes && target.provider.capabilities.supports(.setModificationDate)
+            identity = ItemIdentity(type: .file, size: job.source.size, modificationDate: preservesTimes ? job.source.modificationDate : nil)
         }
 
-        /// Sets the transfer's hooks: the replaced file goes to the trash (once, whatever the
-        /// attempts), and a moved file's source too.
-        func configure(_ transfer: inout TransferOptions) {
-            if let trash {
-                transfer.beforeReplacing = { [self] target in
-                    guard replaced.withLock({ $0 }) == nil else { return }
-                    do {
-                        let item = try await trash.trashItem(at: target)
-                        replaced.withLock { $0 = item }
-                    } catch where error.failureKind == .notFound {}
-                }
-            }
-            if let sourceTrash {
-                transfer.removeSource = { [self] path in
-                    let record = try await sourceTrash.removeItemUndoably(path: path, recursive: false)
-                    sourceRecord.withLock { $0 = record }
-                }
-            }
-        }
-
-        /// Reports the records of a finished copy or move of `job` to `target`.
-        func report(job: CopyEngine.Job, mode: CopyMode, from source: TransferEndpoint, to target: TransferEndpoint,
-                    existing: FileObject?, serverSideMove: Bool, preservesTimes: Bool) {
-            guard let recorder else { return }
-            let trashed = replaced.withLock { $0 }
-            let identity = ItemIdentity(type: .file, size: job.source.size, modificationDate: preservesTimes ? job.source.modificationDate : nil)
+        /// Sets the transfer's hooks and writes the records due before it starts.
+        func begin(_ transfer: inout TransferOptions, source: TransferEndpoint, existing: FileObject?, serverSideMove: Bool) {
             if serverSideMove {
-                recorder.record(UndoRecord(operation: .move, path: target.path, source: job.source.path, trashName: trashed?.name,
-                                           trashVolume: trashed?.volume, expected: identity), on: target.provider)
-                return
+                // The file it replaces (if any) is recorded with it once trashed.
+                if existing == nil {
+                    recorder?.record(UndoRecord(operation: .move, path: target.path, source: source.path, expected: identity,
+                                                isTentative: true), on: target.provider)
+                }
+            } else if existing == nil {
+                recorder?.record(UndoRecord(operation: .create, path: target.path, expected: identity, isTentative: true), on: target.provider)
             }
-            if let record = sourceRecord.withLock({ $0 }) { recorder.record(record, on: source.provider) }
-            let operation: UndoRecord.Operation = existing == nil ? .create : .overwrite
-            recorder.record(UndoRecord(operation: operation, path: target.path, trashName: trashed?.name, trashVolume: trashed?.volume,
-                                       expected: identity, isPermanent: existing != nil && trashed == nil), on: target.provider)
+            if let trash {
+                transfer.beforeReplacing = { [self] path in
+                    guard replaced.withLock({ $0 }) == nil else { return }
+                    let item: TrashedItem
+                    do {
+                        item = try await trash.trashItem(at: path)
+                    } catch where error.failureKind == .notFound {
+                        return
+                    }
+                    replaced.withLock { $0 = item }
+                    let operation: UndoRecord.Operation = serverSideMove ? .move : .overwrite
+                    recorder?.record(UndoRecord(operation: operation, path: path, source: serverSideMove ? source.path : nil,
+                                                trashName: item.name, trashVolume: item.volume, expected: identity, isTentative: true),
+                                     on: target.provider)
+                }
+            }
+            if let sourceTrash, let recorder {
+                transfer.removeSource = { path in
+                    let record = try await sourceTrash.removeItemUndoably(path: path, recursive: false)
+                    recorder.record(record, on: sourceTrash)
+                }
+            } else if let sourceTrash {
+                transfer.removeSource = { path in _ = try await sourceTrash.removeItemUndoably(path: path, recursive: false) }
+            }
+        }
+
+        /// Reports what only the end of a copy tells: a file replaced for good (no trash).
+        func finish(existing: FileObject?, serverSideMove: Bool, source: TransferEndpoint) {
+            guard let recorder, existing != nil, replaced.withLock({ $0 }) == nil else { return }
+            if serverSideMove {
+                recorder.record(UndoRecord(operation: .move, path: target.path, source: source.path, expected: identity), on: target.provider)
+            } else {
+                recorder.record(UndoRecord(operation: .overwrite, path: target.path, expected: identity, isPermanent: true), on: target.provider)
+            }
         }
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import GatewayTestSupport
 import Testing
 
@@ -31,6 +34,9 @@ struct GatewayRunner: Sendable {
         self.workingDirectory = workingDirectory
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("GATEWAY_") || $0.key.hasPrefix("GATEWAY_TEST_") }
         environment["XDG_CONFIG_HOME"] = configHome
+        // The undo journal and the desktop trash of this run's user, kept apart from the machine's.
+        environment["XDG_STATE_HOME"] = configHome + "/state"
+        environment["XDG_DATA_HOME"] = configHome + "/data"
         self.environment = environment
     }
 
@@ -41,6 +47,31 @@ struct GatewayRunner: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Swift.Result { try runBlocking(arguments, stdin: stdin, extraEnvironment: extraEnvironment) }) }.start()
         }
+    }
+
+    /// A run started in the background (output discarded), to be killed.
+    struct Running: Sendable {
+        let process: Process
+
+        /// Kills it outright (SIGKILL: no clean-up runs) and reaps it.
+        func kill() {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Starts the binary without waiting for it.
+    func start(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> Running {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
+        process.environment = environment.merging(extraEnvironment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return Running(process: process)
     }
 
     /// Runs the binary and waits for it, blocking the calling thread (for clean-ups in `defer`).

@@ -108,6 +108,7 @@ struct UndoCommand: AsyncParsableCommand {
         let undoRun = dryRun ? nil : try? journal.beginRun(command: JournalRecorder.commandLine(), undoing: run.id)
         var providers: [String: any FileProviderUndoable] = [:]
         var failures = 0
+        var lost = 0
         var reverted = 0
         var before: Int64?
         while true {
@@ -117,8 +118,9 @@ struct UndoCommand: AsyncParsableCommand {
             for entry in page where entry.state != .undone {
                 let place = Self.name(entry.remote, entry.record.path)
                 guard entry.record.isUndoable else {
+                    // Reported, but no reason to keep the run open: nothing will bring it back.
                     Diagnostics.printLine("undo \(place): \(entry.record.summary); it cannot be undone")
-                    failures += 1
+                    lost += 1
                     continue
                 }
                 if dryRun {
@@ -157,9 +159,9 @@ struct UndoCommand: AsyncParsableCommand {
         if !global.quiet {
             let verb = dryRun ? "would revert" : "reverted"
             Diagnostics.printLine("undo: \(verb) \(dryRun ? run.pendingCount : reverted) change(s) of run \(run.id) (\(run.command))"
-                                  + (failures > 0 ? "; \(failures) could not be reverted" : ""))
+                                  + (failures + lost > 0 ? "; \(failures + lost) could not be reverted" : ""))
         }
-        if failures > 0 { throw ExitCode(1) }
+        if failures + lost > 0 { throw ExitCode(1) }
     }
 
     /// `remote:path`, or the bare path for the local file system.

@@ -114,6 +114,14 @@ extension FileProviderUndoable {
     /// changing nothing, when the item changed after the operation or its old place is taken.
     public func undo(_ record: UndoRecord) async throws {
         let path = try RemotePath.normalize(record.path)
+        if record.isTentative, try await itemIfPresent(path: path) == nil {
+            // Recorded ahead of a change that never reached `path` (or went away since): only an
+            // overwrite's trashed file, if it got that far, has to come back.
+            if record.operation == .overwrite || record.operation == .move, record.trashName != nil {
+                try await restore(record, to: path)
+            }
+            return
+        }
         switch record.operation {
         case .remove:
             guard !record.isPermanent, record.trashName != nil else {

@@ -34,10 +34,13 @@ public struct UndoRecord: Sendable, Hashable, Codable {
     public var expected: ItemIdentity?
     /// A removal that did not go through the trash (the trash is off, or `--no-trash`): it cannot be undone.
     public var isPermanent: Bool
+    /// Written ahead of the change, which may not have happened (the process was killed first):
+    /// undo then finds nothing at ``path`` and has nothing to revert, instead of refusing.
+    public var isTentative: Bool
 
     /// Creates a record.
     public init(operation: Operation, path: String, source: String? = nil, trashName: String? = nil, trashVolume: String? = nil,
-                expected: ItemIdentity? = nil, isPermanent: Bool = false) {
+                expected: ItemIdentity? = nil, isPermanent: Bool = false, isTentative: Bool = false) {
         self.operation = operation
         self.path = path
         self.source = source
@@ -45,6 +48,23 @@ public struct UndoRecord: Sendable, Hashable, Codable {
         self.trashVolume = trashVolume
         self.expected = expected
         self.isPermanent = isPermanent
+        self.isTentative = isTentative
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case operation, path, source, trashName, trashVolume, expected, isPermanent, isTentative
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        operation = try container.decode(Operation.self, forKey: .operation)
+        path = try container.decode(String.self, forKey: .path)
+        source = try container.decodeIfPresent(String.self, forKey: .source)
+        trashName = try container.decodeIfPresent(String.self, forKey: .trashName)
+        trashVolume = try container.decodeIfPresent(String.self, forKey: .trashVolume)
+        expected = try container.decodeIfPresent(ItemIdentity.self, forKey: .expected)
+        isPermanent = try container.decodeIfPresent(Bool.self, forKey: .isPermanent) ?? false
+        isTentative = try container.decodeIfPresent(Bool.self, forKey: .isTentative) ?? false
     }
 
     /// Whether ``FileProviderUndoable/undo(_:)`` can revert it (a permanent removal cannot).

@@ -111,14 +111,16 @@ public final class UndoJournal: Sendable {
         }
     }
 
-    /// The newest run that changed something, is not itself an undo, and was not undone yet.
+    /// The newest run that changed something, is not itself an undo, and was not undone yet (even
+    /// when what it did cannot be undone: `gateway undo` then says so, rather than reaching back
+    /// past it).
     public func latestUndoableRun() throws -> UndoRun? {
         try store.withDatabase { database in
             let statement = try database.statement(Self.runQuery + " WHERE r.undo_of IS NULL AND r.undone_by IS NULL ORDER BY r.id DESC")
             defer { statement.reset() }
             while try statement.step() {
                 let run = Self.run(from: statement)
-                if run.pendingCount > 0 { return run }
+                if run.recordCount > 0 { return run }
             }
             return nil
         }
