@@ -4,7 +4,7 @@
 import PackageDescription
 
 // libFuzzer harnesses for the parsers that read what servers and users send: WebDAV 207 bodies,
-// FTP LIST and MLSD lines, FTP control-connection replies, and gateway config JSON.
+// FTP LIST and MLSD lines, FTP control-connection replies, gateway config JSON, and FreeDesktop `.trashinfo` records.
 //
 // A separate package so the main one stays free of fuzzing flags. Build and run it through
 // `scripts/fuzz.sh` (see docs/fuzzing.md), which passes `-sanitize=fuzzer,address`,
@@ -18,6 +18,7 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzMLSD", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
     ("FuzzFTPReply", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
     ("FuzzConfig", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
+    ("FuzzTrashInfo", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
 ]
 
 let package = Package(

@@ -20,7 +20,7 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp monitor}
+sections=${BENCH_SECTIONS:-local webdav ftp monitor undo}
 # monitor: trees of FOLDERS x FILES items (10 x 1,000 and 100 x 1,000 by default).
 monitor_trees=${BENCH_MONITOR_TREES:-10x1000 100x1000}
 
@@ -41,7 +41,7 @@ mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
 ftp_url=""
-if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* ]]; then
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -70,6 +70,11 @@ export GATEWAY_CONFIG="$work/config.json"
 echo "preparing data: ${size_mib} MiB file, ${small_files} x 4 KiB files, ${listing_entries}-entry folder"
 head -c "$((size_mib * 1024 * 1024))" /dev/urandom > "$work/big.bin"
 for ((i = 0; i < small_files; i++)); do head -c 4096 /dev/urandom > "$work/small/f$i"; done
+if [[ " $sections " == *" undo "* ]]; then
+    # The same names one byte longer: a copy over the 4 KiB files replaces every one.
+    mkdir -p "$work/small-v2"
+    for ((i = 0; i < small_files; i++)); do head -c 4097 /dev/urandom > "$work/small-v2/f$i"; done
+fi
 for ((i = 0; i < listing_entries; i++)); do : > "$work/listing/entry-$i"; done
 if [ -n "$dav_url" ]; then
     cp -r "$work/listing" "$dav_root/listing" && chown -R www-data:www-data "$dav_root/listing"
@@ -190,6 +195,30 @@ for ((round = 1; round <= rounds; round++)); do
     done
     unset GATEWAY_STATE_DIR
     fi
+    if [[ " $sections " == *" undo "* ]]; then
+    # Undo on WebDAV (Apache): removing a 2,000-file folder and overwriting 2,000 files, with the
+    # trash (the default) and without (--no-trash), and undoing them. Requests are counted in
+    # Apache's access log.
+    export GATEWAY_STATE_DIR="$work/state-undo"
+    access_log=$GATEWAY_TEST_APACHE_ACCESS_LOG
+    # counted NAME COMMAND...: measure, and record how many requests Apache saw.
+    counted() {
+        local name=$1; shift
+        local before; before=$(wc -l < "$access_log")
+        measure "$name" "$@"
+        printf '%s\t%s\n' "$name" "$(( $(wc -l < "$access_log") - before ))" >> "$work/requests.tsv"
+    }
+    dav_seed() { dav_clean; cp -r "$work/small" "$dav_root/$1"; chown -R www-data:www-data "$dav_root/$1"; }
+    dav_seed tree; counted "dav rm -r ${small_files} files: gateway rm --no-trash" "$gateway" rm -r --no-trash dav:tree
+    dav_seed tree; counted "dav rm -r ${small_files} files: gateway rm (to the trash)" "$gateway" rm -r dav:tree
+    counted "dav rm -r ${small_files} files: gateway undo of it" "$gateway" undo --quiet
+    [ "$(ls "$dav_root/tree" | wc -l)" -eq "$small_files" ] || { echo "undo of rm -r incomplete" >&2; exit 1; }
+    dav_seed up; counted "dav overwrite ${small_files} files: gateway copy --no-trash" "$gateway" copy --quiet --no-trash "$work/small-v2" dav:up
+    dav_seed up; counted "dav overwrite ${small_files} files: gateway copy (to the trash)" "$gateway" copy --quiet "$work/small-v2" dav:up
+    counted "dav overwrite ${small_files} files: gateway undo of it" "$gateway" undo --quiet
+    cmp -s "$work/small/f7" "$dav_root/up/f7" || { echo "undo of the overwrite did not restore f7" >&2; exit 1; }
+    unset GATEWAY_STATE_DIR
+    fi
     [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.
     clean; measure "big copy: cp" cp "$work/big.bin" "$work/out/big.bin"
@@ -245,3 +274,8 @@ for group, tools in groups.items():
         print(f"{group:<18} {tool:<38} {seconds:>9.2f} {rss / 1024:>8.1f}MB {rate:>14} {ratio:>12} {vs_rclone:>10}")
 print("\nratios: >1x means gateway (or the tool) is faster than the baseline / rclone.")
 PY
+if [ -s "$work/requests.tsv" ]; then
+    echo
+    echo "requests Apache saw (last round):"
+    awk -F '\t' '{ if (!($1 in last)) names[++n] = $1; last[$1] = $2 } END { for (i = 1; i <= n; i++) printf "  %-70s %s\n", names[i], last[names[i]] }' "$work/requests.tsv"
+fi

@@ -64,6 +64,19 @@ struct LocalTrashLocator: TrashLocator {
         return volumes
     }
 
+    /// A `trash_dir` folder, or a top-folder trash (`.Trash-$uid`, `.Trash`) at the top of a file system.
+    func isTrashFolder(_ path: String) -> Bool {
+        let host = provider.resolver.lexicalHostPath(path)
+        if let configured { return host == configured }
+        if host == homeTrash { return true }
+        let name = (host as NSString).lastPathComponent
+        guard name == ".Trash-\(getuid())" || name == ".Trash" else { return false }
+        let top = (host as NSString).deletingLastPathComponent
+        guard top != "/" else { return true }
+        let above = (top as NSString).deletingLastPathComponent
+        return Self.device(of: top) != Self.device(of: above.isEmpty ? "/" : above)
+    }
+
     /// `$topdir/.Trash/$uid` when an administrator made `$topdir/.Trash` (a real folder with the
     /// sticky bit), else `$topdir/.Trash-$uid`.
     static func topdirTrash(_ topdir: String) -> String {

@@ -94,6 +94,7 @@ extension CopyEngine {
             progress?.addFile()
             state.skipped(job.relative, reason: .symbolicLinkToFolder)
         } catch {
+            await undo.failed()
             let side = ErrorMessage.path(of: error).map { RemotePath.parent(of: $0) == RemotePath.parent(of: destinationPath) || $0 == destinationPath } == true
                 && ErrorMessage.path(of: error) != job.source.path
             state.fail(job.relative, operation: mode == .move ? "move" : "copy",

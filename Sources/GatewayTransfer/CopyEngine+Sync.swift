@@ -14,14 +14,14 @@ extension CopyEngine {
         // through a folder index: one listing per source folder, not one request per item.
         let sourceIndex = FolderIndex(provider: source.provider, root: source.path)
         // The destination's trash (and temporaries) stay: never extras.
-        let excluded = await Self.excludedPaths([destination.provider])
+        var filter = await TreeFilter([destination.provider])
         var extras: [FileObject] = []
         var extraFolders: Set<String> = []
         do {
             for try await item in destination.provider.walk(path: destination.path) {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: destination.path), !relative.isEmpty else { continue }
-                if Self.lies(relative, inAnyOf: extraFolders) || Self.isExcluded(item.path, excluded) { continue }
+                if filter.skips(item) || Self.lies(relative, inAnyOf: extraFolders) { continue }
                 let counterpart = try await sourceIndex.item(at: relative)
                 if let counterpart, counterpart.isDirectory == item.isDirectory { continue }
                 extras.append(item)
@@ -102,11 +102,15 @@ extension CopyEngine {
         // The source walk feeds `checkers` comparing tasks through a bounded queue.
         let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path)
         let queue = WorkQueue<(item: FileObject, relative: String)>(capacity: options.checkers * 32)
+        // Trash folders and gateway temporaries are not content on either side.
+        let filter = await TreeFilter([source.provider, destination.provider])
         try await withThrowingTaskGroup(of: CheckReport.self) { group in
             group.addTask {
                 defer { queue.finish() }
-                for try await item in source.provider.walk(path: source.path) where !item.isDirectory && !item.isLinkToFolder {
+                var sourceFilter = filter
+                for try await item in source.provider.walk(path: source.path) {
                     try Task.checkCancellation()
+                    if sourceFilter.skips(item) || item.isDirectory || item.isLinkToFolder { continue }
                     guard let relative = RemotePath.relative(item.path, to: source.path) else { continue }
                     await queue.send((item, relative))
                 }
@@ -133,8 +137,10 @@ extension CopyEngine {
         }
 
         let sourceIndex = FolderIndex(provider: source.provider, root: source.path)
+        var destinationFilter = filter
         do {
-            for try await item in destination.provider.walk(path: destination.path) where !item.isDirectory && !item.isLinkToFolder {
+            for try await item in destination.provider.walk(path: destination.path) {
+                if destinationFilter.skips(item) || item.isDirectory || item.isLinkToFolder { continue }
                 guard let relative = RemotePath.relative(item.path, to: destination.path) else { continue }
                 if try await sourceIndex.item(at: relative) == nil {
                     report.extra.append(relative)

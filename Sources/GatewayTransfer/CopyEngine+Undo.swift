@@ -3,10 +3,9 @@ import Synchronization
 
 extension CopyEngine {
     /// What one file's copy needs for undo: the hook that trashes the file it replaces, and the
-    /// records it reports. Records are written ahead of the change (``UndoRecord/isTentative``), so
-    /// a run killed at any point is undone for everything it did: a creation or move is recorded
-    /// before the file is written or renamed, an overwrite right after the old file went to the
-    /// trash and before the new one takes its name.
+    /// records it reports. Creations and moves are recorded ahead of the change
+    /// (``UndoRecord/isTentative``), so a run killed at any point is undone for what it made; an
+    /// overwrite once it is done (its old file is in the trash either way).
     final class FileUndo: Sendable {
         private let trash: Trash?
         private let sourceTrash: (any FileProviderUndoable)?
@@ -40,17 +39,10 @@ extension CopyEngine {
             if let trash {
                 transfer.beforeReplacing = { [self] path in
                     guard replaced.withLock({ $0 }) == nil else { return }
-                    let item: TrashedItem
                     do {
-                        item = try await trash.trashItem(at: path)
-                    } catch where error.failureKind == .notFound {
-                        return
-                    }
-                    replaced.withLock { $0 = item }
-                    let operation: UndoRecord.Operation = serverSideMove ? .move : .overwrite
-                    recorder?.record(UndoRecord(operation: operation, path: path, source: serverSideMove ? source.path : nil,
-                                                trashName: item.name, trashVolume: item.volume, expected: identity, isTentative: true),
-                                     on: target.provider)
+                        let item = try await trash.trashItem(at: path)
+                        replaced.withLock { $0 = item }
+                    } catch where error.failureKind == .notFound {}
                 }
             }
             if let sourceTrash, let recorder {
@@ -63,14 +55,26 @@ extension CopyEngine {
             }
         }
 
-        /// Reports what only the end of a copy tells: a file replaced for good (no trash).
+        /// Reports what only the end of a copy tells: the file it replaced (in the trash, or gone
+        /// for good without one). (Killed between the two renames of an overwrite, the old file is
+        /// in the trash without a record: `gateway trash list` shows it.)
         func finish(existing: FileObject?, serverSideMove: Bool, source: TransferEndpoint) {
-            guard let recorder, existing != nil, replaced.withLock({ $0 }) == nil else { return }
+            guard let recorder, existing != nil else { return }
+            let trashed = replaced.withLock { $0 }
             if serverSideMove {
-                recorder.record(UndoRecord(operation: .move, path: target.path, source: source.path, expected: identity), on: target.provider)
+                recorder.record(UndoRecord(operation: .move, path: target.path, source: source.path, trashName: trashed?.name,
+                                           trashVolume: trashed?.volume, expected: identity), on: target.provider)
             } else {
-                recorder.record(UndoRecord(operation: .overwrite, path: target.path, expected: identity, isPermanent: true), on: target.provider)
+                recorder.record(UndoRecord(operation: .overwrite, path: target.path, trashName: trashed?.name, trashVolume: trashed?.volume,
+                                           expected: identity, isPermanent: trashed == nil), on: target.provider)
             }
+        }
+
+        /// The copy failed for good: a file already moved to the trash goes back to its name.
+        func failed() async {
+            guard let trashed = replaced.withLock({ $0 }), let trash,
+                  (try? await target.provider.itemIfPresent(path: target.path)) == .some(nil) else { return }
+            try? await trash.restore(trashed, to: target.path)
         }
     }
 
@@ -86,27 +90,37 @@ extension CopyEngine {
         options.undoRecorder?.record(UndoRecord(operation: .remove, path: item.path, isPermanent: true), on: provider)
     }
 
-    /// Paths a copy never reads or deletes: the trash folders inside either tree.
-    static func excludedPaths(_ providers: [any FileProviderBasic]) async -> Set<String> {
-        var paths: Set<String> = []
-        for provider in providers {
-            guard let trash = (provider as? any FileProviderUndoable)?.trash else { continue }
-            for folder in await trash.folderPaths() { paths.insert(folder) }
-        }
-        return paths
-    }
+    /// What a copy never reads, copies into or deletes: the trash folders inside either tree, and
+    /// gateway temporary files (`.NAME.gateway-….partial`: an atomic or resumable write in
+    /// progress, or left by a killed one). Fed the items of one walk in order.
+    struct TreeFilter: Sendable {
+        private var excluded: Set<String> = []
+        private let trashes: [Trash]
 
-    /// Whether `path` is one of `excluded` or lies below one, or is a gateway temporary file
-    /// (`.NAME.gateway-….partial`: an atomic or resumable write in progress, or left by a killed one).
-    static func isExcluded(_ path: String, _ excluded: Set<String>) -> Bool {
-        let name = RemotePath.lastComponent(of: path)
-        if name.hasPrefix("."), name.hasSuffix(".partial"), name.contains(".gateway-") { return true }
-        guard !excluded.isEmpty else { return false }
-        var probe = path
-        while probe != "/" {
-            if excluded.contains(probe) { return true }
-            probe = RemotePath.parent(of: probe)
+        init(_ providers: [any FileProviderBasic]) async {
+            trashes = providers.compactMap { ($0 as? any FileProviderUndoable)?.trash }
+            for trash in trashes {
+                for folder in await trash.folderPaths() { excluded.insert(folder) }
+            }
         }
-        return false
+
+        /// Whether to pass over `item` (and, for a folder, remember it, so its contents are passed
+        /// over too).
+        mutating func skips(_ item: FileObject) -> Bool {
+            let name = item.name.isEmpty ? RemotePath.lastComponent(of: item.path) : item.name
+            if name.hasPrefix("."), name.hasSuffix(".partial"), name.contains(".gateway-") { return true }
+            if !excluded.isEmpty {
+                var probe = item.path
+                while probe != "/" {
+                    if excluded.contains(probe) { return true }
+                    probe = RemotePath.parent(of: probe)
+                }
+            }
+            if item.isDirectory, trashes.contains(where: { $0.locator.isTrashFolder(item.path) }) {
+                excluded.insert(item.path)
+                return true
+            }
+            return false
+        }
     }
 }

@@ -195,12 +195,12 @@ public struct CopyEngine: Sendable {
             fresh.insert("")
         }
         // The trash folders in either tree are not content to copy (nor to copy into).
-        let excluded = await Self.excludedPaths([source.provider, destination.provider])
+        var filter = await TreeFilter([source.provider, destination.provider])
         do {
             for try await item in source.provider.walk(path: source.path) {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: source.path), !relative.isEmpty else { continue }
-                if Self.isExcluded(item.path, excluded) { continue }
+                if filter.skips(item) { continue }
                 let parent = relative.lastIndex(of: "/").map { String(relative[..<$0]) } ?? ""
                 let parentFresh = fresh.contains(parent)
                 switch item.type {

@@ -73,8 +73,23 @@ public enum Transfer {
         if source.isSameProvider(as: destination), sourceAttributes?.isSymbolicLink != true,
            source.provider.capabilities.supports(.serverSideCopy),
            let operations = source.provider as? any FileProviderOperations {
-            try await options.beforeReplacing?(destination.path)
-            try await operations.copyItem(path: source.path, to: destination.path, overwrite: options.overwrite, progress: progress)
+            guard let beforeReplacing = options.beforeReplacing else {
+                try await operations.copyItem(path: source.path, to: destination.path, overwrite: options.overwrite, progress: progress)
+                return
+            }
+            // The old file goes to the trash only once the copy is complete: copied server-side
+            // under a temporary name, then renamed into place.
+            let temporary = RemotePath.parent(of: destination.path) == "/"
+                ? "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: destination.path))
+                : RemotePath.parent(of: destination.path) + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: destination.path))
+            do {
+                try await operations.copyItem(path: source.path, to: temporary, overwrite: false, progress: progress)
+                try await beforeReplacing(destination.path)
+                try await operations.moveItem(path: temporary, to: destination.path, overwrite: options.overwrite)
+            } catch {
+                try? await operations.removeItem(path: temporary, recursive: false)
+                throw error
+            }
             return
         }
         guard let reader = source.provider as? any FileProviderReadWrite else {

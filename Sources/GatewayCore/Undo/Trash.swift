@@ -199,6 +199,8 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
 
     public func volume(identifier: String) async throws -> (any TrashVolume)? { identifier == folder ? self : nil }
 
+    public func isTrashFolder(_ path: String) -> Bool { path == folder }
+
     /// Makes `files/` and `info/`: only after a write into them failed, so a trash in use costs no
     /// request for it.
     private func makeFolders() async throws {

@@ -46,6 +46,9 @@ public protocol TrashLocator: Sendable {
     func volumes(under path: String) async throws -> [any TrashVolume]
     /// The trash with this ``TrashVolume/identifier`` (from an undo record or a listing), or `nil`.
     func volume(identifier: String) async throws -> (any TrashVolume)?
+    /// Whether the folder at `path` on the provider is a trash folder (copies skip it), without a
+    /// request: a Local remote recognises the `.Trash-$uid` of any file system mounted below it.
+    func isTrashFolder(_ path: String) -> Bool
 }
 
 /// The config keys every backend with a trash shares, and their values.

@@ -1,0 +1,25 @@
+// libFuzzer harness for FreeDesktop `.trashinfo` records: `TrashInfo.parse(_:name:timeZone:)`.
+// A trash on a remote is written by whoever can write there, and a desktop trash by every tool on
+// the machine, so its records are untrusted input. A malformed record is an expected outcome
+// (`FileProviderError.malformedResponse`); a crash, a trap or a hang is not. What parses must
+// encode and parse again to the same path (the round trip the gateway relies on when it restores).
+import Foundation
+import StorageGateway
+
+private let utc = TimeZone(secondsFromGMT: 0)!
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTrashInfo(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    let data = Data(UnsafeRawBufferPointer(start: start, count: count))
+    do {
+        let info = try TrashInfo.parse(data, name: "fuzz", timeZone: utc)
+        let again = try TrashInfo.parse(info.encoded(timeZone: utc), name: "fuzz", timeZone: utc)
+        if again.path != info.path { fatalError("path did not survive a round trip: \(info.path.debugDescription)") }
+        if let date = info.deletionDate, let back = again.deletionDate, abs(date.timeIntervalSince(back)) >= 1 {
+            fatalError("date did not survive a round trip")
+        }
+    } catch {
+        _ = String(describing: error)
+    }
+    return 0
+}

@@ -1,0 +1,155 @@
+import Foundation
+@testable import GatewayTestSupport
+import StorageGateway
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Local's trash is the desktop's (FreeDesktop.org Trash specification): the home trash for the
+/// home file system, `$topdir/.Trash-$uid` (or an administrator's sticky `$topdir/.Trash/$uid`) on
+/// others; trash-cli and the gateway read each other's items.
+@Suite("Local trash (FreeDesktop)", .serialized)
+struct LocalTrashTests {
+    struct Scratch {
+        let root: TemporaryFolder
+        let home: TemporaryFolder
+        let provider: LocalFileProvider
+        var homeTrash: String { home.path + "/Trash" }
+        func host(_ path: String) -> String { root.path + path }
+    }
+
+    func withScratch(_ body: (Scratch) async throws -> Void) async throws {
+        let root = try TemporaryFolder.make(prefix: "gateway-trash-root")
+        let home = try TemporaryFolder.make(prefix: "gateway-trash-home")
+        defer {
+            root.remove()
+            home.remove()
+        }
+        let provider = try LocalFileProvider(name: "trash", root: root.path, homeTrash: home.path + "/Trash")
+        try await body(Scratch(root: root, home: home, provider: provider))
+    }
+
+    /// Runs a trash-cli tool with the scratch's home trash as the desktop's.
+    func trashCLI(_ tool: String, _ arguments: [String], dataHome: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_DATA_HOME": dataHome]) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(tool) failed")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test("the home trash: files/ and info/NAME.trashinfo with the absolute path; a second item of one name gets NAME.2")
+    func homeTrashLayout() async throws {
+        try await withScratch { s in
+            try await s.provider.writeContents(path: "/a b.txt", data: Data("one".utf8))
+            let first = try await s.provider.removeItemUndoably(path: "/a b.txt", recursive: false)
+            try await s.provider.writeContents(path: "/a b.txt", data: Data("two".utf8))
+            let second = try await s.provider.removeItemUndoably(path: "/a b.txt", recursive: false)
+            #expect(first.trashName == "a b.txt" && second.trashName == "a b.txt.2")
+            #expect(first.trashVolume == s.homeTrash)
+            let info = try String(contentsOfFile: s.homeTrash + "/info/a b.txt.trashinfo", encoding: .utf8)
+            #expect(info.hasPrefix("[Trash Info]\nPath=\(TrashInfoEncoding.encode(s.host("/a b.txt")))\nDeletionDate="), "\(info)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: s.homeTrash + "/files/a b.txt.2")) == Data("two".utf8))
+            var mode = stat()
+            #expect(stat(s.homeTrash, &mode) == 0 && mode.st_mode & 0o777 == 0o700, "the trash is private")
+        }
+    }
+
+    @Test("trash-cli sees what the gateway trashed, and the gateway restores what trash-cli trashed")
+    func interoperatesWithTrashCLI() async throws {
+        try await withScratch { s in
+            try await s.provider.writeContents(path: "/mine.txt", data: Data("mine".utf8))
+            _ = try await s.provider.removeItemUndoably(path: "/mine.txt", recursive: false)
+            let listed = try trashCLI("trash-list", [], dataHome: s.home.path)
+            #expect(listed.contains(s.host("/mine.txt")), "\(listed)")
+
+            try Data("theirs".utf8).write(to: URL(fileURLWithPath: s.host("/theirs.txt")))
+            _ = try trashCLI("trash-put", [s.host("/theirs.txt")], dataHome: s.home.path)
+            let trash = try #require(s.provider.trash)
+            var items: [TrashedItem] = []
+            for try await item in trash.items() { items.append(item) }
+            let theirs = try #require(items.first { $0.originalPath == "/theirs.txt" }, "\(items)")
+            #expect(theirs.size == 6 && theirs.deletionDate != nil)
+            try await trash.restore(theirs)
+            #expect(try await s.provider.contents(path: "/theirs.txt") == Data("theirs".utf8))
+
+            // trash-cli restores what the gateway trashed (it asks which item: the first).
+            let restore = Process()
+            restore.executableURL = URL(fileURLWithPath: "/usr/bin/trash-restore")
+            restore.arguments = [s.host("/mine.txt")]
+            restore.environment = ProcessInfo.processInfo.environment.merging(["XDG_DATA_HOME": s.home.path]) { $1 }
+            let input = Pipe()
+            restore.standardInput = input
+            restore.standardOutput = FileHandle.nullDevice
+            try restore.run()
+            try input.fileHandleForWriting.write(contentsOf: Data("0\n".utf8))
+            try input.fileHandleForWriting.close()
+            restore.waitUntilExit()
+            #expect(try await s.provider.contents(path: "/mine.txt") == Data("mine".utf8))
+        }
+    }
+
+    @Test("another file system (a tmpfs): .Trash-UID at its top, relative paths, one rename; copies skip it")
+    func otherFileSystem() async throws {
+        try await withScratch { s in
+            let mount = s.host("/mnt")
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: false)
+            let mounted = Process()
+            mounted.executableURL = URL(fileURLWithPath: "/bin/mount")
+            mounted.arguments = ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mount]
+            try mounted.run()
+            mounted.waitUntilExit()
+            try #require(mounted.terminationStatus == 0, "mounting a tmpfs needs root (CAP_SYS_ADMIN): the CI machine has it")
+            defer {
+                let unmount = Process()
+                unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+                unmount.arguments = ["-l", mount]
+                try? unmount.run()
+                unmount.waitUntilExit()
+            }
+            try await s.provider.createFolder(path: "/mnt/d/e", withIntermediateDirectories: true)
+            try await s.provider.writeContents(path: "/mnt/d/e/f.txt", data: Data("on tmpfs".utf8))
+            let record = try await s.provider.removeItemUndoably(path: "/mnt/d", recursive: true)
+            let trashFolder = mount + "/.Trash-\(getuid())"
+            #expect(record.trashVolume == trashFolder)
+            let info = try String(contentsOfFile: trashFolder + "/info/d.trashinfo", encoding: .utf8)
+            #expect(info.contains("\nPath=d\n"), "relative to the top of the file system: \(info)")
+            let listed = try trashCLI("trash-list", [], dataHome: s.home.path)
+            #expect(listed.contains(mount + "/d"), "trash-cli finds it through the mount's .Trash-UID: \(listed)")
+
+            // Copies from the root do not take the trash folder along.
+            let copy = try TemporaryFolder.make(prefix: "gateway-trash-copy")
+            defer { copy.remove() }
+            let target = try LocalFileProvider(name: "copy", root: copy.path, homeTrash: s.homeTrash)
+            let summary = try await CopyEngine().run(.copy, from: TransferEndpoint(provider: s.provider, path: "/"),
+                                                     to: TransferEndpoint(provider: target, path: "/"))
+            #expect(summary.failed == 0)
+            #expect(!FileManager.default.fileExists(atPath: copy.path + "/mnt/.Trash-\(getuid())"))
+
+            try await s.provider.undo(record)
+            #expect(try await s.provider.contents(path: "/mnt/d/e/f.txt") == Data("on tmpfs".utf8))
+
+            // An administrator's sticky .Trash wins: $topdir/.Trash/$uid.
+            try FileManager.default.createDirectory(atPath: mount + "/.Trash", withIntermediateDirectories: false)
+            chmod(mount + "/.Trash", 0o1777)
+            let shared = try await s.provider.removeItemUndoably(path: "/mnt/d/e/f.txt", recursive: false)
+            #expect(shared.trashVolume == mount + "/.Trash/\(getuid())")
+            try await s.provider.undo(shared)
+            #expect(try await s.provider.contents(path: "/mnt/d/e/f.txt") == Data("on tmpfs".utf8))
+        }
+    }
+}
+
+/// trash-cli's path encoding, written out independently of the library's.
+enum TrashInfoEncoding {
+    static func encode(_ path: String) -> String {
+        path.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")) ?? path
+    }
+}
