@@ -208,7 +208,7 @@ for ((round = 1; round <= rounds; round++)); do
         measure "$name" "$@"
         printf '%s\t%s\n' "$name" "$(( $(wc -l < "$access_log") - before ))" >> "$work/requests.tsv"
     }
-    dav_seed() { dav_clean; cp -r "$work/small" "$dav_root/$1"; chown -R www-data:www-data "$dav_root/$1"; }
+    dav_seed() { dav_clean; rm -rf "${dav_root:?}/$1"; cp -r "$work/small" "$dav_root/$1"; chown -R www-data:www-data "$dav_root/$1"; }
     dav_seed tree; counted "dav rm -r ${small_files} files: gateway rm --no-trash" "$gateway" rm -r --no-trash dav:tree
     dav_seed tree; counted "dav rm -r ${small_files} files: gateway rm (to the trash)" "$gateway" rm -r dav:tree
     counted "dav rm -r ${small_files} files: gateway undo of it" "$gateway" undo --quiet

@@ -21,7 +21,12 @@ extension FTPProvider {
             let parentItem = try await itemIfPresent(path: parent)
             if parentItem == nil, withIntermediateDirectories {
                 try await createFolder(path: parent, withIntermediateDirectories: true)
-                _ = try await client.execute(["MKD \(target)"], directory: RemotePath.parent(of: target), path: remote)
+                do {
+                    _ = try await client.execute(["MKD \(target)"], directory: RemotePath.parent(of: target), path: remote)
+                } catch let again as FileProviderFTPError where again.replyCode >= 500 {
+                    // Made meanwhile by another connection (several copies creating one folder).
+                    guard let made = try await itemIfPresent(path: remote), made.isDirectory else { throw again }
+                }
                 return
             }
             if parentItem == nil {

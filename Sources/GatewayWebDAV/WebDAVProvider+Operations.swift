@@ -29,6 +29,13 @@ extension WebDAVProvider {
             case 409 where try await itemIfPresent(path: RemotePath.parent(of: remote)) == nil:
                 // The parent is missing (RFC 4918 §9.3.1): "not found", naming it, as every backend says.
                 throw CocoaError.posix(ENOENT, path: RemotePath.parent(of: remote), remote: name, writing: true)
+            case 403 where withIntermediateDirectories:
+                // Apache answers 403 when another client made the folder between its check and
+                // its mkdir ("Unable to create collection", EEXIST): a race that ends as wanted.
+                guard let existing = try await itemIfPresent(path: remote), existing.isDirectory else {
+                    throw failure(head, body: body, path: remote)
+                }
+                return
             default:
                 throw failure(head, body: body, path: remote)
             }
