@@ -135,7 +135,6 @@ struct LocalTrashVolume: TrashVolume {
 
     var identifier: String { folder }
     var folderPath: String? { provider.resolver.remotePath(ofHostPath: folder) }
-    var reservesNamesExclusively: Bool { true }
 
     private var files: String { folder + "/files" }
     private var infos: String { folder + "/info" }
@@ -161,15 +160,18 @@ struct LocalTrashVolume: TrashVolume {
         }
     }
 
-    func reserve(_ name: String, info: Data) async throws -> Bool {
+    /// `NAME`, `NAME.2`, …: the record `info/NAME.trashinfo` is created exclusively (`O_EXCL`),
+    /// which claims the name, as the specification asks.
+    func reserve(_ info: TrashInfo, base: String, attempt: Int) async throws -> String? {
         try makeFolders()
+        let name = Trash.candidate(base, attempt: attempt)
         let path = "\(infos)/\(name).trashinfo"
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd < 0 {
-            if errno == EEXIST { return false }
+            if errno == EEXIST { return nil }
             throw fail(errno, path)
         }
-        let failure = FileDescriptorIO.writeAll(fd, info)
+        let failure = FileDescriptorIO.writeAll(fd, info.encoded())
         let closed = Glibc.close(fd)
         if failure != 0 || closed != 0 {
             unlink(path)
@@ -178,12 +180,12 @@ struct LocalTrashVolume: TrashVolume {
         // A file left in `files/` without its record (another tool's crash) keeps its name.
         if POSIX.status("\(files)/\(name)", followSymlinks: false) != nil {
             unlink(path)
-            return false
+            return nil
         }
-        return true
+        return name
     }
 
-    func info(of name: String) async throws -> Data {
+    func info(of name: String) async throws -> TrashInfo {
         let path = "\(infos)/\(name).trashinfo"
         let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw CocoaError.posix(errno, path: path, remote: provider.name) }
@@ -193,7 +195,7 @@ struct LocalTrashVolume: TrashVolume {
         while true {
             let count = read(fd, &buffer, buffer.count)
             if count < 0 { throw CocoaError.posix(errno, path: path, remote: provider.name) }
-            if count == 0 { return data }
+            if count == 0 { return try TrashInfo.parse(data, name: name) }
             data.append(contentsOf: buffer[..<count])
             if data.count > TrashInfo.maximumSize { throw CocoaError(.fileReadTooLarge) }
         }
@@ -203,7 +205,8 @@ struct LocalTrashVolume: TrashVolume {
         if unlink("\(infos)/\(name).trashinfo") != 0, errno != ENOENT { throw fail(errno, infos) }
     }
 
-    func names() -> PullSequence<String> {
+    /// The records in `info/`, as read (an item is listed by its record, as the specification asks).
+    func entries() -> PullSequence<TrashEntry> {
         let infos = infos
         return PullSequence {
             let handle = opendir(infos)
@@ -211,7 +214,9 @@ struct LocalTrashVolume: TrashVolume {
             return {
                 guard let cursor else { return nil }  // no trash yet
                 while let name = try cursor.nextName(folder: "/", provider: provider) {
-                    if name.hasSuffix(".trashinfo"), name.count > ".trashinfo".count { return String(name.dropLast(".trashinfo".count)) }
+                    if name.hasSuffix(".trashinfo"), name.count > ".trashinfo".count {
+                        return TrashEntry(name: String(name.dropLast(".trashinfo".count)))
+                    }
                 }
                 return nil
             }

@@ -20,9 +20,12 @@ extension WebDAVProvider {
         // A small file whose bytes are at hand goes straight to its name where the server's PUT is
         // itself atomic (it stores the body under a temporary name and renames it when complete):
         // one request instead of PUT and MOVE. Elsewhere, and for conditional or no-overwrite
-        // writes, the temporary name and MOVE keep the final name whole.
+        // writes, the temporary name and MOVE keep the final name whole. (With beforeReplacing,
+        // the previous file goes to the trash once the bytes are all in memory, right before the
+        // PUT: the server's own rename is the one the hook precedes. So an undoable overwrite
+        // costs one request more, not three.)
         let buffered = stream.expectedLength.map { $0 <= Self.bufferedUploadSize } ?? false
-        var direct = options.atomically && options.overwrite && options.ifVersion == nil && options.beforeReplacing == nil && buffered
+        var direct = options.atomically && options.overwrite && options.ifVersion == nil && buffered
             && (options.expectedSize == nil || options.expectedSize == stream.expectedLength)
         if direct { direct = await serverPutIsAtomic() }
         let target = options.atomically && !direct
@@ -62,6 +65,7 @@ extension WebDAVProvider {
                 upload = .data(data)
                 headers.append((name: "Content-Type", value: ""))
             }
+            if direct { try await options.beforeReplacing?(remote) }
             let (head, body) = try await send("PUT", target, headers: headers, body: upload)
             guard head.isSuccess else {
                 if head.status == 412 { throw FileProviderError.versionMismatch(path: remote, expected: options.ifVersion ?? "", actual: nil) }

@@ -62,4 +62,20 @@ struct TrashInfoTests {
         let huge = "[Trash Info]\nPath=/" + String(repeating: "a", count: TrashInfo.maximumSize) + "\n"
         #expect(throws: FileProviderError.self) { try TrashInfo.parse(Data(huge.utf8)) }
     }
+
+    @Test("a network trash's names are their own records: any path and the time survive, other names are not records")
+    func namesAsRecords() throws {
+        for path in ["/a.txt", "/docs/report final ü.pdf", "/x~y=z/%41", "/🚀/.hidden", "/semi;colon&amp"] {
+            let info = TrashInfo(path: path, deletionDate: Date(timeIntervalSince1970: 1_795_011_000))
+            let name = ProviderTrashVolume.recordName(for: info, random: "k3x9")
+            #expect(!name.contains("/") && !name.contains("%") && name.split(separator: "~").count == 3, "\(name)")
+            #expect(ProviderTrashVolume.record(inName: name) == info, "\(name)")
+        }
+        #expect(ProviderTrashVolume.recordName(for: TrashInfo(path: "/a b", deletionDate: Date(timeIntervalSince1970: 1_795_011_000)),
+                                               random: "r") == "=2Fa=20b~20261118T141000Z~r")
+        for name in ["report.pdf", "a~b~c", "=2Fx~bad~r", "=2Fx~20261118T141000Z~", "=2F=00~20261118T141000Z~r", "=2F=G1~20261118T141000Z~r",
+                     "=2Fa~20261118T141000Z~r~extra"] {
+            #expect(ProviderTrashVolume.record(inName: name) == nil, "\(name)")
+        }
+    }
 }

@@ -178,6 +178,23 @@ struct UndoBehaviourTests {
         }
     }
 
+    @Test("a path too long to be a trash name of its own keeps a record beside it, and comes back", arguments: UndoFixture.all)
+    func longPath(fixture: UndoFixture) async throws {
+        try await fixture.run { s in
+            let p = s.provider
+            // 160 bytes as a name; escaped for a network trash's own name it would be 480.
+            let long = String(repeating: "ü", count: 80)
+            try await p.writeContents(path: s.path(long), data: Data("long".utf8))
+            let record = try await p.removeItemUndoably(path: s.path(long), recursive: false)
+            let trash = try #require(p.trash)
+            let listed = try await collect(trash.items(under: s.base))
+            #expect(listed.map(\.originalPath) == [s.path(long)], "\(listed)")
+            try await p.undo(record)
+            #expect(try await p.contents(path: s.path(long)) == Data("long".utf8))
+            #expect(try await collect(trash.items(under: s.base)).isEmpty)
+        }
+    }
+
     @Test("with the trash off, removals are permanent and their records say so", arguments: UndoFixture.all)
     func withoutTrash(fixture: UndoFixture) async throws {
         try await fixture.run { s in

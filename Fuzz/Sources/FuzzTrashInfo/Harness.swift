@@ -1,4 +1,5 @@
-// libFuzzer harness for FreeDesktop `.trashinfo` records: `TrashInfo.parse(_:name:timeZone:)`.
+// libFuzzer harness for trash records: FreeDesktop `.trashinfo` files (`TrashInfo.parse(_:name:timeZone:)`)
+// and the names that are their own records in a network trash (`ProviderTrashVolume.record(inName:)`).
 // A trash on a remote is written by whoever can write there, and a desktop trash by every tool on
 // the machine, so its records are untrusted input. A malformed record is an expected outcome
 // (`FileProviderError.malformedResponse`); a crash, a trap or a hang is not. What parses must
@@ -20,6 +21,11 @@ public func fuzzTrashInfo(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         }
     } catch {
         _ = String(describing: error)
+    }
+    // The same bytes as the name of an item in a network trash, which is its own record.
+    if let record = ProviderTrashVolume.record(inName: String(decoding: data, as: UTF8.self)) {
+        let name = ProviderTrashVolume.recordName(for: record, random: "r")
+        if ProviderTrashVolume.record(inName: name)?.path != record.path { fatalError("record name did not survive a round trip") }
     }
     return 0
 }

@@ -66,11 +66,13 @@ public struct WriteOptions: Sendable {
     /// them before writing. Backends that store hashes record them (WebDAV with `vendor` `nextcloud`
     /// or `owncloud` sends an `OC-Checksum` header, which the server checks and keeps).
     public var contentHashes: [HashAlgorithm: String] = [:]
-    /// Called by an atomic write once the new content is complete under its temporary name, right
-    /// before it is renamed over the target (whose path it is given); a failure stops the write and
-    /// leaves the target as it was. Undoable writes move the previous file into the trash here
-    /// (``FileProviderUndoable/writeUndoably(path:from:options:existing:useTrash:)``). Every atomic
-    /// write of the built-in providers calls it; a write with it set is never done in place.
+    /// Called by an atomic write once the new content is complete (under its temporary name, or
+    /// all in memory for a server whose `PUT` is itself atomic), right before it is renamed over the
+    /// target (whose path it is given); a failure stops the write and leaves the target as it was.
+    /// Undoable writes move the previous file into the trash here
+    /// (``FileProviderUndoable/writeUndoably(path:from:options:existing:useTrash:)``), and put it
+    /// back when the write fails after all. Every atomic write of the built-in providers calls it;
+    /// a write with it set is never done in place.
     public var beforeReplacing: (@Sendable (String) async throws -> Void)?
 
     /// Creates write options; by default writes replace existing items atomically.

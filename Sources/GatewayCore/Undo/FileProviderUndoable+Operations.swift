@@ -180,16 +180,22 @@ extension FileProviderUndoable {
         }
     }
 
-    /// Puts the record's trashed item at `path`, making missing parent folders.
+    /// Puts the record's trashed item at `path`, making missing parent folders (looked for only
+    /// when the rename fails: one request in the usual case).
     private func restore(_ record: UndoRecord, to path: String) async throws {
         guard let trash, let name = record.trashName else {
             throw FileProviderError.undoRefused(path: path, reason: "this remote has no trash (trash: false)")
         }
-        try await createParent(of: path)
         let item = TrashedItem(name: name, volume: record.trashVolume ?? "", originalPath: path, recordedPath: path, deletionDate: nil)
         do {
             try await trash.restore(item, to: path)
-        } catch where error.failureKind == .notFound {
+        } catch where [.notFound, .conflict].contains(error.failureKind) {
+            let parent = RemotePath.parent(of: path)
+            if parent != "/", try await itemIfPresent(path: parent) == nil {
+                try await createFolder(path: parent, withIntermediateDirectories: true)
+                try await trash.restore(item, to: path)
+                return
+            }
             if try await itemIfPresent(path: path) == nil {
                 throw FileProviderError.undoRefused(path: path, reason: "\(name) is no longer in the trash")
             }

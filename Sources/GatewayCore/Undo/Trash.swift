@@ -3,9 +3,9 @@ public import Foundation
 /// A remote's trash: moving items in (a rename), listing, restoring and emptying, written once for
 /// every backend over the hooks of ``TrashVolume``.
 ///
-/// Trashing writes the `.trashinfo` record first and then renames the item into `files/`, so an
-/// interruption leaves at worst a record without an item (listed as gone), never an item nobody can
-/// trace. Restoring renames it back and then removes the record.
+/// Trashing keeps the record first (a `.trashinfo` file, or the item's name in a network trash) and
+/// then renames the item into `files/`, so an interruption leaves at worst a record without an item
+/// (not listed), never an item nobody can trace. Restoring renames it back, then drops the record.
 public final class Trash: Sendable {
     /// Where the trash folders are.
     public let locator: any TrashLocator
@@ -28,15 +28,13 @@ public final class Trash: Sendable {
             throw FileProviderError.invalidPath(path: path, reason: "it is in the trash already; use `gateway trash empty`")
         }
         let info = TrashInfo(path: volume.recordedPath(for: path), deletionDate: date)
-        let data = info.encoded()
         let base = Self.baseName(RemotePath.lastComponent(of: path))
-        var name = ""
-        for attempt in 1...Self.nameAttempts {
-            name = Self.candidate(base, attempt: attempt, exclusive: volume.reservesNamesExclusively)
-            if try await volume.reserve(name, info: data) { break }
-            if attempt == Self.nameAttempts {
-                throw CocoaError.described(.fileWriteFileExists, path: path, reason: "no free name in the trash for \(base)")
-            }
+        var claimed: String?
+        for attempt in 1...Self.nameAttempts where claimed == nil {
+            claimed = try await volume.reserve(info, base: base, attempt: attempt)
+        }
+        guard let name = claimed else {
+            throw CocoaError.described(.fileWriteFileExists, path: path, reason: "no free name in the trash for \(base)")
         }
         do {
             try await volume.moveIn(path, as: name)
@@ -55,19 +53,19 @@ public final class Trash: Sendable {
         let folder = (try? RemotePath.normalize(path)) ?? "/"
         return PullSequence {
             var volumes: [any TrashVolume]?
-            var current: (volume: any TrashVolume, names: PullSequence<String>.AsyncIterator)?
+            var current: (volume: any TrashVolume, entries: PullSequence<TrashEntry>.AsyncIterator)?
             return {
                 while true {
                     if current == nil {
                         if volumes == nil { volumes = try await locator.volumes(under: folder).reversed() }
                         guard let volume = volumes?.popLast() else { return nil }
-                        current = (volume, volume.names().makeAsyncIterator())
+                        current = (volume, volume.entries().makeAsyncIterator())
                     }
-                    guard let name = try await current!.names.next() else {
+                    guard let entry = try await current!.entries.next() else {
                         current = nil
                         continue
                     }
-                    if let item = try await Self.describe(name, in: current!.volume), Self.lies(item.originalPath, in: folder) { return item }
+                    if let item = try await Self.describe(entry, in: current!.volume), Self.lies(item.originalPath, in: folder) { return item }
                 }
             }
         }
@@ -76,7 +74,7 @@ public final class Trash: Sendable {
     /// The item `name` in the trash `volume` (as listed), or `nil`.
     public func item(named name: String, volume identifier: String) async throws -> TrashedItem? {
         guard let volume = try await locator.volume(identifier: identifier) else { return nil }
-        return try await Self.describe(name, in: volume)
+        return try await Self.describe(TrashEntry(name: name), in: volume)
     }
 
     /// Moves a trashed item back to `path` (its original path by default). Fails, changing nothing,
@@ -133,17 +131,19 @@ public final class Trash: Sendable {
         return folder == "/" || path == folder || path.hasPrefix(folder + "/")
     }
 
-    private static func describe(_ name: String, in volume: any TrashVolume) async throws -> TrashedItem? {
+    private static func describe(_ entry: TrashEntry, in volume: any TrashVolume) async throws -> TrashedItem? {
+        let name = entry.name
         let info: TrashInfo
         do {
-            info = try TrashInfo.parse(try await volume.info(of: name), name: name)
+            info = try await volume.info(of: name)
         } catch where error.failureKind == .notFound {
             return nil
         } catch where error.failureKind == .malformedResponse || (error as? CocoaError)?.code == .fileReadTooLarge {
             return TrashedItem(name: name, volume: volume.identifier, originalPath: nil, recordedPath: "", deletionDate: nil)
         }
         guard let original = volume.providerPath(forRecorded: info.path) else { return nil }
-        let attributes = try? await volume.attributes(of: name)
+        var attributes = entry.attributes
+        if attributes == nil { attributes = try? await volume.attributes(of: name) }
         return TrashedItem(name: name, volume: volume.identifier, originalPath: original, recordedPath: info.path,
                            deletionDate: info.deletionDate, type: attributes?.type, size: attributes?.size)
     }
@@ -152,28 +152,31 @@ public final class Trash: Sendable {
     static let nameAttempts = 50
 
     /// The item's name, cut to leave room for a suffix and `.trashinfo` within 255 bytes.
-    static func baseName(_ name: String) -> String {
+    public static func baseName(_ name: String) -> String {
         var base = name.isEmpty ? "item" : name
         while base.utf8.count > 200 { base.removeLast() }
         return base
     }
 
-    /// `NAME`, `NAME.2`, … where names are reserved exclusively; `NAME.RANDOM` elsewhere.
-    static func candidate(_ base: String, attempt: Int, exclusive: Bool) -> String {
-        if exclusive {
-            return attempt == 1 ? base : attempt < 20 ? "\(base).\(attempt)" : "\(base).\(Self.randomSuffix())"
-        }
-        return "\(base).\(Self.randomSuffix())"
+    /// `NAME`, `NAME.2`, … `NAME.19`, then `NAME.RANDOM`: the names a trash that can claim a name
+    /// exclusively tries, as file managers do.
+    public static func candidate(_ base: String, attempt: Int) -> String {
+        attempt == 1 ? base : attempt < 20 ? "\(base).\(attempt)" : "\(base).\(randomSuffix())"
     }
 
-    private static func randomSuffix() -> String {
+    /// A short random suffix (base 36).
+    public static func randomSuffix() -> String {
         String(UInt64.random(in: 0...UInt64.max) >> 16, radix: 36)
     }
 }
 
 /// The trash of a network remote: a folder on the remote (`trash_dir`, by default
-/// `/.gateway-trash`) with `files/` and `info/`, driven through the provider's own operations.
-/// Trashing is the provider's server-side rename (WebDAV `MOVE`, FTP `RNFR`/`RNTO`).
+/// `/.gateway-trash`) driven through the provider's own operations. Trashing is the provider's
+/// server-side rename (WebDAV `MOVE`, FTP `RNFR`/`RNTO`) into `files/`, under a name that is its
+/// own record: the original path and the deletion time, escaped,
+/// `=2Fdocs=2Freport.pdf~20261124T153000Z~k3x9q2`. So trashing costs one request, and listing the
+/// trash one folder listing. Only a path too long for a 255-byte name gets a FreeDesktop record
+/// of its own, `info/NAME.trashinfo` (one more request).
 public final class ProviderTrashVolume: TrashVolume, TrashLocator {
     /// The provider the trash lives on.
     public let provider: any FileProviderOperations & FileProviderReadWrite
@@ -188,7 +191,6 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
 
     public var identifier: String { folder }
     public var folderPath: String? { folder }
-    public var reservesNamesExclusively: Bool { false }
 
     private var files: String { folder + "/files" }
     private var infos: String { folder + "/info" }
@@ -201,59 +203,131 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
 
     public func isTrashFolder(_ path: String) -> Bool { path == folder }
 
+    // MARK: Names that are records
+
+    /// `PATH~STAMP~RANDOM`: the recorded path with every byte but `A-Z a-z 0-9 - . _` written as
+    /// `=XX` (so `/` and `~` never appear in it, nor `%`, which some servers decode in a `MOVE`'s
+    /// destination), the deletion time in UTC to the second.
+    public static func recordName(for info: TrashInfo, random: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var escaped: [UInt8] = []
+        for byte in info.path.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                escaped.append(byte)
+            default:
+                escaped += [UInt8(ascii: "="), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return "\(String(decoding: escaped, as: UTF8.self))~\(stamp(info.deletionDate ?? Date()))~\(random)"
+    }
+
+    /// The record a name made by ``recordName(for:random:)`` holds, or `nil` for another name.
+    public static func record(inName name: String) -> TrashInfo? {
+        let parts = name.split(separator: "~", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].hasPrefix("=2F"), !parts[2].isEmpty,
+              let path = unescape(parts[0]), let date = parseStamp(parts[1]) else { return nil }
+        return TrashInfo(path: path, deletionDate: date)
+    }
+
+    /// Reverses the `=XX` escapes; `nil` for a broken one, a NUL or bytes that are not UTF-8.
+    private static func unescape(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        func hexValue(_ byte: UInt8?) -> UInt8? {
+            guard let byte else { return nil }
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "=") {
+                guard let high = hexValue(iterator.next()), let low = hexValue(iterator.next()) else { return nil }
+                bytes.append(high << 4 | low)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        guard !bytes.contains(0) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func stamp(_ date: Date) -> String {
+        let text = TrashInfo.format(date, timeZone: TimeZone(secondsFromGMT: 0)!)
+        return text.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "") + "Z"
+    }
+
+    private static func parseStamp(_ text: Substring) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z") else { return nil }
+        let digits = String(decoding: bytes, as: UTF8.self)
+        func part(_ from: Int, _ length: Int) -> String {
+            let start = digits.index(digits.startIndex, offsetBy: from)
+            return String(digits[start..<digits.index(start, offsetBy: length)])
+        }
+        let iso = "\(part(0, 4))-\(part(4, 2))-\(part(6, 2))T\(part(9, 2)):\(part(11, 2)):\(part(13, 2))Z"
+        return TrashInfo.parseDate(iso, timeZone: TimeZone(secondsFromGMT: 0)!)
+    }
+
+    // MARK: TrashVolume
+
     /// Makes `files/` and `info/`: only after a write into them failed, so a trash in use costs no
-    /// request for it.
+    /// request for them.
     private func makeFolders() async throws {
         try await provider.createFolder(path: files, withIntermediateDirectories: true)
         try await provider.createFolder(path: infos, withIntermediateDirectories: true)
     }
 
-    public func reserve(_ name: String, info: Data) async throws -> Bool {
-        // A random name: one plain write, no existence check (a second request on most servers).
-        var options = WriteOptions(overwrite: true, atomically: false, expectedSize: Int64(info.count))
+    public func reserve(_ info: TrashInfo, base: String, attempt: Int) async throws -> String? {
+        let random = Trash.randomSuffix()
+        let name = Self.recordName(for: info, random: random)
+        if name.utf8.count <= 255 { return name }
+        // Too long to be its own record: a random name (never taken; no check, a request saved)
+        // and a FreeDesktop record beside it.
+        let plain = "\(base).\(random)"
+        var options = WriteOptions(overwrite: true, atomically: false)
         options.returnsStoredAttributes = false
-        let path = "\(infos)/\(name).trashinfo"
+        let path = "\(infos)/\(plain).trashinfo"
+        let data = info.encoded()
         do {
-            _ = try await provider.write(path: path, from: ByteStream(data: info), options: options)
+            _ = try await provider.write(path: path, from: ByteStream(data: data), options: options)
         } catch where [.notFound, .conflict].contains(error.failureKind) {
             try await makeFolders()
-            _ = try await provider.write(path: path, from: ByteStream(data: info), options: options)
+            _ = try await provider.write(path: path, from: ByteStream(data: data), options: options)
         }
-        return true
+        return plain
     }
 
-    public func info(of name: String) async throws -> Data {
-        try await provider.readStream(path: "\(infos)/\(name).trashinfo", options: ReadOptions()).collect(limit: TrashInfo.maximumSize)
+    public func info(of name: String) async throws -> TrashInfo {
+        if let record = Self.record(inName: name) { return record }
+        let data = try await provider.readStream(path: "\(infos)/\(name).trashinfo", options: ReadOptions()).collect(limit: TrashInfo.maximumSize)
+        return try TrashInfo.parse(data, name: name)
     }
 
     public func removeInfo(of name: String) async throws {
+        guard Self.record(inName: name) == nil else { return }
         do {
             try await provider.removeItem(path: "\(infos)/\(name).trashinfo", recursive: false)
         } catch where error.failureKind == .notFound {}
     }
 
-    public func names() -> PullSequence<String> {
-        let listing = provider.contentsOfDirectory(path: infos)
+    public func entries() -> PullSequence<TrashEntry> {
+        let listing = provider.contentsOfDirectory(path: files)
         return PullSequence {
             var entries: DirectoryListing.Entries.AsyncIterator? = listing.entries.makeAsyncIterator()
             return {
-                while var iterator = entries {
-                    let item: FileObject?
-                    do {
-                        item = try await iterator.next()
-                    } catch where error.failureKind == .notFound {
-                        item = nil  // no trash yet
-                    }
-                    entries = iterator
-                    guard let item else {
-                        entries = nil
-                        return nil
-                    }
-                    if item.type == .file, item.name.hasSuffix(".trashinfo"), item.name.count > ".trashinfo".count {
-                        return String(item.name.dropLast(".trashinfo".count))
-                    }
+                guard var iterator = entries else { return nil }
+                let item: FileObject?
+                do {
+                    item = try await iterator.next()
+                } catch where error.failureKind == .notFound {
+                    item = nil  // no trash yet
                 }
-                return nil
+                entries = item == nil ? nil : iterator
+                return item.map { TrashEntry(name: $0.name, attributes: $0) }
             }
         }
     }
@@ -261,9 +335,11 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
     public func moveIn(_ path: String, as name: String) async throws {
         do {
             try await provider.moveItem(path: path, to: "\(files)/\(name)", overwrite: false)
-        } catch where [.notFound, .conflict].contains(error.failureKind) {
-            // The item is there, so `files/` is not.
-            guard try await provider.itemIfPresent(path: path) != nil, try await provider.itemIfPresent(path: files) == nil else { throw error }
+        } catch where error.failureKind != .cancelled {
+            // A rename into a missing folder: 409 (RFC 4918), or 500 (Apache: "Could not rename
+            // resource", ENOENT), or 403 (rclone), or FTP 550. Whatever it was, without `files/`
+            // the folders are made and the rename tried once more.
+            guard try await provider.itemIfPresent(path: files) == nil, try await provider.itemIfPresent(path: path) != nil else { throw error }
             try await makeFolders()
             try await provider.moveItem(path: path, to: "\(files)/\(name)", overwrite: false)
         }

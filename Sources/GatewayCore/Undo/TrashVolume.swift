@@ -1,29 +1,31 @@
-public import Foundation
+import Foundation
 
-/// One trash folder, FreeDesktop-style: `files/NAME` holds a trashed item and `info/NAME.trashinfo`
-/// (``TrashInfo``) where it came from and when. The hooks a backend provides; ``Trash`` holds the logic.
+/// One trash folder: `files/NAME` holds a trashed item, and a record says where it came from and
+/// when. The hooks a backend provides; ``Trash`` holds the logic.
 ///
-/// A network remote's trash is a folder on the remote itself (``ProviderTrashVolume``), so
-/// trashing is a server-side rename. A Local remote uses the desktop's trash of each file system
-/// (`~/.local/share/Trash`, `$topdir/.Trash-$uid`).
+/// A Local remote uses the desktop's trash of each file system (`~/.local/share/Trash`,
+/// `$topdir/.Trash-$uid`), whose records are FreeDesktop `info/NAME.trashinfo` files
+/// (``TrashInfo``). A network remote's trash is a folder on the remote itself
+/// (``ProviderTrashVolume``) whose records are the item names themselves, so that trashing is one
+/// server-side rename and listing the trash one folder listing.
 public protocol TrashVolume: Sendable {
     /// Names this trash in undo records and listings (the trash folder's path).
     var identifier: String { get }
     /// The trash folder's path on the provider when it lies inside the provider's tree: listings
     /// for copies skip it. `nil` when it lies outside (the desktop trash of a Local remote).
     var folderPath: String? { get }
-    /// Whether ``reserve(_:info:)`` can claim a name exclusively at little cost (a local
-    /// `O_EXCL` create). Where it cannot, names carry a random suffix and are written directly.
-    var reservesNamesExclusively: Bool { get }
 
-    /// Writes `info/NAME.trashinfo` (making the trash's folders where they are missing); `false` when the name is taken (only where names are reserved exclusively).
-    func reserve(_ name: String, info: Data) async throws -> Bool
-    /// The bytes of `info/NAME.trashinfo`.
-    func info(of name: String) async throws -> Data
-    /// Removes `info/NAME.trashinfo` (absent is fine).
+    /// Claims a name for an item about to be trashed, and keeps its record `info` (making the
+    /// trash's folders where they are missing). `base` is the item's own name; `attempt` counts
+    /// from 1. Returns the name, or `nil` when this attempt's name is taken (the next is tried).
+    func reserve(_ info: TrashInfo, base: String, attempt: Int) async throws -> String?
+    /// The record of the item `name`.
+    func info(of name: String) async throws -> TrashInfo
+    /// Drops the record of `name` once its item left the trash (absent is fine).
     func removeInfo(of name: String) async throws
-    /// The names of the items in this trash: each `info/*.trashinfo` without its extension, as read.
-    func names() -> PullSequence<String>
+    /// The items in this trash, as listed (never all held at once), with their attributes where
+    /// the listing gives them.
+    func entries() -> PullSequence<TrashEntry>
     /// Renames the provider's item at `path` to `files/NAME`: one server-side rename, never a copy.
     func moveIn(_ path: String, as name: String) async throws
     /// Renames `files/NAME` to `path` on the provider; fails when something is there.
@@ -36,6 +38,20 @@ public protocol TrashVolume: Sendable {
     func recordedPath(for path: String) -> String
     /// The provider's path for a recorded `Path`, or `nil` when it lies outside the provider.
     func providerPath(forRecorded recorded: String) -> String?
+}
+
+/// One item of a trash as its listing gives it.
+public struct TrashEntry: Sendable, Hashable {
+    /// Its name in the trash.
+    public var name: String
+    /// Its attributes, when the listing had them (`nil`: looked up when needed).
+    public var attributes: FileObject?
+
+    /// Creates an entry.
+    public init(name: String, attributes: FileObject? = nil) {
+        self.name = name
+        self.attributes = attributes
+    }
 }
 
 /// Finds the trash for an item: one per remote, or (Local) one per file system.
