@@ -68,8 +68,13 @@ extension FileProviderUndoable {
     /// Writes a file atomically; an existing file is moved into the trash in the instant before the
     /// new one is renamed into place (``WriteOptions/beforeReplacing``), so the name is never empty.
     ///
-    /// - Parameter existing: whether the caller knows a file is there (`nil`: look it up). Saves
-    ///   the trash a failed rename for a new file.
+    /// - Parameters:
+    ///   - path: the file to write.
+    ///   - stream: its new content.
+    ///   - options: as for ``FileProviderReadWrite/write(path:from:options:)``; the write is made atomic.
+    ///   - existing: whether the caller knows a file is there (`nil`: look it up). Saves the trash
+    ///     a failed rename for a new file.
+    ///   - useTrash: `false` replaces for good (`--no-trash`); the record then cannot restore it.
     /// - Returns: the written file and the record that reverts the write (``UndoRecord/Operation/overwrite``
     ///   puts the previous file back, ``UndoRecord/Operation/create`` trashes the new one).
     public func writeUndoably(path: String, from stream: ByteStream, options: WriteOptions, existing: Bool? = nil,
