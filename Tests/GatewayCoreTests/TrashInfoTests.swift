@@ -73,7 +73,8 @@ struct TrashInfoTests {
         }
         #expect(ProviderTrashVolume.recordName(for: TrashInfo(path: "/a b", deletionDate: Date(timeIntervalSince1970: 1_795_011_000)),
                                                random: "r") == "=2Fa=20b~20261118T141000Z~r")
-        for name in ["report.pdf", "a~b~c", "=2Fx~bad~r", "=2Fx~20261118T141000Z~", "=2F=00~20261118T141000Z~r", "=2F=G1~20261118T141000Z~r",
+        // Found by FuzzTrashInfo: a stamp of the right byte length with a multi-byte character in it.
+        for name in ["=2Fx~k3x\u{FFFD}24T153000Z~r", "report.pdf", "a~b~c", "=2Fx~bad~r", "=2Fx~20261118T141000Z~", "=2F=00~20261118T141000Z~r", "=2F=G1~20261118T141000Z~r",
                      "=2Fa~20261118T141000Z~r~extra"] {
             #expect(ProviderTrashVolume.record(inName: name) == nil, "\(name)")
         }

@@ -195,6 +195,26 @@ struct UndoBehaviourTests {
         }
     }
 
+    @Test("change monitoring reports a trashed item as removed, and nothing of the trash folder", arguments: UndoFixture.all)
+    func monitorIgnoresTheTrash(fixture: UndoFixture) async throws {
+        try await fixture.run { s in
+            let monitor = try #require(s.provider as? any FileProviderMonitor)
+            try await s.provider.writeContents(path: s.path("watched.txt"), data: Data("w".utf8))
+            let anchor = try await monitor.currentAnchor(at: s.base, recursive: true)
+            _ = try await s.provider.removeItemUndoably(path: s.path("watched.txt"), recursive: false)
+            var events: [FileChangeEvent] = []
+            var next = anchor
+            while true {
+                let page = try await monitor.changes(since: next, pageSize: 100)
+                events += page.events
+                next = page.anchor
+                if !page.moreComing { break }
+            }
+            #expect(events.contains { $0.kind == .removed && $0.path == s.path("watched.txt") }, "\(events)")
+            #expect(!events.contains { $0.path.contains("gateway-trash") }, "\(events)")
+        }
+    }
+
     @Test("with the trash off, removals are permanent and their records say so", arguments: UndoFixture.all)
     func withoutTrash(fixture: UndoFixture) async throws {
         try await fixture.run { s in

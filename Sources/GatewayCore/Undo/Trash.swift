@@ -260,14 +260,14 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
         return text.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "") + "Z"
     }
 
+    /// `YYYYMMDDTHHMMSSZ` (ASCII digits only) as a date; `nil` for anything else.
     private static func parseStamp(_ text: Substring) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z") else { return nil }
-        let digits = String(decoding: bytes, as: UTF8.self)
-        func part(_ from: Int, _ length: Int) -> String {
-            let start = digits.index(digits.startIndex, offsetBy: from)
-            return String(digits[start..<digits.index(start, offsetBy: length)])
+        for (index, byte) in bytes.enumerated() where index != 8 && index != 15 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
         }
+        func part(_ from: Int, _ length: Int) -> String { String(decoding: bytes[from..<(from + length)], as: UTF8.self) }
         let iso = "\(part(0, 4))-\(part(4, 2))-\(part(6, 2))T\(part(9, 2)):\(part(11, 2)):\(part(13, 2))Z"
         return TrashInfo.parseDate(iso, timeZone: TimeZone(secondsFromGMT: 0)!)
     }

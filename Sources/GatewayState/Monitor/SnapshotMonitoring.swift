@@ -320,6 +320,10 @@ final class MonitorScope: Sendable {
         if useDeltas {
             round.delta = { [provider] folder, token in try await provider.folderDelta(at: folder, token: token) }
         }
+        // The remote's trash folder is not watched content: trashing shows as the item's removal.
+        if let trash = (provider as? any FileProviderUndoable)?.trash {
+            round.skips = { item in item.isDirectory && trash.locator.isTrashFolder(item.path) }
+        }
         let outcome = try await round.run()
 
         // Without member folders to compare, the parent's delta tells: it must name the watched

@@ -36,6 +36,8 @@ struct SnapshotRound {
     /// Asks a folder's changes since a token (WebDAV `sync-collection`) instead of listing it;
     /// `nil` to list every folder.
     var delta: (@Sendable (_ folder: String, _ token: String?) async throws -> FolderDelta?)? = nil
+    /// Items the round passes over as if absent (the remote's trash folder).
+    var skips: @Sendable (FileObject) -> Bool = { _ in false }
 
     /// What the round did.
     struct Outcome {
@@ -150,6 +152,7 @@ struct SnapshotRound {
                     if case .removed(let name) = next, let old = remembered.removeValue(forKey: NameKey(name)) { pending.removed.append(old) }
                     continue
                 }
+                if skips(item) { continue }
                 let relative = SnapshotEntry.join(folder, item.name)
                 let seen = SnapshotEntry(relativePath: relative, item: item, identity: identity(item))
                 if let old = remembered.removeValue(forKey: NameKey(item.name)) {
