@@ -54,3 +54,12 @@ let result = try await task.value                                 // task.cancel
 // Compare two trees: missing, extra and different files.
 let check = try await engine.check(source: from, destination: to)
 print(check.missing, check.extra, check.different, check.matching, check.errors, check.isIdentical)
+
+// Undo: removals and overwrites go to the remote's trash; each record reverts its change.
+if let undoable = docs as? any FileProviderUndoable {
+    let removal = try await undoable.removeItemUndoably(path: "/old-reports", recursive: true)
+    try await undoable.undo(removal)                              // refuses if the item changed since
+    if let trash = undoable.trash {                               // nil with "trash": false
+        for try await item in trash.items() { print(item.originalPath ?? "?", item.deletionDate ?? Date()) }
+    }
+}

@@ -108,7 +108,11 @@ struct UndoBehaviourTests {
             try await p.writeContents(path: s.path("src.txt"), data: Data("source".utf8))
             try await p.writeContents(path: s.path("dst.txt"), data: Data("older".utf8))
             let copy = try await p.copyItemUndoably(path: s.path("src.txt"), to: s.path("dst.txt"), overwrite: true)
-            #expect(copy.operation == .overwrite)
+            #expect(copy.operation == .overwrite && copy.trashName != nil)
+            #expect(try await p.contents(path: s.path("dst.txt")) == Data("source".utf8))
+            var names: [String] = []
+            for try await item in p.contentsOfDirectory(path: s.base).entries { names.append(item.name) }
+            #expect(!names.contains { $0.contains(".gateway-") && $0.hasSuffix(".partial") }, "the copy's temporary name is gone: \(names)")
             try await p.undo(copy)
             #expect(try await p.contents(path: s.path("dst.txt")) == Data("older".utf8))
         }

@@ -35,20 +35,35 @@ extension FileProviderUndoable {
                           expected: ItemIdentity(moved))
     }
 
-    /// Copies an item on this remote; what stood at the destination (with `overwrite`) goes to the trash first.
+    /// Copies an item on this remote. What stood at the destination (with `overwrite`) goes to the
+    /// trash once the copy is complete: the copy is made under a temporary name first, then the old
+    /// item is trashed and the copy renamed into place, so the name is never empty for long.
     public func copyItemUndoably(path: String, to destination: String, overwrite: Bool, progress: TransferProgress? = nil,
                                  useTrash: Bool = true) async throws -> UndoRecord {
         let target = try RemotePath.normalize(destination)
-        let replaced = overwrite && useTrash ? try await trashIfPresent(target) : nil
+        let existed = overwrite ? try await itemIfPresent(path: target) != nil : false
+        guard existed, useTrash, let trash else {
+            try await copyItem(path: path, to: target, overwrite: overwrite, progress: progress)
+            let copied = try await attributesOfItem(path: target)
+            // Replaced without a trash: the record says the old item is gone for good.
+            return UndoRecord(operation: existed ? .overwrite : .create, path: target, expected: ItemIdentity(copied), isPermanent: existed)
+        }
+        let temporary = RemotePath.parent(of: target) == "/"
+            ? "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: target))
+            : RemotePath.parent(of: target) + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: target))
+        var replaced: TrashedItem?
         do {
-            try await copyItem(path: path, to: target, overwrite: overwrite && replaced == nil, progress: progress)
+            try await copyItem(path: path, to: temporary, overwrite: false, progress: progress)
+            replaced = try await trash.trashItem(at: target)
+            try await moveItem(path: temporary, to: target, overwrite: true)
         } catch {
-            if let replaced, (try? await itemIfPresent(path: target)) == .some(nil) { try? await trash?.restore(replaced, to: target) }
+            try? await removeItem(path: temporary, recursive: true)
+            if let replaced, (try? await itemIfPresent(path: target)) == .some(nil) { try? await trash.restore(replaced, to: target) }
             throw error
         }
         let copied = try await attributesOfItem(path: target)
-        return UndoRecord(operation: replaced == nil ? .create : .overwrite, path: target, trashName: replaced?.name,
-                          trashVolume: replaced?.volume, expected: ItemIdentity(copied))
+        return UndoRecord(operation: .overwrite, path: target, trashName: replaced?.name, trashVolume: replaced?.volume,
+                          expected: ItemIdentity(copied))
     }
 
     /// Creates a folder and any missing parents; one record per folder made, outermost first (none
