@@ -11,6 +11,9 @@ extension CopyEngine {
         }
         do {
             guard let target else { throw FileProviderError.unsupported(operation: "creating folders", path: path) }
+            // Recorded ahead (the folder is missing when this runs): undone after the files in it.
+            options.undoRecorder?.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .directory),
+                                                    isTentative: true), on: target)
             try await target.createFolder(path: path, withIntermediateDirectories: true)
             state.folderCreated(relative)
             return true

@@ -71,6 +71,14 @@ struct UndoCLITests {
         for item in try s.tree("src") where !item.hasSuffix("/") {
             #expect(try s.read("back/" + item) == s.read("src/" + item), "\(item) differs")
         }
+        // Undoing the copies too takes away the folders they made, not only their files: first the
+        // copy back (a local destination, to the desktop trash), then the first copy.
+        let backUndone = try await s.runner.run(["undo"], extraEnvironment: environment)
+        #expect(backUndone.status == 0, "\(backUndone.stderr)")
+        #expect(!s.exists("back"), "the copy back is undone, its folder too")
+        let copyUndone = try await s.runner.run(["undo"], extraEnvironment: environment)
+        #expect(copyUndone.status == 0, "\(copyUndone.stderr)")
+        #expect(try await s.runner.run(["stat", "\(remote):\(folder)/tree"], extraEnvironment: environment).status == 1)
         // Undone runs are not undone twice; the next undo takes the copy before it.
         let again = try await s.runner.run(["undo", "--list", "--json"], extraEnvironment: environment)
         let after = try #require(try JSONSerialization.jsonObject(with: again.stdout) as? [[String: Any]])
@@ -188,9 +196,8 @@ struct UndoCLITests {
         #expect(recorded >= 5, "the journal recorded copies while the run went on")
         let undo = try await s.runner.run(["undo"], extraEnvironment: environment)
         #expect(undo.status == 0, "\(undo.stderr)")
-        let listing = try await s.runner.run(["ls", "-R", "apache:\(folder)/many"], extraEnvironment: environment)
-        let files = listing.text.split(separator: "\n").filter { $0.hasSuffix(".txt") }
-        #expect(files.isEmpty, "every file the killed run copied was taken back: \(files)")
+        let listing = try await s.runner.run(["stat", "apache:\(folder)/many"], extraEnvironment: environment)
+        #expect(listing.status == 1, "every file the killed run copied, and the folder it made, were taken back: \(listing.text)")
     }
 }
 
