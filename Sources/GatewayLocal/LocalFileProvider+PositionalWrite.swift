@@ -12,7 +12,8 @@ extension LocalFileProvider: FileProviderPositionalWrite {
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
         guard size >= 0 else { throw FileProviderError.invalidPath(path: remote, reason: "negative size") }
-        let location = try locate(remote, followFinalSymlink: true, writing: true)
+        // As for writes: an undoable overwrite replaces a symbolic link itself.
+        let location = try locate(remote, followFinalSymlink: options.beforeReplacing == nil, writing: true)
         let existing = location.status()
         if let existing {
             if POSIX.isDirectory(existing) { throw posixError(EISDIR, remote, writing: true) }

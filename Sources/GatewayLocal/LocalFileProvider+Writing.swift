@@ -58,7 +58,9 @@ extension LocalFileProvider: FileProviderResumableWrite {
         if options.beforeReplacing != nil { options.atomically = true }
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
-        let location = try locate(remote, followFinalSymlink: true, writing: true)
+        // An undoable overwrite replaces a symbolic link itself (the link goes to the trash, its
+        // target is left alone), so what the trash keeps is what the name held.
+        let location = try locate(remote, followFinalSymlink: options.beforeReplacing == nil, writing: true)
         let existing = location.status()
         if let existing {
             if POSIX.isDirectory(existing) { throw posixError(EISDIR, remote, writing: true) }

@@ -48,7 +48,7 @@ struct LocalTrashLocator: TrashLocator {
     func volumes(under path: String) async throws -> [any TrashVolume] {
         if let configured { return [LocalTrashVolume(provider: provider, folder: configured, topdir: nil)] }
         var volumes: [any TrashVolume] = []
-        if POSIX.status(homeTrash, followSymlinks: false).map(POSIX.isDirectory) == true {
+        if Self.isPrivateFolder(homeTrash) {
             volumes.append(LocalTrashVolume(provider: provider, folder: homeTrash, topdir: nil))
         }
         // The file system of the folder asked about (a bare path's provider is rooted at `/`).
@@ -57,7 +57,7 @@ struct LocalTrashLocator: TrashLocator {
         if let device = Self.device(of: folder), Self.device(ofNearestExisting: homeTrash) != device {
             let topdir = Self.mountPoint(of: folder, device: device)
             for folder in [topdir == "/" ? "/.Trash/\(getuid())" : "\(topdir)/.Trash/\(getuid())", Self.join(topdir, ".Trash-\(getuid())")]
-            where POSIX.status(folder, followSymlinks: false).map(POSIX.isDirectory) == true {
+            where Self.isPrivateFolder(folder) {
                 volumes.append(LocalTrashVolume(provider: provider, folder: folder, topdir: topdir))
             }
         }
@@ -92,6 +92,13 @@ struct LocalTrashLocator: TrashLocator {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return join(data, "Trash") }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return join(home, ".local/share/Trash")
+    }
+
+    /// A real folder (not a link), owned by this user, that no one else can write to: the only
+    /// kind of trash folder used, as GIO checks.
+    static func isPrivateFolder(_ path: String) -> Bool {
+        guard let info = POSIX.status(path, followSymlinks: false), POSIX.isDirectory(info) else { return false }
+        return info.st_uid == getuid() && info.st_mode & 0o022 == 0
     }
 
     static func join(_ folder: String, _ name: String) -> String {
@@ -154,8 +161,11 @@ struct LocalTrashVolume: TrashVolume {
                 }
                 throw fail(errno, path)
             }
-            guard let info = POSIX.status(path, followSymlinks: false), POSIX.isDirectory(info) else {
-                throw CocoaError.described(.fileWriteUnknown, path: path, remote: provider.name, reason: "trash folder \(path) is not a folder")
+            guard LocalTrashLocator.isPrivateFolder(path) else {
+                // Another user may have made it on a shared file system (the sticky .Trash lets
+                // anyone): what went there would be theirs to read or swap.
+                throw CocoaError.described(.fileWriteUnknown, path: path, remote: provider.name,
+                                           reason: "trash folder \(path) is not a folder of this user's own that only they can write to; not using it")
             }
         }
     }
@@ -264,6 +274,10 @@ struct LocalTrashVolume: TrashVolume {
 
     func removeContent(of name: String) async throws {
         let path = "\(files)/\(name)"
+        guard LocalTrashLocator.isPrivateFolder(folder), LocalTrashLocator.isPrivateFolder(files) else {
+            throw CocoaError.described(.fileWriteUnknown, path: files, remote: provider.name,
+                                       reason: "trash folder \(files) is not a folder of this user's own; not removing anything in it")
+        }
         guard POSIX.status(path, followSymlinks: false) != nil else { return }
         do {
             try FileManager.default.removeItem(atPath: path)

@@ -12,9 +12,10 @@ extension CopyEngine {
         do {
             guard let target else { throw FileProviderError.unsupported(operation: "creating folders", path: path) }
             // Recorded ahead (the folder is missing when this runs): undone after the files in it.
-            options.undoRecorder?.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .directory),
-                                                    isTentative: true), on: target)
+            let handle = options.undoRecorder?.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .directory),
+                                                                 isTentative: true), on: target)
             try await target.createFolder(path: path, withIntermediateDirectories: true)
+            if let handle { options.undoRecorder?.confirm(handle) }
             state.folderCreated(relative)
             return true
         } catch {
@@ -113,8 +114,8 @@ extension CopyEngine {
         }
         guard let remover = source.provider as? any FileProviderOperations else { return }
         do {
-            if options.useTrash, let undoable = remover as? any FileProviderUndoable, undoable.trash != nil {
-                let record = try await undoable.removeItemUndoably(path: source.path, recursive: false)
+            if let undoable = remover as? any FileProviderUndoable {
+                let record = try await undoable.removeItemUndoably(path: source.path, recursive: false, useTrash: options.useTrash)
                 options.undoRecorder?.record(record, on: remover)
             } else {
                 try await remover.removeItem(path: source.path, recursive: false)

@@ -103,15 +103,18 @@ extension CopyEngine {
         let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path)
         let queue = WorkQueue<(item: FileObject, relative: String)>(capacity: options.checkers * 32)
         // Trash folders and gateway temporaries are not content on either side.
-        let filter = await TreeFilter([source.provider, destination.provider])
+        let filter = await TreeFilter([source.provider])
+        let landingFilter = await TreeFilter([destination.provider])
         try await withThrowingTaskGroup(of: CheckReport.self) { group in
             group.addTask {
                 defer { queue.finish() }
                 var sourceFilter = filter
+                var landing = landingFilter
                 for try await item in source.provider.walk(path: source.path) {
                     try Task.checkCancellation()
-                    if sourceFilter.skips(item) || item.isDirectory || item.isLinkToFolder { continue }
                     guard let relative = RemotePath.relative(item.path, to: source.path) else { continue }
+                    let landingPath = (try? RemotePath.join(destination.path, relative)) ?? item.path
+                    if sourceFilter.skips(item, landingAt: landingPath, on: &landing) || item.isDirectory || item.isLinkToFolder { continue }
                     await queue.send((item, relative))
                 }
                 return CheckReport()
@@ -137,7 +140,7 @@ extension CopyEngine {
         }
 
         let sourceIndex = FolderIndex(provider: source.provider, root: source.path)
-        var destinationFilter = filter
+        var destinationFilter = landingFilter
         do {
             for try await item in destination.provider.walk(path: destination.path) {
                 if destinationFilter.skips(item) || item.isDirectory || item.isLinkToFolder { continue }

@@ -3,22 +3,26 @@ import Synchronization
 
 extension CopyEngine {
     /// What one file's copy needs for undo: the hook that trashes the file it replaces, and the
-    /// records it reports. Creations and moves are recorded ahead of the change
-    /// (``UndoRecord/isTentative``), so a run killed at any point is undone for what it made; an
-    /// overwrite once it is done (its old file is in the trash either way).
+    /// records it reports. Each is recorded ahead of its change (``UndoRecord/isTentative``): a
+    /// creation or move before the write or rename, an overwrite as soon as the old file is in the
+    /// trash. So a run killed at any point is undone for everything it did.
     final class FileUndo: Sendable {
         private let trash: Trash?
         private let sourceTrash: (any FileProviderUndoable)?
+        private let useTrash: Bool
         private let recorder: (any UndoRecorder)?
         private let target: TransferEndpoint
         private let identity: ItemIdentity
         private let replaced = Mutex<TrashedItem?>(nil)
+        /// Tentative records to confirm once the copy is done.
+        private let pending = Mutex<[UndoRecordHandle]>([])
 
         init(options: CopyOptions, mode: CopyMode, job: CopyEngine.Job, source: TransferEndpoint, target: TransferEndpoint,
              existing: FileObject?, serverSideMove: Bool) {
             let destinationTrash = options.useTrash ? (target.provider as? any FileProviderUndoable)?.trash : nil
             trash = existing == nil ? nil : destinationTrash
-            sourceTrash = mode == .move && options.useTrash && !serverSideMove ? source.provider as? any FileProviderUndoable : nil
+            sourceTrash = mode == .move && !serverSideMove ? source.provider as? any FileProviderUndoable : nil
+            useTrash = options.useTrash
             recorder = options.undoRecorder
             self.target = target
             let preservesTimes = options.preserveModificationTimes && target.provider.capabilities.supports(.setModificationDate)
@@ -30,37 +34,50 @@ extension CopyEngine {
             if serverSideMove {
                 // The file it replaces (if any) is recorded with it once trashed.
                 if existing == nil {
-                    recorder?.record(UndoRecord(operation: .move, path: target.path, source: source.path, expected: identity,
-                                                isTentative: true), on: target.provider)
+                    remember(recorder?.record(UndoRecord(operation: .move, path: target.path, source: source.path, expected: identity,
+                                                         isTentative: true), on: target.provider))
                 }
             } else if existing == nil {
-                recorder?.record(UndoRecord(operation: .create, path: target.path, expected: identity, isTentative: true), on: target.provider)
+                remember(recorder?.record(UndoRecord(operation: .create, path: target.path, expected: identity, isTentative: true),
+                                          on: target.provider))
             }
             if let trash {
                 transfer.beforeReplacing = { [self] path in
                     guard replaced.withLock({ $0 }) == nil else { return }
+                    let item: TrashedItem
                     do {
-                        let item = try await trash.trashItem(at: path)
-                        replaced.withLock { $0 = item }
-                    } catch where error.failureKind == .notFound {}
+                        item = try await trash.trashItem(at: path)
+                    } catch where error.failureKind == .notFound {
+                        return
+                    }
+                    replaced.withLock { $0 = item }
+                    // Recorded at once: a run killed before the new file takes the name is undone
+                    // by putting the old one back.
+                    remember(recorder?.record(UndoRecord(operation: serverSideMove ? .move : .overwrite, path: path,
+                                                         source: serverSideMove ? source.path : nil, trashName: item.name,
+                                                         trashVolume: item.volume, expected: identity, isTentative: true),
+                                              on: target.provider))
                 }
             }
-            if let sourceTrash, let recorder {
+            // A moved file's source: to its trash, and recorded either way (a permanent removal too,
+            // so undo says the source cannot come back).
+            if let sourceTrash {
+                let recorder = recorder, useTrash = useTrash
                 transfer.removeSource = { path in
-                    let record = try await sourceTrash.removeItemUndoably(path: path, recursive: false)
-                    recorder.record(record, on: sourceTrash)
+                    let record = try await sourceTrash.removeItemUndoably(path: path, recursive: false, useTrash: useTrash)
+                    recorder?.record(record, on: sourceTrash)
                 }
-            } else if let sourceTrash {
-                transfer.removeSource = { path in _ = try await sourceTrash.removeItemUndoably(path: path, recursive: false) }
             }
         }
 
-        /// Reports what only the end of a copy tells: the file it replaced (in the trash, or gone
-        /// for good without one). (Killed between the two renames of an overwrite, the old file is
-        /// in the trash without a record: `gateway trash list` shows it.)
+        /// Reports what only the end of a copy tells: a file it replaced for good (without a trash;
+        /// one in the trash was recorded as it went there).
         func finish(existing: FileObject?, serverSideMove: Bool, source: TransferEndpoint) {
-            guard let recorder, existing != nil else { return }
+            guard let recorder else { return }
+            for handle in pending.withLock({ $0 }) { recorder.confirm(handle) }
+            guard existing != nil else { return }
             let trashed = replaced.withLock { $0 }
+            guard trashed == nil else { return }  // recorded when it went to the trash
             if serverSideMove {
                 recorder.record(UndoRecord(operation: .move, path: target.path, source: source.path, trashName: trashed?.name,
                                            trashVolume: trashed?.volume, expected: identity), on: target.provider)
@@ -70,11 +87,19 @@ extension CopyEngine {
             }
         }
 
-        /// The copy failed for good: a file already moved to the trash goes back to its name.
+        private func remember(_ handle: UndoRecordHandle?) {
+            if let handle { pending.withLock { $0.append(handle) } }
+        }
+
+        /// The copy failed for good: a file already moved to the trash goes back to its name (in a
+        /// task of its own, so a cancelled run still does it).
         func failed() async {
-            guard let trashed = replaced.withLock({ $0 }), let trash,
-                  (try? await target.provider.itemIfPresent(path: target.path)) == .some(nil) else { return }
-            try? await trash.restore(trashed, to: target.path)
+            guard let trashed = replaced.withLock({ $0 }), let trash else { return }
+            let target = target
+            await Task {
+                guard (try? await target.provider.itemIfPresent(path: target.path)) == .some(nil) else { return }
+                try? await trash.restore(trashed, to: target.path)
+            }.value
         }
     }
 
@@ -102,6 +127,16 @@ extension CopyEngine {
             for trash in trashes {
                 for folder in await trash.folderPaths() { excluded.insert(folder) }
             }
+        }
+
+        /// Whether to pass over `item`, a source item that would land at `destination` (its path on
+        /// the destination): a trash or temporary on the source's side, or something that would
+        /// land in the destination's trash.
+        mutating func skips(_ item: FileObject, landingAt destination: String, on other: inout TreeFilter) -> Bool {
+            if skips(item) { return true }
+            var landing = item
+            landing.path = destination
+            return other.skips(landing)
         }
 
         /// Whether to pass over `item` (and, for a folder, remember it, so its contents are passed

@@ -162,15 +162,24 @@ public struct CopyEngine: Sendable {
     /// something (files kept by --ignore-existing or --update) stay, with their contents.
     private func removeEmptyFolders(_ source: TransferEndpoint, remover: any FileProviderOperations, state: RunState) async {
         var folders: [String] = []
+        // Never the trash folders in the source tree (nor anything in them).
+        var filter = await TreeFilter([source.provider])
         do {
-            for try await item in source.provider.walk(path: source.path) where item.isDirectory { folders.append(item.path) }
+            for try await item in source.provider.walk(path: source.path) where !filter.skips(item) && item.isDirectory { folders.append(item.path) }
         } catch {
             state.fail("", operation: "list", error: error)
             return
         }
         for folder in folders.sorted(by: { $0.count > $1.count }) + [source.path] {
             do {
-                try await remover.removeItem(path: folder, recursive: false)
+                // Emptied source folders go the way of their files (the trash, and a record), so
+                // undo brings them back before the files that go into them.
+                if let undoable = remover as? any FileProviderUndoable {
+                    let record = try await undoable.removeItemUndoably(path: folder, recursive: false, useTrash: options.useTrash)
+                    options.undoRecorder?.record(record, on: remover)
+                } else {
+                    try await remover.removeItem(path: folder, recursive: false)
+                }
             } catch where error.failureKind == .directoryNotEmpty || error.failureKind == .notFound {
                 continue
             } catch {
@@ -195,18 +204,26 @@ public struct CopyEngine: Sendable {
             fresh.insert("")
         }
         // The trash folders in either tree are not content to copy (nor to copy into).
-        var filter = await TreeFilter([source.provider, destination.provider])
+        // (Each side's trash is known by its own paths: the source's in the walk, the destination's
+        // where a source item would land.)
+        var filter = await TreeFilter([source.provider])
+        var destinationFilter = await TreeFilter([destination.provider])
         do {
             for try await item in source.provider.walk(path: source.path) {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: source.path), !relative.isEmpty else { continue }
-                if filter.skips(item) { continue }
+                if filter.skips(item, landingAt: (try? RemotePath.join(destination.path, relative)) ?? item.path, on: &destinationFilter) {
+                    continue
+                }
                 let parent = relative.lastIndex(of: "/").map { String(relative[..<$0]) } ?? ""
                 let parentFresh = fresh.contains(parent)
                 switch item.type {
                 case .directory:
                     let path = try RemotePath.join(destination.path, relative)
-                    let missing = parentFresh ? true : try await index.item(at: relative)?.isDirectory != true
+                    // A link to a folder at the destination is a folder that exists: what is in it
+                    // is looked up (and replaced through the trash), never taken for new.
+                    let existing = parentFresh ? nil : try await index.item(at: relative)
+                    let missing = parentFresh || !(existing?.isDirectory == true || existing?.isLinkToFolder == true)
                     if missing {
                         if await makeFolder(path, relative: relative, on: target, state: state) { fresh.insert(relative) }
                     }

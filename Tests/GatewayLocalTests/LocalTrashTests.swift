@@ -62,6 +62,33 @@ struct LocalTrashTests {
         }
     }
 
+    @Test("an undoable overwrite of a symbolic link replaces the link, not its target; undo brings the link back")
+    func overwriteThroughLink() async throws {
+        try await withScratch { s in
+            try await s.provider.writeContents(path: "/target.txt", data: Data("target".utf8))
+            #expect(symlink("target.txt", s.host("/link.txt")) == 0)
+            let (_, record) = try await s.provider.writeUndoably(path: "/link.txt", from: ByteStream(data: Data("new".utf8)), options: WriteOptions())
+            #expect(try await s.provider.contents(path: "/target.txt") == Data("target".utf8), "the link's target is untouched")
+            #expect(try await s.provider.attributesOfItem(path: "/link.txt").type == .file)
+            try await s.provider.undo(record)
+            #expect(try await s.provider.attributesOfItem(path: "/link.txt").type == .symbolicLink)
+            #expect(try await s.provider.contents(path: "/link.txt") == Data("target".utf8))
+        }
+    }
+
+    @Test("records of others in the shared desktop trash that cannot be read are not listed, so never emptied")
+    func unreadableRecordsOfOthers() async throws {
+        try await withScratch { s in
+            try await s.provider.writeContents(path: "/mine.txt", data: Data("mine".utf8))
+            _ = try await s.provider.removeItemUndoably(path: "/mine.txt", recursive: false)
+            try Data("not a record".utf8).write(to: URL(fileURLWithPath: s.homeTrash + "/info/other.trashinfo"))
+            try Data("other".utf8).write(to: URL(fileURLWithPath: s.homeTrash + "/files/other"))
+            let trash = try #require(s.provider.trash)
+            #expect(try await trash.empty() == 1)
+            #expect(FileManager.default.fileExists(atPath: s.homeTrash + "/files/other"), "another application's item stays")
+        }
+    }
+
     @Test("trash-cli sees what the gateway trashed, and the gateway restores what trash-cli trashed")
     func interoperatesWithTrashCLI() async throws {
         try await withScratch { s in
@@ -142,6 +169,16 @@ struct LocalTrashTests {
             let shared = try await s.provider.removeItemUndoably(path: "/mnt/d/e/f.txt", recursive: false)
             #expect(shared.trashVolume == mount + "/.Trash/\(getuid())")
             try await s.provider.undo(shared)
+            #expect(try await s.provider.contents(path: "/mnt/d/e/f.txt") == Data("on tmpfs".utf8))
+
+            // A trash folder others can write to (made by another user, or loosened) is not used.
+            chmod(mount + "/.Trash/\(getuid())", 0o777)
+            do {
+                _ = try await s.provider.removeItemUndoably(path: "/mnt/d/e/f.txt", recursive: false)
+                Issue.record("trashed into a folder others can write to")
+            } catch {
+                #expect(ErrorMessage.reason(for: error).contains("not a folder of this user's own"), "\(ErrorMessage.reason(for: error))")
+            }
             #expect(try await s.provider.contents(path: "/mnt/d/e/f.txt") == Data("on tmpfs".utf8))
         }
     }

@@ -7,11 +7,16 @@ import Testing
 /// undo` takes; shared by processes writing at once.
 @Suite("Undo journal")
 struct UndoJournalTests {
+    /// A journal in a new state folder (removed by the caller).
+    static func freshJournal() throws -> (UndoJournal, String) {
+        let folder = try StateStoreTests.folder()
+        return (try UndoJournal.open(directory: URL(fileURLWithPath: folder)), folder)
+    }
+
     @Test("records come back newest first, a page at a time; states and counts follow undo")
     func runsAndPages() throws {
-        let folder = try StateStoreTests.folder()
+        let (journal, folder) = try Self.freshJournal()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let journal = try UndoJournal.open(directory: URL(fileURLWithPath: folder))
         let first = try journal.beginRun(command: "gateway mkdir d:x")
         try journal.append(UndoRecord(operation: .create, path: "/x", expected: ItemIdentity(type: .directory)), remote: "d", run: first)
         try journal.finish(run: first)
@@ -53,11 +58,32 @@ struct UndoJournalTests {
         #expect(try journal.runs().isEmpty)
     }
 
+    @Test("a run another live process is still writing is in progress; once it ends, it is not")
+    func runInProgress() throws {
+        let (journal, folder) = try Self.freshJournal()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let run = try journal.beginRun(command: "gateway sync a b:")
+        let other = Process()
+        other.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        other.arguments = ["30"]
+        try other.run()
+        let update = Process()
+        update.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        update.arguments = ["-cmd", ".timeout 5000", journal.path, "UPDATE undo_runs SET pid = \(other.processIdentifier) WHERE id = \(run)"]
+        try update.run()
+        update.waitUntilExit()
+        #expect(try journal.run(id: run)?.isInProgress == true)
+        other.terminate()
+        other.waitUntilExit()
+        #expect(try journal.run(id: run)?.isInProgress == false, "its process is gone")
+        try journal.finish(run: run)
+        #expect(try journal.run(id: run)?.isInProgress == false)
+    }
+
     @Test("two processes append to the same journal at once; nothing is lost")
     func sharedBetweenProcesses() async throws {
-        let folder = try StateStoreTests.folder()
+        let (journal, folder) = try Self.freshJournal()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let journal = try UndoJournal.open(directory: URL(fileURLWithPath: folder))
         let run = try journal.beginRun(command: "gateway copy a b:")
         // Another process (sqlite3) writes to the same file meanwhile, in transactions of its own.
         let other = Process()

@@ -11,7 +11,13 @@ struct TrashAwareCopyTests {
     final class Records: UndoRecorder, @unchecked Sendable {
         private let lock = NSLock()
         private var items: [UndoRecord] = []
-        func record(_ record: UndoRecord, on provider: any FileProviderBasic) { lock.withLock { items.append(record) } }
+        func record(_ record: UndoRecord, on provider: any FileProviderBasic) -> UndoRecordHandle? {
+            lock.withLock {
+                items.append(record)
+                return UndoRecordHandle(run: 1, sequence: Int64(items.count))
+            }
+        }
+        func confirm(_ handle: UndoRecordHandle) { lock.withLock { items[Int(handle.sequence) - 1].isTentative = false } }
         var all: [UndoRecord] { lock.withLock { items } }
     }
 
@@ -49,6 +55,7 @@ struct TrashAwareCopyTests {
         #expect(try await from.itemIfPresent(path: "/.keep.txt.gateway-abc.partial") == nil)
 
         // Undoing the run's records, newest first, puts the destination back as it was.
+        #expect(records.all.allSatisfy { !$0.isTentative }, "every change made was confirmed: \(records.all)")
         let kinds = records.all.map(\.operation)
         #expect(kinds.contains(.overwrite) && kinds.contains(.remove), "\(records.all)")
         for record in records.all.reversed() { try await to.undo(record) }

@@ -199,6 +199,28 @@ struct UndoBehaviourTests {
         }
     }
 
+    @Test("tentative records: a change that never happened is left alone; an old file already trashed comes back", arguments: UndoFixture.all)
+    func tentativeRecords(fixture: UndoFixture) async throws {
+        try await fixture.run { s in
+            let p = s.provider
+            let trash = try #require(p.trash)
+            // Killed after the old file went to the trash, before the new one took the name.
+            try await p.writeContents(path: s.path("old.txt"), data: Data("old".utf8))
+            let trashed = try await trash.trashItem(at: s.path("old.txt"))
+            let overwrite = UndoRecord(operation: .overwrite, path: s.path("old.txt"), trashName: trashed.name, trashVolume: trashed.volume,
+                                       expected: ItemIdentity(type: .file, size: 99), isTentative: true)
+            try await p.undo(overwrite)
+            #expect(try await p.contents(path: s.path("old.txt")) == Data("old".utf8))
+            // A creation recorded ahead that never happened, where someone else's file is now: left alone.
+            try await p.writeContents(path: s.path("theirs.txt"), data: Data("theirs, not ours".utf8))
+            let create = UndoRecord(operation: .create, path: s.path("theirs.txt"), expected: ItemIdentity(type: .file, size: 3), isTentative: true)
+            try await p.undo(create)
+            #expect(try await p.contents(path: s.path("theirs.txt")) == Data("theirs, not ours".utf8))
+            // ... and where nothing is: nothing to do.
+            try await p.undo(UndoRecord(operation: .create, path: s.path("never.txt"), expected: ItemIdentity(type: .file, size: 3), isTentative: true))
+        }
+    }
+
     @Test("change monitoring reports a trashed item as removed, and nothing of the trash folder", arguments: UndoFixture.all)
     func monitorIgnoresTheTrash(fixture: UndoFixture) async throws {
         try await fixture.run { s in
@@ -234,6 +256,12 @@ struct UndoBehaviourTests {
             let move = try await p.moveItemUndoably(path: s.path("m.txt"), to: s.path("n.txt"), overwrite: false)
             try await p.undo(move)
             #expect(try await p.contents(path: s.path("m.txt")) == Data("m".utf8))
+            // A file made is not deleted for good by undo when there is no trash to keep it.
+            let (_, made) = try await p.writeUndoably(path: s.path("made.txt"), from: ByteStream(data: Data("made".utf8)), options: WriteOptions())
+            await expectFailure(.conflict) { try await p.undo(made) }
+            #expect(try await p.contents(path: s.path("made.txt")) == Data("made".utf8))
+            await expectFailure(.invalidInput) { _ = try await p.moveItemUndoably(path: s.path("m.txt"), to: s.path("m.txt"), overwrite: true) }
+            #expect(try await p.contents(path: s.path("m.txt")) == Data("m".utf8), "a move onto itself changes nothing")
         }
     }
 }

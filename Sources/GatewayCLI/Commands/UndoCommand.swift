@@ -28,7 +28,7 @@ struct UndoCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "List recent runs (id, time, command, items, whether still undoable).") var list = false
-    @Flag(help: "With --list: one JSON array of {id, started, finished, command, items, undoable_items, undoable, undo_of, undone_by}.")
+    @Flag(help: "With --list: one JSON array of {id, started, finished, command, items, undoable_items, undoable, undo_of, undone_by, in_progress}.")
     var json = false
     @Flag(help: "Print what would be reverted; change nothing.") var dryRun = false
     @Option(help: "Runs shown by --list.") var limit = 20
@@ -73,6 +73,14 @@ struct UndoCommand: AsyncParsableCommand {
             Diagnostics.printLine("undo: run \(run.id) is itself an undo; its changes are in the trash (gateway trash list)")
             throw ExitCode(1)
         }
+        if let by = run.undoneBy {
+            Diagnostics.printLine("undo: run \(run.id) was undone already (by run \(by))")
+            throw ExitCode(1)
+        }
+        if run.isInProgress {
+            Diagnostics.printLine("undo: run \(run.id) (\(run.command)) is still going (pid \(run.pid ?? 0)); undo it when it has finished")
+            throw ExitCode(1)
+        }
         try await revert(run, journal: journal, context: context)
     }
 
@@ -86,6 +94,7 @@ struct UndoCommand: AsyncParsableCommand {
                     "finished": JSONField(Format.iso8601(run.finished)), "command": .string(run.command),
                     "items": .integer(Int64(run.recordCount)), "undoable_items": .integer(Int64(run.pendingCount)),
                     "undoable": .boolean(run.isUndoable), "undo_of": JSONField(run.undoOf), "undone_by": JSONField(run.undoneBy),
+                    "in_progress": .boolean(run.isInProgress),
                 ])
             }
             out.line(JSON.encode(values))
@@ -95,6 +104,7 @@ struct UndoCommand: AsyncParsableCommand {
             let status: String
             if let of = run.undoOf { status = "undo of \(of)" }
             else if let by = run.undoneBy { status = "undone by \(by)" }
+            else if run.isInProgress { status = "in progress" }
             else if run.pendingCount == 0 { status = "not undoable" }
             else { status = "undoable" }
             out.line("\(run.id)\t\(Format.listingDate(run.started))\t\(run.recordCount) item(s)\t\(status)\t\(Format.shown(run.command))")

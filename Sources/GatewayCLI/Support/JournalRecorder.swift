@@ -37,25 +37,36 @@ final class JournalRecorder: UndoRecorder, Sendable {
         state.withLock { $0.remotes[ObjectIdentifier(provider as AnyObject)] = .some(location.remote) }
     }
 
-    func record(_ record: UndoRecord, on provider: any FileProviderBasic) {
-        let problem: String? = state.withLock { state in
+    @discardableResult
+    func record(_ record: UndoRecord, on provider: any FileProviderBasic) -> UndoRecordHandle? {
+        let (handle, problem): (UndoRecordHandle?, String?) = state.withLock { state in
             do {
                 if !state.opened {
                     state.opened = true
                     state.journal = try UndoJournal.open(directory: directory)
+                    // Runs are kept a year; their trashed items stay until the trash is emptied.
+                    _ = try? state.journal?.prune(before: Date().addingTimeInterval(-366 * 86_400))
                 }
-                guard let journal = state.journal else { return nil }
+                guard let journal = state.journal else { return (nil, nil) }
                 if state.run == nil { state.run = try journal.beginRun(command: command) }
                 let remote = state.remotes[ObjectIdentifier(provider as AnyObject)] ?? .some(provider.name)
-                try journal.append(record, remote: remote, run: state.run!)
-                return nil
+                let run = state.run!
+                let seq = try journal.append(record, remote: remote, run: run)
+                return (record.isTentative ? UndoRecordHandle(run: run, sequence: seq) : nil, nil)
             } catch {
-                guard !state.warned else { return nil }
+                guard !state.warned else { return (nil, nil) }
                 state.warned = true
-                return "undo journal: \(ErrorMessage.reason(for: error)); what this run changes cannot be undone with `gateway undo`"
+                return (nil, "undo journal: \(ErrorMessage.reason(for: error)); what this run changes cannot be undone with `gateway undo`")
             }
         }
         if let problem { Diagnostics.printLine(problem) }
+        return handle
+    }
+
+    func confirm(_ handle: UndoRecordHandle) {
+        state.withLock { state in
+            try? state.journal?.confirm(run: handle.run, seq: handle.sequence)
+        }
     }
 
     /// Marks the run finished (when it recorded anything).

@@ -23,6 +23,9 @@ extension FileProviderUndoable {
     public func moveItemUndoably(path: String, to destination: String, overwrite: Bool, useTrash: Bool = true) async throws -> UndoRecord {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
+        guard source != target else {
+            throw FileProviderError.invalidPath(path: target, reason: "an item cannot be moved onto itself")
+        }
         let replaced = overwrite && useTrash ? try await trashIfPresent(target) : nil
         do {
             try await moveItem(path: source, to: target, overwrite: overwrite && replaced == nil)
@@ -30,9 +33,10 @@ extension FileProviderUndoable {
             if let replaced { try? await trash?.restore(replaced, to: target) }
             throw error
         }
-        let moved = try await attributesOfItem(path: target)
+        // The record even when the moved item cannot be described (it then matches by type alone).
+        let moved = try? await attributesOfItem(path: target)
         return UndoRecord(operation: .move, path: target, source: source, trashName: replaced?.name, trashVolume: replaced?.volume,
-                          expected: ItemIdentity(moved))
+                          expected: moved.map(ItemIdentity.init))
     }
 
     /// Copies an item on this remote. What stood at the destination (with `overwrite`) goes to the
@@ -134,13 +138,17 @@ extension FileProviderUndoable {
     /// changing nothing, when the item changed after the operation or its old place is taken.
     public func undo(_ record: UndoRecord) async throws {
         let path = try RemotePath.normalize(record.path)
-        if record.isTentative, try await itemIfPresent(path: path) == nil {
-            // Recorded ahead of a change that never reached `path` (or went away since): only an
-            // overwrite's trashed file, if it got that far, has to come back.
-            if record.operation == .overwrite || record.operation == .move, record.trashName != nil {
-                try await restore(record, to: path)
+        if record.isTentative {
+            // Recorded ahead of a change that may not have happened (the run was killed, or the
+            // change failed and was taken back). Nothing at `path`: only an old file already in
+            // the trash has to come back. Something else at `path`: not this run's; left alone.
+            guard let present = try await itemIfPresent(path: path) else {
+                if record.operation == .overwrite || record.operation == .move, record.trashName != nil {
+                    try await restore(record, to: path)
+                }
+                return
             }
-            return
+            if let expected = record.expected, !expected.matches(present, tolerance: timeTolerance) { return }
         }
         switch record.operation {
         case .remove:
@@ -182,13 +190,23 @@ extension FileProviderUndoable {
             }
             if let trash {
                 try await trash.trashItem(at: path)
+            } else if item.isDirectory {
+                try await removeItem(path: path, recursive: false)  // empty: nothing is lost
             } else {
-                try await removeItem(path: path, recursive: false)
+                // Undo never deletes a file for good: without a trash, the file stays.
+                throw FileProviderError.undoRefused(path: path, reason: "this remote has no trash (trash: false) to move \(path) to; remove it yourself")
             }
         }
     }
 
     // MARK: Helpers
+
+    /// How far two modification times of one state may differ here: the remote's time precision
+    /// (a FAT volume keeps two seconds), at least a second.
+    private var timeTolerance: Double {
+        let precision = capabilities.modificationTimePrecision
+        return max(1, Double(precision.components.seconds) + Double(precision.components.attoseconds) / 1e18)
+    }
 
     /// Moves what is at `path` into the trash; `nil` when nothing is there or there is no trash.
     private func trashIfPresent(_ path: String) async throws -> TrashedItem? {
@@ -241,7 +259,7 @@ extension FileProviderUndoable {
         guard let item = try await itemIfPresent(path: path) else {
             throw FileProviderError.undoRefused(path: path, reason: "\(path) is gone")
         }
-        if let expected, !expected.matches(item) {
+        if let expected, !expected.matches(item, tolerance: timeTolerance) {
             throw FileProviderError.undoRefused(path: path, reason: "\(path) changed after the operation")
         }
         return item

@@ -84,7 +84,11 @@ public final class Trash: Sendable {
             throw FileProviderError.invalidPath(path: item.recordedPath, reason: "the trash does not say where \(item.name) came from")
         }
         let volume = try await volume(of: item)
-        try await volume.moveOut(item.name, to: try RemotePath.normalize(target))
+        let destination = try RemotePath.normalize(target)
+        if let folder = volume.folderPath, destination == folder || RemotePath.relative(destination, to: folder) != nil {
+            throw FileProviderError.invalidPath(path: destination, reason: "an item cannot be restored into the trash")
+        }
+        try await volume.moveOut(item.name, to: destination)
         try await volume.removeInfo(of: item.name)
     }
 
@@ -139,6 +143,9 @@ public final class Trash: Sendable {
         } catch where error.failureKind == .notFound {
             return nil
         } catch where error.failureKind == .malformedResponse || (error as? CocoaError)?.code == .fileReadTooLarge {
+            // Listed (with no original path) only from a trash of this provider's own: a desktop
+            // trash shared with the whole machine holds others' records, never to be emptied here.
+            guard volume.folderPath != nil else { return nil }
             return TrashedItem(name: name, volume: volume.identifier, originalPath: nil, recordedPath: "", deletionDate: nil)
         }
         guard let original = volume.providerPath(forRecorded: info.path) else { return nil }

@@ -115,15 +115,15 @@ public struct ItemIdentity: Sendable, Hashable, Codable {
     }
 
     /// Whether `item` is still this state: same type; for files the same size, and the same version
-    /// tag and modification time (to the second) where both sides know them. A folder matches any
-    /// folder (its time changes with its contents).
-    public func matches(_ item: FileObject) -> Bool {
+    /// tag and modification time (within `tolerance` seconds: the remote's time precision) where
+    /// both sides know them. A folder matches any folder (its time changes with its contents).
+    public func matches(_ item: FileObject, tolerance: Double = 1) -> Bool {
         guard item.type == type else { return false }
         if type == .directory { return true }
         if let size, let other = item.size, size != other { return false }
         if let versionTag, let other = item.versionTag, Self.strip(versionTag) != Self.strip(other) { return false }
         if let modificationDate, let other = item.modificationDate,
-           abs(modificationDate.timeIntervalSince1970.rounded(.down) - other.timeIntervalSince1970.rounded(.down)) >= 1 {
+           abs(modificationDate.timeIntervalSince(other)) >= max(tolerance, 1) {
             return false
         }
         return true

@@ -1,4 +1,9 @@
 public import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 public import GatewayCore
 
 /// The journal of changes the gateway made, as numbered runs of ``UndoRecord``s: what
@@ -41,6 +46,8 @@ public final class UndoJournal: Sendable {
             PRIMARY KEY(run, seq)
         ) WITHOUT ROWID;
         """,
+        // The process writing a run, so an undo does not take a run that is still going.
+        "ALTER TABLE undo_runs ADD COLUMN pid INTEGER;",
     ])
 
     // MARK: Writing
@@ -48,19 +55,30 @@ public final class UndoJournal: Sendable {
     /// Starts a run for `command` (the command line, for listings); returns its number.
     public func beginRun(command: String, undoing: Int64? = nil, date: Date = Date()) throws -> Int64 {
         try store.write { database in
-            try database.run("INSERT INTO undo_runs(started, command, undo_of) VALUES (?, ?, ?)",
-                             [.real(date.timeIntervalSince1970), .text(command), .optional(undoing)])
+            try database.run("INSERT INTO undo_runs(started, command, undo_of, pid) VALUES (?, ?, ?, ?)",
+                             [.real(date.timeIntervalSince1970), .text(command), .optional(undoing), .integer(Int64(getpid()))])
             return database.lastInsertedRowID
         }
     }
 
-    /// Adds the record of one change made on `remote` (`nil`: a bare local path) to `run`.
-    public func append(_ record: UndoRecord, remote: String?, run: Int64) throws {
+    /// Adds the record of one change made on `remote` (`nil`: a bare local path) to `run`; returns
+    /// its sequence number.
+    @discardableResult
+    public func append(_ record: UndoRecord, remote: String?, run: Int64) throws -> Int64 {
         let json = String(decoding: try JSONEncoder().encode(record), as: UTF8.self)
-        try store.write { database in
+        return try store.write { database in
             let next = (try database.integer("SELECT MAX(seq) FROM undo_records WHERE run = ?", [.integer(run)]) ?? 0) + 1
             try database.run("INSERT INTO undo_records(run, seq, remote, record) VALUES (?, ?, ?, ?)",
                              [.integer(run), .integer(next), .optional(remote), .text(json)])
+            return next
+        }
+    }
+
+    /// Marks a tentative record's change as made (``UndoRecord/isTentative`` becomes `false`).
+    public func confirm(run: Int64, seq: Int64) throws {
+        try store.write {
+            try $0.run("UPDATE undo_records SET record = json_set(record, '$.isTentative', json('false')) WHERE run = ? AND seq = ?",
+                       [.integer(run), .integer(seq)])
         }
     }
 
@@ -147,7 +165,7 @@ public final class UndoJournal: Sendable {
     }
 
     private static let runQuery = """
-        SELECT r.id, r.started, r.finished, r.command, r.undo_of, r.undone_by,
+        SELECT r.id, r.started, r.finished, r.command, r.undo_of, r.undone_by, r.pid,
                (SELECT COUNT(*) FROM undo_records x WHERE x.run = r.id),
                (SELECT COUNT(*) FROM undo_records x WHERE x.run = r.id AND x.state != 'undone'
                     AND (json_extract(x.record, '$.isPermanent') IS NULL OR json_extract(x.record, '$.isPermanent') = 0))
@@ -158,7 +176,7 @@ public final class UndoJournal: Sendable {
         UndoRun(id: statement.integer(0), started: Date(timeIntervalSince1970: statement.real(1)),
                 finished: statement.isNull(2) ? nil : Date(timeIntervalSince1970: statement.real(2)),
                 command: statement.text(3) ?? "", undoOf: statement.optionalInteger(4), undoneBy: statement.optionalInteger(5),
-                recordCount: Int(statement.integer(6)), pendingCount: Int(statement.integer(7)))
+                pid: statement.optionalInteger(6), recordCount: Int(statement.integer(7)), pendingCount: Int(statement.integer(8)))
     }
 }
 
@@ -175,12 +193,21 @@ public struct UndoRun: Sendable, Hashable {
     public var undoOf: Int64?
     /// The undo run that reverted it.
     public var undoneBy: Int64?
+    /// The process that wrote it.
+    public var pid: Int64?
     /// Records in it, and how many of them can still be undone.
     public var recordCount: Int
     public var pendingCount: Int
 
     /// Whether `gateway undo` can still revert something of it.
     public var isUndoable: Bool { undoOf == nil && undoneBy == nil && pendingCount > 0 }
+
+    /// Whether it has not finished and the process writing it is still alive (another command
+    /// still changing things): not to be undone yet.
+    public var isInProgress: Bool {
+        guard finished == nil, let pid, pid > 0, pid <= Int64(Int32.max), pid != Int64(getpid()) else { return false }
+        return kill(pid_t(pid), 0) == 0 || errno == EPERM
+    }
 }
 
 /// One record of a run, with where it was made and what became of it.
