@@ -5,7 +5,7 @@ struct GatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway",
         abstract: "Treat many storage backends as one: list, inspect, copy and move files between remotes.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Locations are REMOTE:PATH, where REMOTE is a name from the config file (see `gateway remotes`),
         or a plain local path. A path with a colon in its first component is written ./a:b.
 
@@ -22,7 +22,7 @@ struct GatewayCommand: AsyncParsableCommand {
           gateway about --json docs:
           gateway watch -R --state inbox.anchor dav:inbox
           gateway rm -r docs:old && gateway undo
-        """,
+        """),
         version: "0.1.0",
         subcommands: [
             RemotesCommand.self, ConfigCommand.self, ListCommand.self, StatCommand.self, CatCommand.self,

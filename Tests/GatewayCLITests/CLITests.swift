@@ -1,6 +1,7 @@
 import Foundation
 @testable import GatewayTestSupport
 import Testing
+@testable import gateway
 
 @Suite("gateway CLI (runs the built binary)")
 struct CLITests {
@@ -281,5 +282,15 @@ struct CLITests {
         let unknown = try await s.runner.run(["ls", "nosuch:"])
         #expect(unknown.stderr.contains(#"remote "nosuch": unknown remote (no remotes are configured"#))
         #expect(try await s.runner.run(["config", "validate"]).text.contains("no config file (built-in default)"))
+    }
+}
+
+/// `--help` texts are re-flowed so ArgumentParser wraps them to the terminal's width.
+@Suite("Help text")
+struct HelpTextTests {
+    @Test("paragraph lines join; blank lines, indented examples and lead-in lines stay")
+    func reflow() {
+        let text = "One paragraph\nwrapped in source.\n\nExamples:\n  gateway undo\n  gateway undo 12\nLast line."
+        #expect(HelpText.reflow(text) == "One paragraph wrapped in source.\n\nExamples:\n  gateway undo\n  gateway undo 12\nLast line.")
     }
 }

@@ -6,10 +6,10 @@ struct AboutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "about",
         abstract: "Show a remote's storage: total, used and free bytes.",
-        discussion: """
+        discussion: HelpText.reflow("""
         --json prints {total, used, free} in bytes, null where the remote does not tell. A remote that
         reports no quota at all is an error (exit 1) with one line saying so.
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

@@ -6,11 +6,11 @@ struct CatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cat",
         abstract: "Write a file (or a byte range of it) to standard output, streamed.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Examples:
           gateway cat docs:notes.txt
           gateway cat --offset 1048576 --count 4096 docs:big.bin | xxd
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions
@@ -37,14 +37,14 @@ struct RcatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rcat",
         abstract: "Write standard input to a file, streamed and atomically.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Nothing appears under the name unless all of standard input was stored. A file it replaces
         goes to the remote's trash in the instant before (`gateway undo` puts it back), unless
         --no-trash.
 
         Example:
           tar c photos | gateway rcat backup:photos.tar
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

@@ -6,13 +6,13 @@ struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Compare two folders: files missing, extra or different at DST. Exit 1 when they differ.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Files are compared by size, and by modification time where the destination keeps exact times.
         --checksum compares files of the same size by content hash instead (where both sides have one).
         Each side is listed folder by folder; --checkers files are compared at once.
         Lines are `missing PATH`, `extra PATH`, `different PATH` on stdout, then a summary on stderr.
         --json prints {missing: [...], extra: [...], different: [...], matching, errors: [...]}.
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

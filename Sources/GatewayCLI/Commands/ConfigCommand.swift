@@ -14,11 +14,11 @@ struct ValidateConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Validate a config file: types, keys, value types, required keys.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Without FILE, validates the config gateway would use (--config, $GATEWAY_CONFIG, or the default
         location). Prints one line per problem, naming the file, remote and key, and exits with 2 when
         there is any; GATEWAY_REMOTE_<NAME>_<KEY> overrides are checked too.
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

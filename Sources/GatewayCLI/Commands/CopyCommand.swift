@@ -52,7 +52,7 @@ struct CopyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "copy",
         abstract: "Copy a file or a folder's contents between any two remotes; unchanged files are skipped.",
-        discussion: """
+        discussion: HelpText.reflow("""
         A file goes to DST, or into DST when DST ends with '/' or is an existing folder. A folder's
         contents, empty subfolders included, are copied into DST (created if missing). Files with the
         same size and modification time at the destination are skipped. Listing and copying overlap:
@@ -66,7 +66,7 @@ struct CopyCommand: AsyncParsableCommand {
           gateway copy report.pdf docs:reports/
           gateway copy --transfers 8 ./photos backup:photos
           gateway copy --dry-run ./photos backup:photos
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions
@@ -83,11 +83,11 @@ struct MoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "move",
         abstract: "Move a file or a folder between any two remotes.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Within one remote each file is renamed. Between remotes each file is copied (see `gateway copy`)
         and its source removed only after the copy was verified; the source folders are removed at
         the end, and only if nothing failed.
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions
@@ -104,7 +104,7 @@ struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Make DST match SRC: copy what differs, then delete what SRC lacks.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Copies like `gateway copy`, then deletes files and folders at DST that SRC does not have. The
         deletions happen only after every copy succeeded, and never if any error happened in the run.
         Use --dry-run first: it lists the copies and the deletions and changes nothing. What sync
@@ -113,7 +113,7 @@ struct SyncCommand: AsyncParsableCommand {
 
         Example:
           gateway sync --dry-run ./site web:htdocs
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

@@ -5,7 +5,7 @@ struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls",
         abstract: "List a folder (or describe a single file).",
-        discussion: """
+        discussion: HelpText.reflow("""
         Plain output is one name per line, folders ending in '/'. -l adds size and modification time
         (UTC). -R lists everything below, as paths relative to the listed folder. --json writes an array
         of {name, path, type, size, modified} as the listing streams (size null for folders, modified in
@@ -15,7 +15,7 @@ struct ListCommand: AsyncParsableCommand {
           gateway ls docs:
           gateway ls -lR docs:reports
           gateway ls --json /tmp | jq '.[].name'
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

@@ -6,7 +6,7 @@ struct RemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rm",
         abstract: "Remove a file, an empty folder, or (with -r) a folder and everything in it.",
-        discussion: """
+        discussion: HelpText.reflow("""
         What is removed goes to the remote's trash: one rename, however large the folder (a folder
         `.gateway-trash` at a network remote's root; the desktop trash for local files, which file
         managers and trash-cli share). `gateway undo` puts it back; `gateway trash list` shows it.
@@ -15,7 +15,7 @@ struct RemoveCommand: AsyncParsableCommand {
         Examples:
           gateway rm -r docs:old-reports
           gateway undo
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

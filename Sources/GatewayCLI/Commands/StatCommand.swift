@@ -5,11 +5,11 @@ struct StatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stat",
         abstract: "Show one item's attributes.",
-        discussion: """
+        discussion: HelpText.reflow("""
         --json prints {name, path, type, size, modified, created, content_type, version, hidden,
         read_only, extra, hashes}; unknown values are null. `hashes` holds the content hashes the
         remote reported with the item (Nextcloud's stored SHA-1/MD5), by algorithm.
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

@@ -6,12 +6,12 @@ struct TrashCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trash",
         abstract: "List, restore and empty a remote's trash.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Removals and overwrites by the gateway go to the remote's trash: a folder on network remotes
         (`trash_dir`, by default `.gateway-trash` at the remote's root), the desktop trash for local
         files (~/.local/share/Trash, or .Trash-UID at the top of another file system: file managers
         and trash-cli see the same items). Each item keeps its original path and deletion time.
-        """,
+        """),
         subcommands: [TrashListCommand.self, TrashRestoreCommand.self, TrashEmptyCommand.self]
     )
 }
@@ -31,11 +31,11 @@ struct TrashListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List what the trash holds from LOCATION and below: deletion time, size, original path.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Examples:
           gateway trash list docs:
           gateway trash list --json docs:reports
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions
@@ -77,14 +77,14 @@ struct TrashRestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
         abstract: "Put a trashed item back where it was (or --to elsewhere on the same remote).",
-        discussion: """
+        discussion: HelpText.reflow("""
         PATH is the item's original path (as `gateway trash list` shows it); when the trash holds it
         more than once, the most recently deleted comes back. Nothing is replaced: an item at the
         original path must be moved away first.
 
         Example:
           gateway trash restore docs: /reports/2026.pdf
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions
@@ -118,11 +118,11 @@ struct TrashEmptyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "empty",
         abstract: "Remove for good what the trash holds from LOCATION and below (--older-than: only older items).",
-        discussion: """
+        discussion: HelpText.reflow("""
         Examples:
           gateway trash empty --older-than 30d docs:
           gateway trash empty docs:
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

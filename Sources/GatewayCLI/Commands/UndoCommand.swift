@@ -6,7 +6,7 @@ struct UndoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "undo",
         abstract: "Revert the last command that changed something (or run ID), from the undo journal.",
-        discussion: """
+        discussion: HelpText.reflow("""
         Every command that changes a remote (rm, mkdir, rcat, copy, move, sync) records what it did in
         the undo journal ($XDG_STATE_HOME/gateway/undo.sqlite), as one numbered run. `gateway undo`
         reverts the most recent run, newest change first: removed and replaced items come back from
@@ -23,7 +23,7 @@ struct UndoCommand: AsyncParsableCommand {
           gateway undo --dry-run
           gateway undo
           gateway undo 12
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions

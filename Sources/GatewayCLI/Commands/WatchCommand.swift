@@ -6,7 +6,7 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Print changes under a folder as they are seen.",
-        discussion: """
+        discussion: HelpText.reflow("""
         One line per change, paths relative to LOCATION:
           created PATH | modified PATH | removed PATH | renamed OLD -> NEW
         Local folders report changes at once (inotify); WebDAV and FTP remotes are compared with a
@@ -26,7 +26,7 @@ struct WatchCommand: AsyncParsableCommand {
         --json prints JSON lines: {"kind", "path", "previous_path", "type", "size", "modified"}.
         A remote that stops answering is retried with back-off and reported once per outage.
         Exit codes: 0 (--once done), 1 failure or expired anchor, 2 usage, 130 interrupted.
-        """
+        """)
     )
 
     @OptionGroup var global: GlobalOptions
