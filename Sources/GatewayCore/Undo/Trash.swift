@@ -240,26 +240,7 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
 
     /// Reverses the `=XX` escapes; `nil` for a broken one, a NUL or bytes that are not UTF-8.
     private static func unescape(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        func hexValue(_ byte: UInt8?) -> UInt8? {
-            guard let byte else { return nil }
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "=") {
-                guard let high = hexValue(iterator.next()), let low = hexValue(iterator.next()) else { return nil }
-                bytes.append(high << 4 | low)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        guard !bytes.contains(0) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        HexEscapes.decode(text, escape: UInt8(ascii: "="), allowsNUL: false)
     }
 
     private static func stamp(_ date: Date) -> String {

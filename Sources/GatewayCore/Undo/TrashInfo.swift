@@ -99,28 +99,7 @@ public struct TrashInfo: Sendable, Hashable {
 
     /// Decodes `%XX` escapes; `nil` for a broken escape, a NUL byte or bytes that are not UTF-8.
     static func percentDecoded(_ text: String) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-                bytes.append(high << 4 | low)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        guard !bytes.contains(0) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        HexEscapes.decode(Substring(text), allowsNUL: false)
     }
 
     // MARK: Dates
