@@ -9,7 +9,7 @@ extension FTPProvider: FileProviderResumableWrite {
         if options.beforeReplacing != nil { options.atomically = true }
         let remote = try await checkedWriteTarget(path, options: options)
         let target = options.atomically
-            ? RemotePath.parent(of: remote).appendingRemoteComponent(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
+            ? RemotePath.temporaryPath(for: remote)
             : remote
         return try await upload(stream, to: target, as: remote, offset: 0, options: options) { error in
             let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }

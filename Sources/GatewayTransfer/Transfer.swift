@@ -79,9 +79,7 @@ public enum Transfer {
             }
             // The old file goes to the trash only once the copy is complete: copied server-side
             // under a temporary name, then renamed into place.
-            let temporary = RemotePath.parent(of: destination.path) == "/"
-                ? "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: destination.path))
-                : RemotePath.parent(of: destination.path) + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: destination.path))
+            let temporary = RemotePath.temporaryPath(for: destination.path)
             do {
                 try await operations.copyItem(path: source.path, to: temporary, overwrite: false, progress: progress)
                 try await beforeReplacing(destination.path)

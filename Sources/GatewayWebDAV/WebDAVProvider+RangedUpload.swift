@@ -30,7 +30,7 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
             if existing?.isDirectory == true { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
             if existing != nil { throw existsError(remote) }
         }
-        let target = RemotePath.parent(of: remote).appendingPathComponentRemote(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
+        let target = RemotePath.temporaryPath(for: remote)
         guard try await probeRangedPut(target, remote: remote, size: size) else { return nil }
         logger.debug("uploading in ranges", metadata: ["path": .string(remote), "bytes": .stringConvertible(size)])
         return WebDAVRangedUpload(provider: self, target: target, remote: remote, size: size, options: options)

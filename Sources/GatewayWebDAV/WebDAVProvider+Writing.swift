@@ -29,7 +29,7 @@ extension WebDAVProvider {
             && (options.expectedSize == nil || options.expectedSize == stream.expectedLength)
         if direct { direct = await serverPutIsAtomic() }
         let target = options.atomically && !direct
-            ? RemotePath.parent(of: remote).appendingPathComponentRemote(RemotePath.temporaryName(for: RemotePath.lastComponent(of: remote)))
+            ? RemotePath.temporaryPath(for: remote)
             : remote
         let counter = ByteCounter()
         let progress = options.progress

@@ -50,7 +50,7 @@ struct TrashListCommand: AsyncParsableCommand {
         if json { out.write("[") }
         do {
             for try await item in trash.items(under: location.path) {
-                let original = item.originalPath.map { path in location.remote.map { "\($0):\(path)" } ?? path }
+                let original = item.originalPath.map { RemoteLocation(remote: location.remote, path: $0).original }
                 if json {
                     let value: JSONField = .object([
                         "original_path": JSONField(original), "name": .string(item.name),
@@ -106,10 +106,10 @@ struct TrashRestoreCommand: AsyncParsableCommand {
             let target = try to.map(RemotePath.normalize) ?? original
             try await trash.restore(newest, to: target)
             if !global.quiet {
-                Diagnostics.printLine("restored \(location.remote.map { "\($0):\(target)" } ?? target)")
+                Diagnostics.printLine("restored \(RemoteLocation(remote: location.remote, path: target).original)")
             }
         } catch {
-            throw Diagnostics.fail(operation: "trash restore", item: location.remote.map { "\($0):\(original)" } ?? original, error: error)
+            throw Diagnostics.fail(operation: "trash restore", item: RemoteLocation(remote: location.remote, path: original).original, error: error)
         }
     }
 }

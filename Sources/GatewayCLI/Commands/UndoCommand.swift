@@ -176,7 +176,7 @@ struct UndoCommand: AsyncParsableCommand {
 
     /// `remote:path`, or the bare path for the local file system.
     static func name(_ remote: String?, _ path: String) -> String {
-        Format.shown(remote.map { "\($0):\(path)" } ?? path)
+        Format.shown(RemoteLocation(remote: remote, path: path).original)
     }
 
     /// What reverting `entry` does, as printed.

@@ -103,6 +103,14 @@ public enum RemotePath {
         return "." + base + suffix
     }
 
+    /// The path of a fresh temporary name (``temporaryName(for:)``) beside the item at `path`
+    /// (a normalized path, not the root): where an atomic write or a copy waits to be renamed.
+    public static func temporaryPath(for path: String) -> String {
+        let parent = parent(of: path)
+        let name = temporaryName(for: lastComponent(of: path))
+        return parent == "/" ? "/" + name : parent + "/" + name
+    }
+
     /// The hidden name of a resumable partial file for `name` under `key` (a short identifier):
     /// `.NAME.gateway-resume-KEY.partial`. The same name and key always give the same file.
     public static func resumableName(for name: String, key: String) -> String {

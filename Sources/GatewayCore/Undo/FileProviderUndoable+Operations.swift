@@ -52,9 +52,7 @@ extension FileProviderUndoable {
             // Replaced without a trash: the record says the old item is gone for good.
             return UndoRecord(operation: existed ? .overwrite : .create, path: target, expected: ItemIdentity(copied), isPermanent: existed)
         }
-        let temporary = RemotePath.parent(of: target) == "/"
-            ? "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: target))
-            : RemotePath.parent(of: target) + "/" + RemotePath.temporaryName(for: RemotePath.lastComponent(of: target))
+        let temporary = RemotePath.temporaryPath(for: target)
         var replaced: TrashedItem?
         do {
             try await copyItem(path: path, to: temporary, overwrite: false, progress: progress)
