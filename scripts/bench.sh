@@ -138,6 +138,7 @@ for ((round = 1; round <= rounds; round++)); do
     dav_clean; measure "dav small files: rclone copy (pacer_min_sleep=0)" env RCLONE_WEBDAV_PACER_MIN_SLEEP=0 rclone copy "$work/small" dav:up
     dav_clean; measure "dav small files: (default) rclone copy, 10ms pacer" rclone copy "$work/small" dav:up
     dav_clean; measure "dav small files: gateway copy" "$gateway" copy --quiet "$work/small" dav:up
+    dav_clean; measure "dav small files: gateway copy, dead_properties false (no source stamps)" env GATEWAY_REMOTE_DAV_DEAD_PROPERTIES=false "$gateway" copy --quiet "$work/small" dav:up
     [ "$(ls "$dav_root/up" | wc -l)" -eq "$small_files" ] || { echo "WebDAV small-file upload incomplete" >&2; exit 1; }
     # A 10,000-entry folder: curl's raw PROPFIND transfer is the baseline.
     # The same four properties a listing of ours asks for (curl's bodiless PROPFIND is allprop).

@@ -21,9 +21,17 @@ public enum CopyDecision: Sendable, Equatable {
     /// of the same size modified after that (beyond `precision`) has changed since and is copied;
     /// otherwise it is unchanged. `sizeOnly` makes the size alone decide. With a `checksum` verdict
     /// (files of the same size compared by hash), the hashes decide instead of the times.
+    ///
+    /// A destination carrying a ``SourceStamp`` (plain WebDAV with dead properties) is compared by
+    /// the source time the stamp recorded, as a destination that keeps times would be.
     public static func decide(source: FileObject, destination: FileObject?, options: CopyOptions,
                               precision: Duration, comparesTimes: Bool, checksum: ChecksumVerdict? = nil) -> CopyDecision {
-        guard let destination, !destination.isDirectory else { return .copy }
+        guard var destination, !destination.isDirectory else { return .copy }
+        var comparesTimes = comparesTimes
+        if let stamped = destination.sourceStamp?.modificationDate, options.preserveModificationTimes {
+            destination.modificationDate = stamped
+            comparesTimes = true
+        }
         let tolerance = Double(precision.components.seconds) + Double(precision.components.attoseconds) / 1e18
         // Identical files first, so that a move can tell "same file" from "kept as it is".
         if source.size == destination.size, let checksum {

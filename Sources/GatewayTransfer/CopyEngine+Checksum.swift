@@ -24,7 +24,12 @@ extension CopyEngine {
                           on destination: TransferEndpoint, forCopy: Bool = true) async throws -> (verdict: ChecksumVerdict?, sourceHashes: [HashAlgorithm: String]) {
         guard options.checksum else { return (nil, [:]) }
         let comparable = existing.map { !$0.isDirectory && $0.size == item.size } ?? false
-        guard let algorithm = checksumAlgorithm(source, destination) else { return (comparable ? .unavailable : nil, [:]) }
+        // Without an algorithm both sides answer for, a hash the destination reported with this
+        // file (a plain WebDAV source stamp's) is compared where the source can compute it.
+        let reported = comparable ? HashAlgorithm.preference.first {
+            existing?.hashes[$0] != nil && source.provider.capabilities.hashAlgorithms.contains($0)
+        } : nil
+        guard let algorithm = checksumAlgorithm(source, destination) ?? reported else { return (comparable ? .unavailable : nil, [:]) }
         guard comparable, let existing else {
             guard forCopy, !options.dryRun else { return (nil, [:]) }
             return (nil, try await source.provider.contentHash(of: item, algorithm: algorithm).map { [algorithm: $0] } ?? [:])

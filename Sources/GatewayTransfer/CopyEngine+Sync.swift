@@ -100,7 +100,7 @@ extension CopyEngine {
         }
 
         // The source walk feeds `checkers` comparing tasks through a bounded queue.
-        let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path)
+        let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps)
         let queue = WorkQueue<(item: FileObject, relative: String)>(capacity: options.checkers * 32)
         // Trash folders and gateway temporaries are not content on either side.
         let filter = await TreeFilter([source.provider])

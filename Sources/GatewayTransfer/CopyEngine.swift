@@ -32,10 +32,12 @@ public struct CopyEngine: Sendable {
     }
 
     /// Runs `mode` from `source` to `destination` (a file to a file path, or a folder's contents into a
-    /// folder), reporting every step to `onEvent`.
+    /// folder), reporting every step to `onEvent`. `progress` is finished when the run ends, so its
+    /// ``TransferProgress/snapshots(every:)`` sequences end with it.
     public func run(_ mode: CopyMode, from source: TransferEndpoint, to destination: TransferEndpoint,
                     progress: TransferProgress? = nil,
                     onEvent: @escaping @Sendable (CopyEvent) -> Void = { _ in }) async throws -> CopySummary {
+        defer { progress?.finish() }
         let clock = ContinuousClock()
         let start = clock.now
         let state = RunState(onEvent: onEvent, dryRun: options.dryRun)
@@ -89,7 +91,7 @@ public struct CopyEngine: Sendable {
             throw FileProviderError.unsupported(operation: "creating folders", path: destination.path)
         }
         let options = self.options
-        let index = FolderIndex(provider: destination.provider, root: destination.path)
+        let index = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps)
 
         try await withThrowingTaskGroup(of: Void.self) { outer in
             // Transfers: copy (or skip) each checked file.

@@ -11,14 +11,18 @@ import GatewayCore
 actor FolderIndex {
     private let provider: any FileProviderBasic
     private let root: String
+    private let details: ListingDetails
     private var folders: [String: Task<[String: FileObject]?, any Error>] = [:]
     private var order: [String] = []
     private let capacity = 16
     static let entryLimit = 50_000
 
-    init(provider: any FileProviderBasic, root: String) {
+    /// An index of the tree at `root`; `details` are asked of every listing (a destination's
+    /// ``ListingDetails/sourceStamps``, which the comparisons use).
+    init(provider: any FileProviderBasic, root: String, details: ListingDetails = []) {
         self.provider = provider
         self.root = root
+        self.details = details
     }
 
     /// The item at `relative` (below the root), or `nil` when there is none.
@@ -41,10 +45,11 @@ actor FolderIndex {
         } else {
             let provider = self.provider
             let path = try RemotePath.join(root, folder)
+            let details = self.details
             task = Task { () throws -> [String: FileObject]? in
                 var entries: [String: FileObject] = [:]
                 do {
-                    for try await page in provider.contentsOfDirectory(path: path) {
+                    for try await page in provider.contentsOfDirectory(path: path, pageSize: 1000, details: details) {
                         for item in page.entries { entries[item.name] = item }
                         if entries.count > Self.entryLimit { return nil }
                     }

@@ -108,7 +108,8 @@ public enum Transfer {
         var write = WriteOptions(overwrite: options.overwrite, atomically: true, progress: progress)
         write.returnsStoredAttributes = false
         write.beforeReplacing = options.beforeReplacing
-        if options.preserveModificationTimes, destination.provider.capabilities.supports(.setModificationDate) {
+        // Also where the destination cannot set times: plain WebDAV records it in a source stamp.
+        if options.preserveModificationTimes {
             write.modificationDate = attributes.modificationDate
         }
         if options.multiThreadStreams > 1, let size = attributes.size, size >= max(options.multiThreadCutoff, 2),

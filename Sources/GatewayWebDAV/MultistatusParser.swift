@@ -18,6 +18,8 @@ struct DAVResource: Sendable, Equatable {
     var quotaUsed: Int64?
     /// ownCloud/Nextcloud's stored content hashes (`oc:checksums`): `SHA1:… MD5:…`, space-separated.
     var checksums: String?
+    /// The gateway's own source stamp (a dead property; see `WebDAVProvider+SourceStamps`).
+    var sourceStamp: String?
     /// A server's error text for this item (`DAV:responsedescription`).
     var description: String?
 }
@@ -31,8 +33,8 @@ struct DAVResource: Sendable, Equatable {
 /// ``FileProviderError/malformedResponse(path:detail:)`` naming it. libxml2 expands no entity and
 /// loads nothing from the network.
 ///
-/// Elements are matched by namespace URI (`DAV:`, and ownCloud's `http://owncloud.org/ns` for stored
-/// checksums) and local name, never by prefix. Parsed responses
+/// Elements are matched by namespace URI (`DAV:`, ownCloud's `http://owncloud.org/ns` for stored
+/// checksums, and the gateway's own for source stamps) and local name, never by prefix. Parsed responses
 /// collect in ``completed``; the caller drains them between chunks.
 ///
 /// One parser serves one body on one task at a time (the SAX callbacks run inside ``feed(_:path:)``),
@@ -260,6 +262,8 @@ final class MultistatusParser {
             text.append(UInt8(ascii: " "))  // several <oc:checksum> elements, one hash each, or one with several
         case (.prop, .ocChecksums):
             propstat?.checksums = DAVText.trimmed(endText())
+        case (.prop, .sourceStamp):
+            propstat?.sourceStamp = DAVText.trimmed(endText())
         case (.prop, _):
             _ = endText()
         case (.response, .propstat):
@@ -285,6 +289,7 @@ final class MultistatusParser {
         current!.quotaAvailable = found.quotaAvailable ?? current!.quotaAvailable
         current!.quotaUsed = found.quotaUsed ?? current!.quotaUsed
         current!.checksums = found.checksums ?? current!.checksums
+        current!.sourceStamp = found.sourceStamp ?? current!.sourceStamp
     }
 
     private func characters(_ characters: UnsafePointer<xmlChar>?, _ length: Int) {
@@ -311,7 +316,7 @@ final class MultistatusParser {
     enum Tag: Equatable {
         case other, multistatus, response, href, status, responsedescription, propstat, prop, resourcetype, collection
         case getcontentlength, getlastmodified, getetag, getcontenttype, creationdate, quotaAvailableBytes, quotaUsedBytes
-        case ocChecksums, ocChecksum, syncToken
+        case ocChecksums, ocChecksum, syncToken, sourceStamp
 
         static let davNames: [String: Tag] = [
             "multistatus": .multistatus, "response": .response, "href": .href, "status": .status,
@@ -340,11 +345,15 @@ final class MultistatusParser {
             default: return .other
             }
         }
+        if xmlStrEqual(uri, gatewayNamespace) != 0 {
+            return name == WebDAVProvider.stampProperty ? .sourceStamp : .other
+        }
         return .other
     }
 
     private static let davNamespace: [xmlChar] = Array("DAV:".utf8) + [0]
     private static let ownCloudNamespace: [xmlChar] = Array("http://owncloud.org/ns".utf8) + [0]
+    private static let gatewayNamespace: [xmlChar] = Array(WebDAVProvider.stampNamespace.utf8) + [0]
 
     /// A size property: a non-negative number up to `Int64.max`, else unknown (`nil`): a negative
     /// or overflowing `getcontentlength` from a hostile server is no size at all.

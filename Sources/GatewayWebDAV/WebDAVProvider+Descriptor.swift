@@ -20,6 +20,8 @@ extension WebDAVProvider {
                       summary: "whether a small file may be written with one PUT to its name, without a temporary name and MOVE: auto (where the server's PUT is known to be atomic: Apache httpd 2.4+ with mod_dav_fs), always, never"),
             ConfigKey("sync_collection", .string, default: "auto",
                       summary: "change monitoring through RFC 6578 sync-collection reports: auto (where the server answers them and is seen to list member folders in them), always (also where that cannot be seen, e.g. a server that leaves folders out, on a tree without folders), never (list folders)"),
+            ConfigKey("dead_properties", .boolean, default: "true",
+                      summary: "with vendor other: record each uploaded file's source modification time (and hashes, when known) in a dead property of the gateway's namespace (one PROPPATCH per upload), so copy, sync and check compare against it; skipped where the server does not keep dead properties"),
             ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect"),
             ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a transfer may move no data before it fails"),
             ConfigKey("low_speed_limit", .integer, default: "1024",
@@ -50,6 +52,7 @@ extension WebDAVProvider {
                                   rangedUploads: remote.boolean("ranged_uploads") ?? true,
                                   atomicPut: AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto,
                                   syncCollection: SyncCollection(rawValue: remote.string("sync_collection") ?? "auto") ?? .auto,
+                                  deadProperties: remote.boolean("dead_properties") ?? true,
                                   trash: TrashSettings(remote), stateDirectory: context.stateDirectory, logger: context.logger)
         }
     )

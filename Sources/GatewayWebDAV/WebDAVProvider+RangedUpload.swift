@@ -129,8 +129,11 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
             }
         }
         try await options.beforeReplacing?(remote)
-        try await commit(target, to: remote, overwrite: options.overwrite)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let answer = try await commit(target, to: remote, overwrite: options.overwrite)
         logger.debug("wrote file in ranges", metadata: ["path": .string(remote), "bytes": .stringConvertible(size)])
+        await recordSourceStamp(at: remote, size: size, options: options, answer: answer, elapsed: started.duration(to: clock.now))
         if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }
         return FileObject(path: remote, type: .file, size: size, modificationDate: nil)
     }

@@ -66,7 +66,10 @@ extension WebDAVProvider {
                 headers.append((name: "Content-Type", value: ""))
             }
             if direct { try await options.beforeReplacing?(remote) }
+            let clock = ContinuousClock()
+            var started = clock.now
             let (head, body) = try await send("PUT", target, headers: headers, body: upload)
+            var answer = head
             guard head.isSuccess else {
                 if head.status == 412 { throw FileProviderError.versionMismatch(path: remote, expected: options.ifVersion ?? "", actual: nil) }
                 throw failure(head, body: body, path: remote)
@@ -77,9 +80,11 @@ extension WebDAVProvider {
             }
             if options.atomically && !direct {
                 try await options.beforeReplacing?(remote)
-                try await commit(target, to: remote, overwrite: options.overwrite)
+                started = clock.now
+                answer = try await commit(target, to: remote, overwrite: options.overwrite)
             }
             logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written)])
+            await recordSourceStamp(at: remote, size: written, options: options, answer: answer, elapsed: started.duration(to: clock.now))
             // The server's own description (version tag, dates) of what now stands there.
             if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }
             return FileObject(path: remote, type: .file, size: written, modificationDate: options.modificationDate)
@@ -138,15 +143,16 @@ extension WebDAVProvider {
         }
     }
 
-    /// Renames a finished temporary upload to its final name.
-    func commit(_ temporary: String, to remote: String, overwrite: Bool) async throws {
+    /// Renames a finished temporary upload to its final name; returns the server's answer.
+    @discardableResult
+    func commit(_ temporary: String, to remote: String, overwrite: Bool) async throws -> HTTPResponseHead {
         let (head, body) = try await send("MOVE", temporary, headers: [
             (name: "Destination", value: paths.url(remote).absoluteString),
             (name: "Overwrite", value: overwrite ? "T" : "F"),
         ])
         switch head.status {
         case 200..<300 where head.status != 207:
-            return
+            return head
         case 412:
             throw existsError(remote)
         default:

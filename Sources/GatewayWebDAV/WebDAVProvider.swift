@@ -65,6 +65,10 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
 
     /// The `sync_collection` setting.
     public let syncCollection: SyncCollection
+    /// The `dead_properties` setting: whether uploads record a ``SourceStamp`` (plain WebDAV only).
+    public let deadProperties: Bool
+    /// Whether the server was seen to keep the gateway's dead property (`nil` until first written).
+    let learnedDeadProperties = Mutex<Bool?>(nil)
     /// The `trash` and `trash_dir` keys: whether and where removals and overwrites are kept (``trash``).
     public let trashSettings: TrashSettings
     /// What `auto` learned from the server, once asked.
@@ -87,8 +91,14 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
     ///   - vendor: the server flavour.
     ///   - rangedUploads: let large copies upload in byte ranges at once where the server takes them.
     ///   - atomicPut: whether small files may go with one `PUT` to their name (``AtomicPut``).
+    ///   - syncCollection: how change monitoring asks for changes (``SyncCollection``).
+    ///   - deadProperties: whether uploads record a ``SourceStamp`` in a dead property (plain WebDAV).
+    ///   - trash: the `trash` and `trash_dir` settings.
+    ///   - stateDirectory: the local state store's folder.
+    ///   - logger: where requests and decisions are logged.
     public init(configuration: HTTPClientConfiguration, vendor: Vendor = .other, rangedUploads: Bool = true,
-                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, trash: TrashSettings = TrashSettings(),
+                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, deadProperties: Bool = true,
+                trash: TrashSettings = TrashSettings(),
                 stateDirectory: URL = StateLocation.directory(),
                 logger: Logger = Logger(label: "gateway.webdav")) {
         self.name = configuration.remoteName
@@ -96,6 +106,7 @@ public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, Fi
         self.stateDirectory = stateDirectory
         self.atomicPut = atomicPut
         self.syncCollection = syncCollection
+        self.deadProperties = deadProperties
         self.vendor = vendor
         self.rangedUploads = rangedUploads
         self.paths = WebDAVPath(baseURL: configuration.baseURL)

@@ -6,6 +6,8 @@
 // as `WebDAVProvider` does, then `finish` and a last drain. Broken XML must throw, never crash.
 // When both the chunked parse and a one-chunk parse of the same bytes succeed, they must yield the
 // same responses: a streaming parser's result must not depend on where the network split the body.
+// A source stamp (the gateway's dead property) that parses must encode to a text that parses back
+// to the same stamp.
 import Foundation
 @testable import GatewayWebDAV
 
@@ -50,6 +52,13 @@ public func fuzzMultistatus(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let data = Data(bytes: start, count: count)
     let chunked = parse(data, splits: splitPoints(data))
     let whole = parse(data, splits: [])
+    for resource in whole ?? [] {
+        guard let text = resource.sourceStamp, let stamp = WebDAVProvider.StoredStamp(parsing: text) else { continue }
+        guard let again = WebDAVProvider.StoredStamp(parsing: stamp.encoded), again.encoded == stamp.encoded else {
+            fatalError("a source stamp does not read back: \(text.debugDescription) -> \(stamp.encoded.debugDescription)")
+        }
+        _ = again.stamp(size: resource.contentLength, lastModified: Date(timeIntervalSince1970: 1_764_000_000))
+    }
     if let chunked, let whole, chunked != whole {
         fatalError("chunked parse differs from one-chunk parse: \(chunked.count) vs \(whole.count) responses\n\(chunked)\n\(whole)")
     }

@@ -9,6 +9,11 @@ struct StatCommand: AsyncParsableCommand {
         --json prints {name, path, type, size, modified, created, content_type, version, hidden,
         read_only, extra, hashes}; unknown values are null. `hashes` holds the content hashes the
         remote reported with the item (Nextcloud's stored SHA-1/MD5), by algorithm.
+
+        On plain WebDAV, a file the gateway uploaded also shows what it recorded of its source in a
+        dead property (`dead_properties`), while the file is unchanged since: `source_modified`
+        (the source's modification time, which copy, sync and check compare against) and
+        `source_hashes`.
         """)
     )
 
@@ -27,6 +32,10 @@ struct StatCommand: AsyncParsableCommand {
         fields["read_only"] = .boolean(item.isReadOnly)
         fields["extra"] = .object(item.extraProperties.mapValues(JSONField.string))
         fields["hashes"] = .object(Dictionary(uniqueKeysWithValues: item.hashes.map { ($0.key.rawValue, JSONField.string($0.value)) }))
+        if let stamp = item.sourceStamp {
+            fields["source_modified"] = JSONField(Format.iso8601(stamp.modificationDate))
+            fields["source_hashes"] = .object(Dictionary(uniqueKeysWithValues: stamp.hashes.map { ($0.key.rawValue, JSONField.string($0.value)) }))
+        }
         let out = StandardOutput()
         if json {
             out.line(JSON.encode(fields))
@@ -44,6 +53,10 @@ struct StatCommand: AsyncParsableCommand {
             out.line("read only:    \(item.isReadOnly)")
             for (key, value) in item.extraProperties.sorted(by: { $0.key < $1.key }) { out.line("\(key): \(Format.shown(value))") }
             for (algorithm, digest) in item.hashes.sorted(by: { $0.key < $1.key }) { out.line("\(algorithm.rawValue): \(digest)") }
+            if let stamp = item.sourceStamp {
+                out.line("source modified: \(Format.iso8601(stamp.modificationDate) ?? "-")")
+                for (algorithm, digest) in stamp.hashes.sorted(by: { $0.key < $1.key }) { out.line("source \(algorithm.rawValue): \(digest)") }
+            }
         }
         out.flush()
     }

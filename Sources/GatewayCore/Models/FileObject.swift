@@ -42,6 +42,10 @@ public struct FileObject: Sendable, Hashable {
     /// Content hashes the backend reported along with the item (lowercase hexadecimal), such as
     /// Nextcloud's stored SHA-1; empty when it reports none. ``FileProviderHashing`` asks for one.
     public var hashes: [HashAlgorithm: String]
+    /// What the gateway recorded about the source this file was copied from, on a remote that
+    /// cannot keep modification times (see ``SourceStamp``); `nil` when nothing valid was recorded,
+    /// or the listing was not asked for it (``ListingDetails/sourceStamps``).
+    public var sourceStamp: SourceStamp?
 
     /// Creates a file object. Only `path` and `type` are required; the name is derived from the path.
     public init(
@@ -55,7 +59,8 @@ public struct FileObject: Sendable, Hashable {
         contentType: String? = nil,
         versionTag: String? = nil,
         extraProperties: [String: String] = [:],
-        hashes: [HashAlgorithm: String] = [:]
+        hashes: [HashAlgorithm: String] = [:],
+        sourceStamp: SourceStamp? = nil
     ) {
         let name = RemotePath.lastComponent(of: path)
         self.name = name
@@ -70,6 +75,7 @@ public struct FileObject: Sendable, Hashable {
         self.versionTag = versionTag
         self.extraProperties = extraProperties
         self.hashes = hashes
+        self.sourceStamp = sourceStamp
     }
 
     /// `true` for folders.

@@ -25,11 +25,19 @@ public protocol FileProviderBasic: Sendable {
 
     /// Lists a folder as pages fetched while iterating.
     ///
+    /// Entries come in the backend's order, the same for an unchanged folder whatever the page
+    /// size: Local sorts by name (byte order of the UTF-8 names, for folders of up to 100,000
+    /// entries), network backends keep the server's order. Sort a page yourself where order matters.
+    ///
     /// - Parameters:
     ///   - path: the folder.
     ///   - pageSize: the largest number of entries per page (a hint; backends may deliver fewer).
     /// - Returns: a lazy listing; errors (missing folder, not a folder) surface when iterating.
     func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing
+
+    /// Lists a folder as ``contentsOfDirectory(path:pageSize:)`` does, with extra details where the
+    /// backend has them (``ListingDetails``). The default ignores `details`.
+    func contentsOfDirectory(path: String, pageSize: Int, details: ListingDetails) -> DirectoryListing
 
     /// Describes one item.
     ///
@@ -61,6 +69,11 @@ public protocol FileProviderBasic: Sendable {
 }
 
 extension FileProviderBasic {
+    /// Lists the folder without extra details: backends that have none need not implement it.
+    public func contentsOfDirectory(path: String, pageSize: Int, details: ListingDetails) -> DirectoryListing {
+        contentsOfDirectory(path: path, pageSize: pageSize)
+    }
+
     /// Lists a folder with the default page size (1,000 entries).
     public func contentsOfDirectory(path: String) -> DirectoryListing {
         contentsOfDirectory(path: path, pageSize: 1000)

@@ -1,0 +1,146 @@
+import Foundation
+public import GatewayCore
+import GatewayTransport
+
+/// Source stamps (``SourceStamp``) on plain WebDAV: the source's modification time and hashes,
+/// kept in a dead property of the gateway's own namespace (RFC 4918 §4.2 and §9.2, `PROPPATCH`).
+///
+/// The property's value is one line of `key=value` fields:
+/// `v=1 mtime=1764012345.123456789 size=42 written=1764012399 sha1=…`. `size` and `written` (the
+/// server's clock, seconds) say which content the stamp describes: it is valid while the file
+/// still has that size and its `getlastmodified` is no later than `written`. A file changed by
+/// anyone after the stamp was written has a later time, and its stamp is ignored. (A change within
+/// the same second as the write, to the same size, cannot be told apart: time on WebDAV has whole
+/// seconds.)
+extension WebDAVProvider {
+    /// The gateway's XML namespace for its dead properties.
+    static let stampNamespace = "urn:x-storage-gateway:1"
+    /// The property's local name.
+    static let stampProperty = "source-stamp"
+
+    /// A stamp as stored: what it says of the source, and which content it describes.
+    struct StoredStamp: Equatable {
+        var modificationDate: Date?
+        var size: Int64
+        /// The server's time (whole seconds since 1970) no earlier than the write it describes.
+        var written: Int64
+        var hashes: [HashAlgorithm: String] = [:]
+
+        /// The property's text.
+        var encoded: String {
+            var fields = ["v=1"]
+            if let modificationDate {
+                fields.append("mtime=" + String(format: "%.9f", modificationDate.timeIntervalSince1970))
+            }
+            fields.append("size=\(size)")
+            fields.append("written=\(written)")
+            for algorithm in HashAlgorithm.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
+                if let hash = hashes[algorithm], Self.isHex(hash) { fields.append("\(algorithm.rawValue)=\(hash.lowercased())") }
+            }
+            return fields.joined(separator: " ")
+        }
+
+        /// Reads a property's text; `nil` for anything but a well-formed version-1 stamp. Unknown
+        /// fields are skipped (a later version may add some); out-of-range numbers are refused.
+        init?(parsing text: String) {
+            guard text.utf8.count <= 1024 else { return nil }
+            var values: [Substring: Substring] = [:]
+            for field in text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }) {
+                guard let equals = field.firstIndex(of: "=") else { return nil }
+                values[field[..<equals]] = field[field.index(after: equals)...]
+            }
+            guard values["v"] == "1", let sizeText = values["size"], let size = Int64(sizeText), size >= 0,
+                  let writtenText = values["written"], let written = Int64(writtenText) else { return nil }
+            self.size = size
+            self.written = written
+            if let mtime = values["mtime"] {
+                // Plain decimal seconds only: no exponent, no "nan" or "inf", within ±10,000 years.
+                guard mtime.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-") }),
+                      let seconds = Double(mtime), seconds.isFinite, abs(seconds) < 3.2e11 else { return nil }
+                modificationDate = Date(timeIntervalSince1970: seconds)
+            }
+            for algorithm in HashAlgorithm.allCases {
+                if let hash = values[Substring(algorithm.rawValue)], Self.isHex(hash) { hashes[algorithm] = hash.lowercased() }
+            }
+        }
+
+        init(modificationDate: Date?, size: Int64, written: Int64, hashes: [HashAlgorithm: String]) {
+            self.modificationDate = modificationDate
+            self.size = size
+            self.written = written
+            self.hashes = hashes
+        }
+
+        private static func isHex<S: StringProtocol>(_ text: S) -> Bool {
+            !text.isEmpty && text.count <= 128 && text.allSatisfy(\.isHexDigit)
+        }
+
+        /// The stamp, if it still describes a file of this size last written at `lastModified`.
+        func stamp(size current: Int64?, lastModified: Date?) -> SourceStamp? {
+            guard let current, current == size, let lastModified,
+                  lastModified.timeIntervalSince1970 <= Double(written) else { return nil }
+            return SourceStamp(modificationDate: modificationDate, hashes: hashes)
+        }
+    }
+
+    /// Whether uploads record source stamps here: the `dead_properties` key, and what this server
+    /// was seen to do (once refused or ignored, never asked again).
+    var recordsSourceStamps: Bool {
+        deadProperties && vendor == .other && learnedDeadProperties.withLock { $0 } != false
+    }
+
+    /// Records what was written at `remote` after a successful upload: the source's time and
+    /// hashes from `options`, for the content `size` bytes long that the server answered for with
+    /// `answer` (its `Date`, plus the request's duration: a server may date its answer from when
+    /// the request arrived, before the body was stored).
+    ///
+    /// Costs one `PROPPATCH`. A failure here does not fail the write: the file is whole, and without
+    /// a stamp it is compared by size and the time it was written. The first stamp on a remote is read
+    /// back once: a server that answers `PROPPATCH` with success but keeps nothing (`rclone serve
+    /// webdav`) or refuses it (Xandikos: 403) is not asked again.
+    func recordSourceStamp(at remote: String, size: Int64, options: WriteOptions, answer: HTTPResponseHead, elapsed: Duration) async {
+        guard recordsSourceStamps, options.modificationDate != nil || !options.contentHashes.isEmpty,
+              let dated = answer.header("date").flatMap(DAVDate.http) else { return }
+        let slack = elapsed.components.seconds + 1
+        let stamp = StoredStamp(modificationDate: options.modificationDate, size: size,
+                                written: Int64(dated.timeIntervalSince1970).addingReportingOverflow(slack).partialValue,
+                                hashes: options.contentHashes)
+        do {
+            try await writeStamp(stamp, at: remote)
+        } catch {
+            logger.debug("source stamp not recorded", metadata: ["path": .string(remote), "error": .string("\(error)")])
+        }
+    }
+
+    /// Sends the `PROPPATCH`, and on a remote's first stamp reads it back.
+    func writeStamp(_ stamp: StoredStamp, at remote: String) async throws {
+        let body = Data("""
+            <?xml version="1.0" encoding="utf-8"?>
+            <D:propertyupdate xmlns:D="DAV:" xmlns:G="\(Self.stampNamespace)"><D:set><D:prop>\
+            <G:\(Self.stampProperty)>\(stamp.encoded)</G:\(Self.stampProperty)></D:prop></D:set></D:propertyupdate>
+            """.utf8)
+        let (head, response) = try await send("PROPPATCH", remote, headers: [Self.xmlContentType], body: .data(body))
+        guard head.isSuccess else {
+            if [403, 405, 501].contains(head.status) { learnDeadProperties(false, "the server refused PROPPATCH", status: head.status) }
+            throw failure(head, body: response, path: remote)
+        }
+        guard learnedDeadProperties.withLock({ $0 }) == nil else { return }
+        // A 207 can refuse the property inside (403 per property) or claim success and keep
+        // nothing: read it back once.
+        let item = try await attributesOfItem(path: remote)
+        let kept = item.sourceStamp != nil
+        learnDeadProperties(kept, kept ? "the server keeps dead properties" : "the server did not keep a dead property", status: head.status)
+    }
+
+    private func learnDeadProperties(_ kept: Bool, _ reason: String, status: Int) {
+        learnedDeadProperties.withLock { $0 = kept }
+        logger.debug("source stamps", metadata: ["kept": .stringConvertible(kept), "reason": .string(reason),
+                                                 "status": .stringConvertible(status)])
+    }
+
+    /// The valid stamp a parsed response carries, if any.
+    func sourceStamp(of resource: DAVResource) -> SourceStamp? {
+        guard let text = resource.sourceStamp, !resource.isCollection, let stored = StoredStamp(parsing: text) else { return nil }
+        return stored.stamp(size: resource.contentLength, lastModified: resource.lastModified.flatMap(DAVDate.http))
+    }
+}
