@@ -117,6 +117,13 @@ let package = Package(
         // through `@testable import`.)
         .target(name: "GatewayTestSupport", dependencies: ["StorageGateway", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/Support", swiftSettings: strict),
+        // The library as an app author meets it: public API only (no @testable, no test support),
+        // with docs/configuration.md's registration snippet compiled verbatim.
+        .testTarget(
+            name: "AppAuthorTests",
+            dependencies: ["StorageGateway", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "GatewayCoreTests",
             dependencies: ["GatewayCore", "StorageGateway"],

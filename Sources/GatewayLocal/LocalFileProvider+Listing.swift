@@ -34,8 +34,22 @@ extension LocalFileProvider {
 }
 
 /// An open `DIR*`, closed when the listing finishes or is dropped.
+///
+/// Pages come in name order (byte order of the UTF-8 names, as `LC_ALL=C ls` sorts), so that a
+/// folder lists the same way every time: the names (not the entries) are read first and sorted.
+/// A folder of more than ``sortLimit`` entries would hold too many names at once; it is listed in
+/// the file system's own order instead (stable while the folder is unchanged), keeping memory bounded.
 final class DirectoryCursor {
     private var handle: OpaquePointer?
+    /// Names read ahead, handed out before `readdir` goes on (all of them, sorted, in a folder of
+    /// at most ``sortLimit`` entries).
+    private var readAhead: [String] = []
+    private var readAheadIndex = 0
+    private var preparedPages = false
+    /// Whether `readdir` reached the end while reading ahead.
+    private var exhausted = false
+    /// The most names sorted: about 6 MB of names.
+    static let sortLimit = 100_000
 
     init(_ handle: OpaquePointer) { self.handle = handle }
 
@@ -81,21 +95,43 @@ final class DirectoryCursor {
         handle = nil
     }
 
+    /// Reads the names ahead: all of them, sorted, or (past ``sortLimit``) the first ones as they come.
+    private func prepareNames(folder: String, provider: LocalFileProvider) throws {
+        preparedPages = true
+        var names: [String] = []
+        while names.count <= Self.sortLimit {
+            guard let name = try nextName(folder: folder, provider: provider) else {
+                exhausted = true
+                names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                break
+            }
+            names.append(name)
+        }
+        readAhead = names
+    }
+
+    /// The next name for a page: read ahead first, then from `readdir`.
+    private func nextPageName(folder: String, provider: LocalFileProvider) throws -> String? {
+        if readAheadIndex < readAhead.count {
+            defer { readAheadIndex += 1 }
+            return readAhead[readAheadIndex]
+        }
+        if !readAhead.isEmpty { readAhead = [] }
+        return exhausted ? nil : try nextName(folder: folder, provider: provider)
+    }
+
     /// Reads up to `limit` entries; `finished` is `true` once the end of the folder was reached.
     func nextPage(limit: Int, folder: String, provider: LocalFileProvider) throws -> (entries: [FileObject], finished: Bool) {
         guard let handle else { return ([], true) }
+        if !preparedPages { try prepareNames(folder: folder, provider: provider) }
         let directoryFD = dirfd(handle)
         var entries: [FileObject] = []
         entries.reserveCapacity(min(limit, 1024))
         while entries.count < limit {
-            errno = 0
-            guard let entry = readdir(handle) else {
-                if errno != 0 { throw provider.posixError(errno, folder) }
+            guard let name = try nextPageName(folder: folder, provider: provider) else {
                 close()
                 return (entries, true)
             }
-            let name = Self.name(of: entry)
-            if name == "." || name == ".." { continue }
             var info = stat()
             guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
                 if errno == ENOENT { continue }  // removed while we were listing

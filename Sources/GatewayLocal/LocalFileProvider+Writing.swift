@@ -60,7 +60,13 @@ extension LocalFileProvider: FileProviderResumableWrite {
         guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
         // An undoable overwrite replaces a symbolic link itself (the link goes to the trash, its
         // target is left alone), so what the trash keeps is what the name held.
-        let location = try locate(remote, followFinalSymlink: options.beforeReplacing == nil, writing: true)
+        let location: LocalLocation
+        do {
+            location = try locate(remote, followFinalSymlink: options.beforeReplacing == nil, writing: true)
+        } catch let error as CocoaError where error.failureKind == .notFound {
+            // The folder to write into is missing: name it, as every backend does.
+            throw posixError(ENOENT, RemotePath.parent(of: remote), writing: true)
+        }
         let existing = location.status()
         if let existing {
             if POSIX.isDirectory(existing) { throw posixError(EISDIR, remote, writing: true) }

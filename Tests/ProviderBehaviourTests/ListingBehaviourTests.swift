@@ -99,6 +99,24 @@ struct ListingBehaviourTests {
             #expect(names.count == 45)
             #expect(Set(names).count == 45)
             #expect(pageCount >= 2)
+            // An unchanged folder lists in the same order every time (whatever its page size); Local's
+            // order is the names' byte order.
+            let again = try await s.provider.contentsOfDirectory(path: s.path("many"), pageSize: 7).collectAll().map(\.name)
+            #expect(again == names)
+            if s.provider is LocalFileProvider {
+                #expect(names == names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            }
+        }
+    }
+
+    @Test("Local lists in name order: byte order of the UTF-8 names, across pages")
+    func localNameOrder() async throws {
+        try await ProviderFixture.local.run { s in
+            let names = ["b", "a", "C", "\u{e9}t\u{e9}", "10", "9", ".hidden", "a b", "Z"]
+            for name in names { try await s.provider.writeContents(path: s.path(name), data: Data()) }
+            try await s.provider.createFolder(path: s.path("m"), withIntermediateDirectories: false)
+            let listed = try await s.provider.contentsOfDirectory(path: s.base, pageSize: 2).collectAll().map(\.name)
+            #expect(listed == [".hidden", "10", "9", "C", "Z", "a", "a b", "b", "m", "\u{e9}t\u{e9}"])
         }
     }
 

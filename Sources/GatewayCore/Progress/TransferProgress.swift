@@ -58,6 +58,8 @@ public final class TransferProgress: Sendable {
         var lastSampleTime: ContinuousClock.Instant
         var lastSampleBytes: Int64 = 0
         var cancelled = false
+        /// Set by ``TransferProgress/finish()``: snapshot sequences end.
+        var finished = false
         /// Named children not yet finished, in the order they started.
         var children: [(id: ObjectIdentifier, name: String, progress: TransferProgress)] = []
     }
@@ -77,8 +79,12 @@ public final class TransferProgress: Sendable {
         return child
     }
 
-    /// Ends a child part: it leaves its parent's list of active parts (its bytes stay counted).
+    /// Marks the work done: ``snapshots(every:)`` sequences deliver a last snapshot and end, and a
+    /// child part leaves its parent's list of active parts (its bytes stay counted). The copy
+    /// engine finishes the progress it was given when its run ends; a caller of
+    /// `Transfer.copyFile` finishes its own.
     public func finish() {
+        state.withLock { $0.finished = true }
         guard let parent else { return }
         let id = ObjectIdentifier(self)
         parent.state.withLock { $0.children.removeAll { $0.id == id } }
@@ -153,7 +159,8 @@ public final class TransferProgress: Sendable {
 
     /// The current reading.
     /// Snapshots of this progress every `interval` (and one at once), as an `AsyncSequence`, until
-    /// the consumer stops iterating or its task is cancelled: observe instead of polling.
+    /// the progress is finished (``finish()``, after one last snapshot), the consumer stops
+    /// iterating or its task is cancelled: observe instead of polling.
     ///
     /// ```swift
     /// for await snapshot in progress.snapshots(every: .milliseconds(500)) {
@@ -164,7 +171,9 @@ public final class TransferProgress: Sendable {
         AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task { [self] in
                 while !Task.isCancelled {
+                    let done = state.withLock { $0.finished }
                     continuation.yield(snapshot)
+                    if done { break }
                     try? await Task.sleep(for: interval)
                 }
                 continuation.finish()
