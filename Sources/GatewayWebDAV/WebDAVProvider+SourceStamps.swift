@@ -1,5 +1,5 @@
 import Foundation
-public import GatewayCore
+import GatewayCore
 import GatewayTransport
 
 /// Source stamps (``SourceStamp``) on plain WebDAV: the source's modification time and hashes,

@@ -30,18 +30,14 @@ final class CurlTransfer: @unchecked Sendable {
     private struct State {
         var headers: [String: String] = [:]
         var replyLines: [String] = []
-        var headDelivered = false
-        var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
-        var pendingHead: Result<HTTPResponseHead, any Error>?
-        var aborted = false
+        /// The head's hand-off to the caller (``HeadStateMachine``).
+        var head = HeadStateMachine()
     }
 
     private let state = Mutex(State())
-    /// Whether the head went to the caller (or waits for the end of a small body), and the body
-    /// bytes so far; touched only on libcurl's thread.
-    private var headSent = false
-    private var headHeldBack = false
-    private var bodyBytes = 0
+    /// When the head goes out as the body arrives (``BodyStateMachine``); touched only on
+    /// libcurl's thread.
+    private var body = BodyStateMachine(smallBody: CurlTransfer.smallBody)
     /// An HTTP body announced at up to this many bytes is delivered with its head at the end of the
     /// transfer: the caller is resumed once, not once for the head and again for the body.
     static let smallBody = 64 << 10
@@ -148,12 +144,9 @@ final class CurlTransfer: @unchecked Sendable {
     func waitForHead() async throws -> HTTPResponseHead {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponseHead, any Error>) in
-                let ready = state.withLock { state -> Result<HTTPResponseHead, any Error>? in
-                    if let pending = state.pendingHead { return pending }
-                    state.headWaiter = continuation
-                    return nil
+                if case .resume(let ready) = state.withLock({ $0.head.waiterArrived(continuation) }) {
+                    continuation.resume(with: ready)
                 }
-                if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
             abort()
@@ -182,15 +175,9 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: curl thread side
 
     private func deliverHead(_ result: Result<HTTPResponseHead, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<HTTPResponseHead, any Error>? in
-            guard !state.headDelivered else { return nil }
-            state.headDelivered = true
-            state.pendingHead = result
-            let waiter = state.headWaiter
-            state.headWaiter = nil
-            return waiter
+        if case .resume(let waiter, let result) = state.withLock({ $0.head.headArrived(result) }) {
+            waiter.resume(with: result)
         }
-        waiter?.resume(with: result)
     }
 
     private func currentHead() -> HTTPResponseHead {
@@ -253,22 +240,13 @@ final class CurlTransfer: @unchecked Sendable {
             if collected.count < collectLimit { collected.append(contentsOf: bytes.prefix(collectLimit - collected.count)) }
             return !isAborted
         }
-        bodyBytes += bytes.count
-        if !headSent {
-            headSent = true
-            let head = currentHead()
-            let length = head.contentLength
-            if mode == .http, let length, length <= Self.smallBody {
-                headHeldBack = true
-            } else {
-                deliverHead(.success(head))
-            }
+        var head: HTTPResponseHead?
+        let action = body.bytesArrived(bytes.count) {
+            guard mode == .http else { return false }
+            head = currentHead()
+            return head!.contentLength.map { $0 <= Self.smallBody } ?? false
         }
-        if headHeldBack, bodyBytes > Self.smallBody {
-            // More than announced: no longer small, so the caller reads it as it comes.
-            headHeldBack = false
-            deliverHead(.success(currentHead()))
-        }
+        if action == .deliverHead { deliverHead(.success(head ?? currentHead())) }
         if isAborted { return false }
         return download.push(bytes)
     }

@@ -346,15 +346,9 @@ public final class FTPClient: Sendable {
     }
 
     private func configureCommon(_ easy: CurlEasy, url: String, transfer: CurlTransfer, uploading: Bool, length: Int64?) throws {
-        easy.reset()
-        try easy.set(CURLOPT_URL, url)
-        try easy.set(CURLOPT_NOSIGNAL, true)
-        try easy.set(CURLOPT_PROTOCOLS_STR, configuration.tls == .implicit ? "ftps" : "ftp")
-        try easy.set(CURLOPT_TCP_KEEPALIVE, true)
-        try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
-        try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
-        try easy.set(configuration.timeouts)
-        transfer.idleLimit = configuration.timeouts.idle
+        let trust = configuration.tls == .none ? nil : CurlEasy.TLSTrust(caFile: configuration.caFile, insecure: configuration.insecureTLS)
+        try easy.prepare(url: url, protocols: configuration.tls == .implicit ? "ftps" : "ftp", timeouts: configuration.timeouts,
+                         tls: trust, transfer: transfer)
         try easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, TransferTimeouts.seconds(configuration.timeouts.idle))
         try easy.set(CURLOPT_FTP_FILEMETHOD, Int(CURLFTPMETHOD_SINGLECWD.rawValue))
         try easy.set(CURLOPT_FTP_USE_EPSV, configuration.passive)
@@ -368,32 +362,15 @@ public final class FTPClient: Sendable {
             // session reuse (vsftpd's require_ssl_reuse) refuse every other transfer (522).
             let cap = (configuration.tlsMaxVersion ?? .tls1_2) == .tls1_2 ? CurlTLS.max1_2 : CurlTLS.max1_3
             try easy.set(CURLOPT_SSLVERSION, CurlTLS.minimum1_2 | cap)
-            if let caFile = configuration.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
-            if configuration.insecureTLS {
-                try easy.set(CURLOPT_SSL_VERIFYPEER, false)
-                try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
-            }
         }
         try easy.set(CURLOPT_USERNAME, configuration.user ?? "anonymous")
         try easy.set(CURLOPT_PASSWORD, configuration.user == nil ? "gateway@" : configuration.password ?? "")
-        if uploading {
-            try easy.set(CURLOPT_UPLOAD, true)
-            if let length { try easy.set(CURLOPT_INFILESIZE_LARGE, offset: length) }
-            try easy.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
-            try easy.set(CURLOPT_READDATA, pointer: transfer.context)
-        }
+        if uploading { try easy.attachUpload(transfer, length: length, seekable: false) }
         if easy.needsSessionSetup, configuration.encoding == .utf8, session.withLock({ $0?.features.utf8 }) == true {
             transfer.sendsSessionSetup = true
             transfer.quotePrefix = ["*OPTS UTF8 ON"]
             try transfer.setQuote([], encoding: configuration.encoding)
         }
-        try easy.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
-        try easy.set(CURLOPT_WRITEDATA, pointer: transfer.context)
-        try easy.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
-        try easy.set(CURLOPT_HEADERDATA, pointer: transfer.context)
-        try easy.set(CURLOPT_NOPROGRESS, false)
-        try easy.setProgress(callback: curlProgressCallback)
-        try easy.set(CURLOPT_XFERINFODATA, pointer: transfer.context)
     }
 
     // MARK: Paths

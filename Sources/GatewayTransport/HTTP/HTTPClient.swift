@@ -182,25 +182,13 @@ public final class HTTPClient: Sendable {
     }
 
     private func configure(_ easy: CurlEasy, for request: HTTPRequest, transfer: CurlTransfer) throws {
-        easy.reset()
-        try easy.set(CURLOPT_URL, request.url.absoluteString)
-        try easy.set(CURLOPT_NOSIGNAL, true)
-        try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
-        try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        try easy.set(CURLOPT_TCP_KEEPALIVE, true)
-        try easy.set(CURLOPT_BUFFERSIZE, 256 * 1024)
-        try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
-        try easy.set(configuration.timeouts)
-        transfer.idleLimit = configuration.timeouts.idle
         // Protocols: https stays https (also through redirects); an http base may be redirected to https.
         let scheme = configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https"
-        try easy.set(CURLOPT_PROTOCOLS_STR, scheme)
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https")
-        if let caFile = configuration.caFile { try easy.set(CURLOPT_CAINFO, caFile) }
-        if configuration.insecureTLS {
-            try easy.set(CURLOPT_SSL_VERIFYPEER, false)
-            try easy.set(CURLOPT_SSL_VERIFYHOST, 0)
-        }
+        try easy.prepare(url: request.url.absoluteString, protocols: scheme, timeouts: configuration.timeouts,
+                         tls: CurlEasy.TLSTrust(caFile: configuration.caFile, insecure: configuration.insecureTLS), transfer: transfer)
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, scheme)
+        try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
+        try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
 
         var headers = request.headers.map { "\($0.name): \($0.value)" }
         let learned = learnedAuth.withLock { $0 }
@@ -244,20 +232,8 @@ public final class HTTPClient: Sendable {
             }
             try easy.set(CURLOPT_CUSTOMREQUEST, request.method)
         case .stream(let stream):
-            try easy.set(CURLOPT_UPLOAD, true)
+            try easy.attachUpload(transfer, length: stream.expectedLength, seekable: true)
             if request.method != "PUT" { try easy.set(CURLOPT_CUSTOMREQUEST, request.method) }
-            if let length = stream.expectedLength { try easy.set(CURLOPT_INFILESIZE_LARGE, offset: length) }
-            try easy.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
-            try easy.set(CURLOPT_READDATA, pointer: transfer.context)
-            try easy.setSeek(callback: curlSeekCallback)
-            try easy.set(CURLOPT_SEEKDATA, pointer: transfer.context)
         }
-        try easy.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
-        try easy.set(CURLOPT_WRITEDATA, pointer: transfer.context)
-        try easy.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
-        try easy.set(CURLOPT_HEADERDATA, pointer: transfer.context)
-        try easy.set(CURLOPT_NOPROGRESS, false)
-        try easy.setProgress(callback: curlProgressCallback)
-        try easy.set(CURLOPT_XFERINFODATA, pointer: transfer.context)
     }
 }
