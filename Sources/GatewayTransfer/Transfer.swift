@@ -287,15 +287,13 @@ public enum Transfer {
     }
 }
 
-/// A ranged read opened on the first request for bytes, and checked to deliver exactly its length:
-/// a short or overlong source fails with ``FileProviderError/truncated(path:reason:)`` naming the
-/// source, before a byte beyond the range is handed on. Pulled by one consumer at a time.
+/// A ranged read opened on the first request for bytes, and checked to deliver exactly its length
+/// (``ByteStream/exactly(_:path:what:)``). Pulled by one consumer at a time.
 private final class RangeReader: @unchecked Sendable {
     private let reader: any FileProviderReadWrite
     private let path: String
     private let options: ReadOptions
     private var iterator: ByteStream.AsyncIterator?
-    private var received: Int64 = 0
 
     init(reader: any FileProviderReadWrite, path: String, options: ReadOptions) {
         self.reader = reader
@@ -303,21 +301,14 @@ private final class RangeReader: @unchecked Sendable {
         self.options = options
     }
 
-    var stream: ByteStream { ByteStream(expectedLength: options.length) { try await self.next() } }
+    var stream: ByteStream {
+        let opened = ByteStream(expectedLength: options.length) { try await self.next() }
+        guard let length = options.length else { return opened }
+        return opened.exactly(length, path: path, what: "a range")
+    }
 
     private func next() async throws -> Data? {
         if iterator == nil { iterator = try await reader.readStream(path: path, options: options).makeAsyncIterator() }
-        let length = options.length ?? .max
-        guard let chunk = try await iterator?.next() else {
-            guard received == length || options.length == nil else {
-                throw FileProviderError.truncated(path: path, reason: "received \(received) of \(length) bytes of a range")
-            }
-            return nil
-        }
-        received += Int64(chunk.count)
-        guard received <= length else {
-            throw FileProviderError.truncated(path: path, reason: "the source sent more than the range asked for")
-        }
-        return chunk
+        return try await iterator?.next()
     }
 }

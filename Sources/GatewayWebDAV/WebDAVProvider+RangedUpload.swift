@@ -145,16 +145,14 @@ struct RangeSample: Sendable {
     var bytes: Data
 }
 
-/// Exactly `length` bytes of a stream, so `Content-Length` holds and an overlong source never spills
-/// into the next range; keeps the first and last ``sampleSize`` bytes. Pulled by one consumer at a
-/// time (the request body's pump).
+/// Exactly `length` bytes of a stream (``ByteStream/exactly(_:path:what:)``), so `Content-Length`
+/// holds and an overlong source never spills into the next range; keeps the first and last
+/// ``sampleSize`` bytes. Pulled by one consumer at a time (the request body's pump).
 private final class ExactLengthSource: @unchecked Sendable {
     static let sampleSize = 4096
 
     private var iterator: ByteStream.AsyncIterator
     private let offset: Int64
-    private let length: Int64
-    private let remote: String
     private let progress: TransferProgress?
     private struct State {
         var sent: Int64 = 0
@@ -164,10 +162,8 @@ private final class ExactLengthSource: @unchecked Sendable {
     private let state = Mutex(State())
 
     init(_ stream: ByteStream, offset: Int64, length: Int64, remote: String, progress: TransferProgress?) {
-        self.iterator = stream.makeAsyncIterator()
+        self.iterator = stream.exactly(length, path: remote, what: "a range").makeAsyncIterator()
         self.offset = offset
-        self.length = length
-        self.remote = remote
         self.progress = progress
     }
 
@@ -184,22 +180,12 @@ private final class ExactLengthSource: @unchecked Sendable {
 
     func next() async throws -> Data? {
         try progress.checkCancellation()
-        guard let chunk = try await iterator.next() else {
-            let sent = self.sent
-            if sent < length {
-                throw FileProviderError.truncated(path: remote, reason: "the source ended after \(sent) of \(length) bytes of a range")
-            }
-            return nil
-        }
-        let total = state.withLock { state -> Int64 in
+        guard let chunk = try await iterator.next() else { return nil }
+        state.withLock { state in
             state.sent += Int64(chunk.count)
             let size = Self.sampleSize
             if state.head.count < size { state.head.append(chunk.prefix(size - state.head.count)) }
             state.tail = chunk.count >= size ? Data(chunk.suffix(size)) : Data((state.tail + chunk).suffix(size))
-            return state.sent
-        }
-        guard total <= length else {
-            throw FileProviderError.truncated(path: remote, reason: "the source sent more than the range asked for")
         }
         progress?.addBytes(Int64(chunk.count))
         return chunk
