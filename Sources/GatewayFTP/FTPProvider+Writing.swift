@@ -12,8 +12,7 @@ extension FTPProvider: FileProviderResumableWrite {
             ? RemotePath.temporaryPath(for: remote)
             : remote
         return try await upload(stream, to: target, as: remote, offset: 0, options: options) { error in
-            let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }
-            return options.atomically || partial
+            AtomicWrite.discards(error, atomically: options.atomically)
         }
     }
 
@@ -52,20 +51,9 @@ extension FTPProvider: FileProviderResumableWrite {
         RemotePath.parent(of: remote).appendingRemoteComponent(RemotePath.resumableName(for: RemotePath.lastComponent(of: remote), key: key))
     }
 
-    /// Checks a write's target: not the root, not a folder, and (when asked) absent or of the
-    /// expected version. Returns the normalized path.
+    /// Checks a write's target (``AtomicWrite/checkTarget(_:options:remote:sameVersion:lookUp:)``).
     private func checkedWriteTarget(_ path: String, options: WriteOptions) async throws -> String {
-        let remote = try RemotePath.normalize(path)
-        guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
-        if !options.overwrite || options.ifVersion != nil {
-            let existing = try await itemIfPresent(path: remote)
-            if let existing, existing.isDirectory { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
-            if existing != nil, !options.overwrite { throw existsError(remote) }
-            if let expected = options.ifVersion, existing?.versionTag != expected {
-                throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: existing?.versionTag)
-            }
-        }
-        return remote
+        try await AtomicWrite.checkTarget(path, options: options, remote: name) { try await itemIfPresent(path: $0) }
     }
 
     /// Sends `stream` to `target` (`STOR`, or `APPE` after `offset` bytes already there), checks the
@@ -73,12 +61,7 @@ extension FTPProvider: FileProviderResumableWrite {
     /// sets the modification time. On failure `target` is deleted when `discards` says so.
     private func upload(_ stream: ByteStream, to target: String, as remote: String, offset: Int64, options: WriteOptions,
                         discards: (any Error) -> Bool) async throws -> FileObject {
-        let counter = Mutex<Int64>(0)
-        let progress = options.progress
-        let counted = stream.observing(beforeEach: { try progress.checkCancellation() }, afterEach: { chunk in
-            counter.withLock { $0 += Int64(chunk.count) }
-            progress?.addBytes(Int64(chunk.count))
-        })
+        let (counted, counter) = AtomicWrite.counting(stream, progress: options.progress)
         let targetPath = try await serverPath(target)
         let expected = options.expectedSize ?? stream.expectedLength.map { $0.saturatingAdding(offset) }
         var stamp: Date?
@@ -92,7 +75,7 @@ extension FTPProvider: FileProviderResumableWrite {
                     // answered by sending it again; and all there before it goes, so the rename into
                     // place (and MFMT) ride on the upload's connection, right after it (one request, not three).
                     let contents = try await counted.collect(limit: Int(length))
-                    try Self.checkSize(Int64(contents.count), expected: expected, remote: remote)
+                    try AtomicWrite.checkLength(Int64(contents.count), expected: expected, path: remote)
                     // The time is set on the temporary file, which the rename keeps: a refused
                     // rename then leaves an existing file under the final name untouched.
                     var then: [String] = stamp.map { ["MFMT \(Self.mfmtStamp($0)) \(targetPath)"] } ?? []
@@ -109,8 +92,8 @@ extension FTPProvider: FileProviderResumableWrite {
             } catch let error as FileProviderFTPError {
                 throw await refineWriteFailure(error, remote: remote)
             }
-            let written = offset + counter.withLock { $0 }
-            try Self.checkSize(written, expected: expected, remote: remote)
+            let written = offset + counter.value
+            try AtomicWrite.checkLength(written, expected: expected, path: remote)
             // Refused on the upload's connection (or a large file): the rename on its own, which
             // knows the servers that will not rename onto an existing file.
             if !renamed {
@@ -132,12 +115,6 @@ extension FTPProvider: FileProviderResumableWrite {
     }
 
     /// Throws ``FileProviderError/truncated(path:reason:)`` when `written` is not the `expected` size.
-    private static func checkSize(_ written: Int64, expected: Int64?, remote: String) throws {
-        if let expected, expected != written {
-            throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
-        }
-    }
-
     /// Uploads up to this size to a temporary name are kept in memory and sent again when the
     /// connection drops under them.
     static let replayableUploadSize: Int64 = 1 << 20
@@ -173,15 +150,11 @@ extension FTPProvider: FileProviderResumableWrite {
     /// Removes a temporary or partial upload, even when the calling task was cancelled. A server
     /// may still be writing an aborted upload when the removal arrives, so it is checked and repeated.
     func discard(_ path: String) async {
-        await Task { [self] in
-            guard let target = try? await serverPath(path) else { return }
-            for attempt in 1...10 {
-                // "*": a name already gone is no failure here, and libcurl keeps the connection.
-                _ = try? await client.execute(["*DELE \(target)"], directory: RemotePath.parent(of: target), path: path)
-                if (try? await itemIfPresent(path: path)) == .some(nil) { return }
-                try? await Task.sleep(for: .milliseconds(50 * attempt))
-            }
-            logger.warning("could not remove a temporary upload", metadata: ["path": .string(path)])
-        }.value
+        guard let target = try? await serverPath(path) else { return }
+        let gone = await AtomicWrite.discard(path, delete: { [self] path in
+            // "*": a name already gone is no failure here, and libcurl keeps the connection.
+            _ = try? await client.execute(["*DELE \(target)"], directory: RemotePath.parent(of: target), path: path)
+        }, isGone: { [self] path in (try? await itemIfPresent(path: path)) == .some(nil) })
+        if !gone { logger.warning("could not remove a temporary upload", metadata: ["path": .string(path)]) }
     }
 }

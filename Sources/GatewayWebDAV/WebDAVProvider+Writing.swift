@@ -7,15 +7,8 @@ extension WebDAVProvider {
     public func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
         var options = options
         if options.beforeReplacing != nil { options.atomically = true }
-        let remote = try RemotePath.normalize(path)
-        guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
-        if !options.overwrite || options.ifVersion != nil {
-            let existing = try await itemIfPresent(path: remote)
-            if let existing, existing.isDirectory { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
-            if existing != nil, !options.overwrite { throw existsError(remote) }
-            if let expected = options.ifVersion, !ETag.sameVersion(existing?.versionTag, expected) {
-                throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: existing?.versionTag)
-            }
+        let remote = try await AtomicWrite.checkTarget(path, options: options, remote: name, sameVersion: ETag.sameVersion) {
+            try await itemIfPresent(path: $0)
         }
         // A small file whose bytes are at hand goes straight to its name where the server's PUT is
         // itself atomic (it stores the body under a temporary name and renames it when complete):
@@ -31,12 +24,7 @@ extension WebDAVProvider {
         let target = options.atomically && !direct
             ? RemotePath.temporaryPath(for: remote)
             : remote
-        let counter = ByteCounter()
-        let progress = options.progress
-        let counted = stream.observing(beforeEach: { try progress.checkCancellation() }, afterEach: { chunk in
-            counter.add(chunk.count)
-            progress?.addBytes(Int64(chunk.count))
-        })
+        let (counted, counter) = AtomicWrite.counting(stream, progress: options.progress)
         var headers: [(name: String, value: String)] = []
         if let date = options.modificationDate, vendor != .other {
             headers.append((name: "X-OC-Mtime", value: String(Int64(date.timeIntervalSince1970))))
@@ -75,9 +63,7 @@ extension WebDAVProvider {
                 throw failure(head, body: body, path: remote)
             }
             let written = counter.value
-            if let expected = options.expectedSize ?? stream.expectedLength, expected != written {
-                throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
-            }
+            try AtomicWrite.checkLength(written, expected: options.expectedSize ?? stream.expectedLength, path: remote)
             if options.atomically && !direct {
                 try await options.beforeReplacing?(remote)
                 started = clock.now
@@ -92,8 +78,7 @@ extension WebDAVProvider {
             // Remove what this write left: the temporary, or (not atomic) a partial upload. Never the
             // target of a refused conditional write, which holds someone else's newer file.
             // A direct (atomic) PUT left nothing: the server kept the previous file.
-            let partial: Bool = if case .truncated? = error as? FileProviderError { true } else { false }
-            if !direct, options.atomically || partial { await discard(target) }
+            if !direct, AtomicWrite.discards(error, atomically: options.atomically) { await discard(target) }
             // An upload into a missing folder: 409 (RFC 4918), or a stream the server reset (HTTP/2)
             // before its 409 arrived. Name the missing folder as every backend does ("not found").
             if error.failureKind == .connectionLost || (error as? FileProviderHTTPError)?.statusCode == 409,
@@ -164,14 +149,9 @@ extension WebDAVProvider {
     /// finish writing an aborted upload only after they notice the dropped connection, so the removal
     /// is checked and repeated for a few seconds.
     func discard(_ path: String) async {
-        await Task { [self] in
-            for attempt in 1...10 {
-                _ = try? await send("DELETE", path)
-                try? await Task.sleep(for: .milliseconds(50 * attempt))
-                if (try? await itemIfPresent(path: path)) == .some(nil) { return }
-            }
-            logger.warning("could not remove a temporary upload", metadata: ["path": .string(path)])
-        }.value
+        let gone = await AtomicWrite.discard(path, delete: { [self] in _ = try? await send("DELETE", $0) },
+                                             isGone: { [self] in (try? await itemIfPresent(path: $0)) == .some(nil) })
+        if !gone { logger.warning("could not remove a temporary upload", metadata: ["path": .string(path)]) }
     }
 }
 
@@ -182,12 +162,6 @@ extension String {
     }
 }
 
-/// Counts bytes handed to the network.
-private final class ByteCounter: Sendable {
-    private let count = Mutex<Int64>(0)
-    func add(_ bytes: Int) { count.withLock { $0 += Int64(bytes) } }
-    var value: Int64 { count.withLock { $0 } }
-}
 
 extension WebDAVProvider {
     /// Uploads up to this size are read into memory first and sent as one buffer.
