@@ -128,9 +128,7 @@ extension LocalFileProvider: FileProviderResumableWrite {
             throw error
         }
         try options.progress.checkCancellation()
-        if let expected = options.expectedSize ?? announcedSize, expected != written {
-            throw FileProviderError.truncated(path: remote, reason: "received \(written) of \(expected) bytes; nothing was written")
-        }
+        try AtomicWrite.checkLength(written, expected: options.expectedSize ?? announcedSize, path: remote)
         if let date = options.modificationDate {
             let times = POSIX.times(modification: date)
             if futimens(fd, times) != 0 { throw posixError(errno, remote, writing: true) }
