@@ -64,8 +64,11 @@ extension LocalFileProvider: FileProviderResumableWrite {
         do {
             location = try locate(remote, followFinalSymlink: options.beforeReplacing == nil, writing: true)
         } catch let error as CocoaError where error.failureKind == .notFound {
-            // The folder to write into is missing: name it, as every backend does.
-            throw posixError(ENOENT, RemotePath.parent(of: remote), writing: true)
+            // The folder to write into is missing: name it, as every backend does. (Not for a
+            // dangling link in the way, whose folder is there.)
+            let parent = RemotePath.parent(of: remote)
+            if (try? locate(parent, followFinalSymlink: true).status()) == nil { throw posixError(ENOENT, parent, writing: true) }
+            throw error
         }
         let existing = location.status()
         if let existing {

@@ -24,10 +24,11 @@ extension CopyEngine {
                           on destination: TransferEndpoint, forCopy: Bool = true) async throws -> (verdict: ChecksumVerdict?, sourceHashes: [HashAlgorithm: String]) {
         guard options.checksum else { return (nil, [:]) }
         let comparable = existing.map { !$0.isDirectory && $0.size == item.size } ?? false
-        // Without an algorithm both sides answer for, a hash the destination reported with this
-        // file (a plain WebDAV source stamp's) is compared where the source can compute it.
+        // Without an algorithm both sides answer for, a hash the destination's source stamp recorded
+        // (plain WebDAV) is compared where the source can compute it.
+        let stamped = existing?.sourceStamp?.hashes ?? [:]
         let reported = comparable ? HashAlgorithm.preference.first {
-            existing?.hashes[$0] != nil && source.provider.capabilities.hashAlgorithms.contains($0)
+            stamped[$0] != nil && source.provider.capabilities.hashAlgorithms.contains($0)
         } : nil
         guard let algorithm = checksumAlgorithm(source, destination) ?? reported else { return (comparable ? .unavailable : nil, [:]) }
         guard comparable, let existing else {
@@ -35,10 +36,17 @@ extension CopyEngine {
             return (nil, try await source.provider.contentHash(of: item, algorithm: algorithm).map { [algorithm: $0] } ?? [:])
         }
         async let mine = source.provider.contentHash(of: item, algorithm: algorithm)
-        async let theirs = destination.provider.contentHash(of: existing, algorithm: algorithm)
+        async let theirs = Self.destinationHash(existing, stamped: stamped[algorithm], on: destination, algorithm: algorithm)
         let (sourceHash, destinationHash) = try await (mine, theirs)
         let known = sourceHash.map { [algorithm: $0] } ?? [:]
         guard let sourceHash, let destinationHash else { return (.unavailable, known) }
         return (sourceHash.lowercased() == destinationHash.lowercased() ? .same : .different, known)
+    }
+
+    /// The destination file's hash: its source stamp's, else what the destination answers.
+    private static func destinationHash(_ item: FileObject, stamped: String?, on destination: TransferEndpoint,
+                                        algorithm: HashAlgorithm) async throws -> String? {
+        if let stamped { return stamped }
+        return try await destination.provider.contentHash(of: item, algorithm: algorithm)
     }
 }

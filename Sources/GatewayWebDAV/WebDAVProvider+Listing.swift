@@ -114,7 +114,8 @@ extension WebDAVProvider {
         let version = resource.etag ?? resource.lastModified.map { "lm:\($0)" }
         var extra: [String: String] = [:]
         if describing, let etag = resource.etag { extra["etag"] = etag }
-        // A valid stamp's hashes describe the content as it is: reported as the item's own.
+        // The stamp's hashes stay in the stamp: they are what the uploader knew of its source, not
+        // hashes the server vouches for (downloads are not verified against them).
         let stamp = resource.sourceStamp == nil ? nil : sourceStamp(of: resource)
         return FileObject(
             path: path,
@@ -125,7 +126,7 @@ extension WebDAVProvider {
             contentType: resource.isCollection ? nil : resource.contentType,
             versionTag: version,
             extraProperties: extra,
-            hashes: stamp?.hashes ?? resource.checksums.map(OwnCloudChecksums.parse) ?? [:],
+            hashes: resource.checksums.map(OwnCloudChecksums.parse) ?? [:],
             sourceStamp: stamp
         )
     }

@@ -56,7 +56,7 @@ extension WebDAVProvider {
             if let mtime = values["mtime"] {
                 // Plain decimal seconds only: no exponent, no "nan" or "inf", within ±10,000 years.
                 guard mtime.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-") }),
-                      let seconds = Double(mtime), seconds.isFinite, abs(seconds) < 3.2e11 else { return nil }
+                      let seconds = Double(mtime), seconds.isFinite, abs(seconds) < Self.timeLimit else { return nil }
                 modificationDate = Date(timeIntervalSince1970: seconds)
             }
             for algorithm in HashAlgorithm.allCases {
@@ -71,8 +71,13 @@ extension WebDAVProvider {
             self.hashes = hashes
         }
 
+        /// Seconds from 1970 a recorded time stays within (about ±10,000 years).
+        static let timeLimit = 3.2e11
+
         private static func isHex<S: StringProtocol>(_ text: S) -> Bool {
-            !text.isEmpty && text.count <= 128 && text.allSatisfy(\.isHexDigit)
+            !text.isEmpty && text.utf8.count <= 128 && text.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66)
+            }
         }
 
         /// The stamp, if it still describes a file of this size last written at `lastModified`.
@@ -98,11 +103,16 @@ extension WebDAVProvider {
     /// a stamp it is compared by size and the time it was written. The first stamp on a remote is read
     /// back once: a server that answers `PROPPATCH` with success but keeps nothing (`rclone serve
     /// webdav`) or refuses it (Xandikos: 403) is not asked again.
+    ///
+    /// A write with nothing to record (no time, no hash) still writes a stamp without them, over
+    /// any earlier one: servers keep dead properties across a `PUT` to the same name (Apache does),
+    /// and an earlier file's stamp must not describe the new content.
     func recordSourceStamp(at remote: String, size: Int64, options: WriteOptions, answer: HTTPResponseHead, elapsed: Duration) async {
-        guard recordsSourceStamps, options.modificationDate != nil || !options.contentHashes.isEmpty,
-              let dated = answer.header("date").flatMap(DAVDate.http) else { return }
+        guard recordsSourceStamps, let dated = answer.header("date").flatMap(DAVDate.http) else { return }
         let slack = elapsed.components.seconds + 1
-        let stamp = StoredStamp(modificationDate: options.modificationDate, size: size,
+        // A time the parser would refuse (beyond ±10,000 years) is not recorded.
+        let time = options.modificationDate.flatMap { abs($0.timeIntervalSince1970) < StoredStamp.timeLimit ? $0 : nil }
+        let stamp = StoredStamp(modificationDate: time, size: size,
                                 written: Int64(dated.timeIntervalSince1970).addingReportingOverflow(slack).partialValue,
                                 hashes: options.contentHashes)
         do {
@@ -120,15 +130,27 @@ extension WebDAVProvider {
             <G:\(Self.stampProperty)>\(stamp.encoded)</G:\(Self.stampProperty)></D:prop></D:set></D:propertyupdate>
             """.utf8)
         let (head, response) = try await send("PROPPATCH", remote, headers: [Self.xmlContentType], body: .data(body))
+        let firstStamp = learnedDeadProperties.withLock { $0 } == nil
         guard head.isSuccess else {
-            if [403, 405, 501].contains(head.status) { learnDeadProperties(false, "the server refused PROPPATCH", status: head.status) }
+            // Refused as a method on the remote's first stamp: not a server for stamps. (One file's
+            // refusal later, a permission on that file, does not turn stamps off for the rest.)
+            if firstStamp, [403, 405, 501].contains(head.status) {
+                learnDeadProperties(false, "the server refused PROPPATCH", status: head.status)
+            }
             throw failure(head, body: response, path: remote)
         }
-        guard learnedDeadProperties.withLock({ $0 }) == nil else { return }
+        guard firstStamp else { return }
         // A 207 can refuse the property inside (403 per property) or claim success and keep
-        // nothing: read it back once.
-        let item = try await attributesOfItem(path: remote)
-        let kept = item.sourceStamp != nil
+        // nothing: read it back once. Kept means the property's text is there, valid or not (a
+        // change by someone else meanwhile must not turn stamps off).
+        var kept = false
+        let parser = MultistatusParser()
+        for try await chunk in try await propfind(remote, depth: "0", body: Self.stampedPropfindBody, folder: false) {
+            try parser.feed(chunk, path: remote)
+            if parser.completed.contains(where: { $0.sourceStamp != nil }) { kept = true }
+        }
+        try parser.finish(path: remote)
+        kept = kept || parser.drain().contains { $0.sourceStamp != nil }
         learnDeadProperties(kept, kept ? "the server keeps dead properties" : "the server did not keep a dead property", status: head.status)
     }
 

@@ -33,7 +33,9 @@ struct SourceStampCopyTests {
                 try await local.setModificationDate(Date(timeIntervalSince1970: 1_600_000_000), path: from.path("src/a.txt"))
                 let report = try await engine.check(source: source, destination: destination)
                 #expect(report.different == ["a.txt"])
-                #expect(try await engine.run(.copy, from: source, to: destination).copied == 1)
+                let third = EventLog()
+                let summary = try await engine.run(.copy, from: source, to: destination, onEvent: third.record)
+                #expect(summary.copied == 1, "\(third.all)")
                 #expect(try await to.provider.contents(path: to.path("dst/a.txt")) == Data("version two".utf8))
                 #expect(try await engine.check(source: source, destination: destination).isIdentical)
             }

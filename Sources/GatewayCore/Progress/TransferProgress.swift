@@ -81,8 +81,8 @@ public final class TransferProgress: Sendable {
 
     /// Marks the work done: ``snapshots(every:)`` sequences deliver a last snapshot and end, and a
     /// child part leaves its parent's list of active parts (its bytes stay counted). The copy
-    /// engine finishes the progress it was given when its run ends; a caller of
-    /// `Transfer.copyFile` finishes its own.
+    /// engine finishes the progress it was given when its run ends (so use a new progress for each
+    /// run); a caller of `Transfer.copyFile` finishes its own.
     public func finish() {
         state.withLock { $0.finished = true }
         guard let parent else { return }
