@@ -107,16 +107,17 @@ extension ByteStream {
     /// ranged reads and ranged uploads. Pulled by one consumer at a time.
     public func exactly(_ length: Int64, path: String, what: String = "the file") -> ByteStream {
         let box = IteratorBox(makeAsyncIterator())
-        let counter = ExactCount()
+        let counter = AtomicWrite.ByteCount()
         return ByteStream(expectedLength: length) {
             guard let chunk = try await box.next() else {
-                let received = counter.received
+                let received = counter.value
                 guard received == length else {
                     throw FileProviderError.truncated(path: path, reason: "received \(received) of \(length) bytes of \(what)")
                 }
                 return nil
             }
-            guard counter.add(chunk.count) <= length else {
+            counter.add(chunk.count)
+            guard counter.value <= length else {
                 throw FileProviderError.truncated(path: path, reason: "the source sent more than \(length) bytes of \(what)")
             }
             return chunk
@@ -155,16 +156,6 @@ private final class HandleBox: Sendable {
 }
 
 /// Holds an iterator for a single consumer; the iterator is only ever touched by one task at a time.
-/// Bytes counted by one consumer of an ``ByteStream/exactly(_:path:what:)`` stream.
-private final class ExactCount: @unchecked Sendable {
-    private(set) var received: Int64 = 0
-    /// Adds `count` (saturating) and returns the new total.
-    func add(_ count: Int) -> Int64 {
-        received = received.addingReportingOverflow(Int64(count)).overflow ? .max : received + Int64(count)
-        return received
-    }
-}
-
 final class IteratorBox<Iterator: AsyncIteratorProtocol>: @unchecked Sendable where Iterator.Element == Data {
     private var iterator: Iterator
 
