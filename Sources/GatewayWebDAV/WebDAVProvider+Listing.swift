@@ -116,7 +116,7 @@ extension WebDAVProvider {
         if describing, let etag = resource.etag { extra["etag"] = etag }
         // The stamp's hashes stay in the stamp: they are what the uploader knew of its source, not
         // hashes the server vouches for (downloads are not verified against them).
-        let stamp = resource.sourceStamp == nil ? nil : sourceStamp(of: resource)
+        let stamp = sourceStamp(of: resource)
         return FileObject(
             path: path,
             type: resource.isCollection ? .directory : .file,
@@ -194,14 +194,20 @@ extension WebDAVProvider {
         }
     }
 
-    public func attributesOfItem(path: String) async throws -> FileObject {
-        let remote = try RemotePath.normalize(path)
+    /// The responses of a `PROPFIND Depth: 0` on `remote` asking for `body`'s properties, parsed
+    /// as the (small) answer streams.
+    func describe(_ remote: String, body: Data, folder: Bool) async throws -> [DAVResource] {
         let parser = MultistatusParser()
-        for try await chunk in try await propfind(remote, depth: "0", body: propfindBody, folder: remote == "/") {
+        for try await chunk in try await propfind(remote, depth: "0", body: body, folder: folder) {
             try parser.feed(chunk, path: remote)
         }
         try parser.finish(path: remote)
-        let resources = parser.drain()
+        return parser.drain()
+    }
+
+    public func attributesOfItem(path: String) async throws -> FileObject {
+        let remote = try RemotePath.normalize(path)
+        let resources = try await describe(remote, body: propfindBody, folder: remote == "/")
         // A server may answer a missing item with a 207 whose response carries the 404 (Xandikos
         // does; RFC 4918 allows a status per resource): that item does not exist.
         let described = resources.first { paths.remotePath(fromHref: $0.href, requestPath: remote) == remote } ?? resources.first
@@ -217,12 +223,7 @@ extension WebDAVProvider {
 
     public func storageProperties(path: String) async throws -> VolumeObject {
         let remote = try RemotePath.normalize(path)
-        let parser = MultistatusParser()
-        for try await chunk in try await propfind(remote, depth: "0", body: Self.quotaBody, folder: true) {
-            try parser.feed(chunk, path: remote)
-        }
-        try parser.finish(path: remote)
-        guard let resource = parser.drain().first, resource.quotaAvailable != nil || resource.quotaUsed != nil else {
+        guard let resource = try await describe(remote, body: Self.quotaBody, folder: true).first, resource.quotaAvailable != nil || resource.quotaUsed != nil else {
             throw FileProviderError.unavailable(reason: "the server does not report quota (no RFC 4331 quota properties)", path: remote)
         }
         var total: Int64?

@@ -143,14 +143,7 @@ extension WebDAVProvider {
         // A 207 can refuse the property inside (403 per property) or claim success and keep
         // nothing: read it back once. Kept means the property's text is there, valid or not (a
         // change by someone else meanwhile must not turn stamps off).
-        var kept = false
-        let parser = MultistatusParser()
-        for try await chunk in try await propfind(remote, depth: "0", body: Self.stampedPropfindBody, folder: false) {
-            try parser.feed(chunk, path: remote)
-            if parser.completed.contains(where: { $0.sourceStamp != nil }) { kept = true }
-        }
-        try parser.finish(path: remote)
-        kept = kept || parser.drain().contains { $0.sourceStamp != nil }
+        let kept = try await describe(remote, body: Self.stampedPropfindBody, folder: false).contains { $0.sourceStamp != nil }
         learnDeadProperties(kept, kept ? "the server keeps dead properties" : "the server did not keep a dead property", status: head.status)
     }
 
