@@ -37,7 +37,7 @@ let package = Package(
         // Backends, one target each.
         .target(
             name: "GatewayLocal",
-            dependencies: ["GatewayCore", "GatewayState", "CLocalShims"],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "CLocalShims"],
             swiftSettings: strict
         ),
         // Tiny C shim for GatewayLocal: openat2(2) through syscall(2), and Linux constants Swift's Glibc leaves out.
@@ -62,12 +62,25 @@ let package = Package(
         ),
         .target(
             name: "GatewayWebDAV",
-            dependencies: ["GatewayCore", "GatewayState", "GatewayTransport", "CLibXML2", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayTransport", "CLibXML2", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "GatewayFTP",
-            dependencies: ["GatewayCore", "GatewayState", "GatewayTransport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayTransport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // Thumbnails and content metadata for every provider (ExtendedFileProvider over ranged reads):
+        // libvips, libexif, TagLib and poppler-glib (Debian: libvips-dev, libexif-dev, libtagc0-dev,
+        // libpoppler-glib-dev), through header-only shims and one small C++ stream for TagLib.
+        .systemLibrary(name: "CVips", path: "Sources/CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(name: "CExif", path: "Sources/CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CPoppler", path: "Sources/CPoppler", pkgConfig: "poppler-glib", providers: [.apt(["libpoppler-glib-dev"])]),
+        // TagLib's C++ IOStream over C callbacks (TagLib's own C API opens files by name only).
+        .target(name: "CTagLibStream", path: "Sources/CTagLibStream", linkerSettings: [.linkedLibrary("tag")]),
+        .target(
+            name: "GatewayMedia",
+            dependencies: ["GatewayCore", "CVips", "CExif", "CPoppler", "CTagLibStream"],
             swiftSettings: strict
         ),
         // Moving bytes and trees between any two providers.
@@ -79,7 +92,7 @@ let package = Package(
         // Umbrella for apps: re-exports the above and registers the built-in backends.
         .target(
             name: "StorageGateway",
-            dependencies: ["GatewayCore", "GatewayState", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewayTransfer"],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewayTransfer"],
             swiftSettings: strict
         ),
         // The `gateway` command-line tool: a thin layer over StorageGateway.

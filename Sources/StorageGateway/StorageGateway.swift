@@ -1,6 +1,7 @@
 @_exported public import GatewayCore
 @_exported public import GatewayFTP
 @_exported public import GatewayLocal
+@_exported public import GatewayMedia
 @_exported public import GatewayState
 @_exported public import GatewayTransfer
 @_exported public import GatewayTransport

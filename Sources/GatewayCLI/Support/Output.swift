@@ -100,6 +100,8 @@ enum JSONField: Encodable {
     case string(String)
     case integer(Int64)
     case number(Double)
+    /// A number written with all its digits (``number(_:)`` rounds to thousandths).
+    case exact(Double)
     case boolean(Bool)
     case object([String: JSONField])
     case array([JSONField])
@@ -114,6 +116,7 @@ enum JSONField: Encodable {
         case .string(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
         case .number(let value): try container.encode((value * 1000).rounded() / 1000)
+        case .exact(let value): try container.encode(value)
         case .boolean(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         case .array(let value): try container.encode(value)

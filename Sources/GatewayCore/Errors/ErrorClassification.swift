@@ -142,6 +142,7 @@ extension Error {
         case .fileReadNoPermission, .fileWriteNoPermission, .fileWriteVolumeReadOnly: return .permissionDenied
         case .fileWriteOutOfSpace: return .noSpace
         case .fileReadInvalidFileName, .fileWriteInvalidFileName: return .invalidInput
+        case .fileReadCorruptFile, .fileReadTooLarge, .fileReadUnknownStringEncoding: return .invalidInput
         case .userCancelled: return .cancelled
         case .featureUnsupported: return .unsupported
         default: return .other
