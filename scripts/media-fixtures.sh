@@ -12,6 +12,11 @@ set -euo pipefail
 out=${1:?usage: scripts/media-fixtures.sh DIR}
 version=3
 [ -f "$out/.complete-$version" ] && exit 0
+# One maker at a time (test processes may ask at once).
+mkdir -p "$(dirname "$out")"
+exec 9>"$out.lock"
+flock 9
+[ -f "$out/.complete-$version" ] && exit 0
 for tool in vips exiftool lame flac oggenc rsvg-convert python3; do
     command -v "$tool" >/dev/null || { echo "media-fixtures: $tool is missing (run scripts/setup-deps.sh)" >&2; exit 1; }
 done

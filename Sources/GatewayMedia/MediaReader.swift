@@ -47,6 +47,7 @@ public enum MediaReader {
                 metadata.pages = header.pages
                 metadata.other.merge(header.other) { _, new in new }
                 if let exif = header.exif { ExifReader.read(exif, into: &metadata) }
+                if metadata.orientation == nil { metadata.orientation = header.orientation }
             case .pdf:
                 if try !PDFReader.read(input, into: &metadata), metadata.other["error"] == nil {
                     metadata.other["error"] = "not a PDF document poppler can open"

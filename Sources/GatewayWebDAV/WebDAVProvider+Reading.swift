@@ -6,8 +6,9 @@ extension WebDAVProvider {
     public func readStream(path: String, options: ReadOptions) async throws -> ByteStream {
         let remote = try RemotePath.normalize(path)
         let options = try options.checked(path: remote)
-        if let expected = options.ifVersion {
-            // Compared here (weak ETags never pass a strong If-Match, yet they name a version).
+        if let expected = options.ifVersion, expected.hasPrefix("W/") || expected.hasPrefix("lm:") {
+            // Compared here (weak ETags never pass a strong If-Match, yet they name a version); a
+            // strong ETag goes in If-Match below, and the server answers 412 when it changed.
             let current = try await attributesOfItem(path: remote)
             guard ETag.sameVersion(current.versionTag, expected) else {
                 throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: current.versionTag)

@@ -48,7 +48,7 @@ enum TestServers {
     }
 }
 
-/// The test Apache's access log (`METHOD PATH STATUS Content-Range X-OC-Mtime OC-Checksum` per line,
+/// The test Apache's access log (`METHOD PATH STATUS Content-Range X-OC-Mtime OC-Checksum BODY-BYTES` per line,
 /// `-` for an absent header), for tests
 /// that check what went over the wire.
 enum ApacheAccessLog {

@@ -74,7 +74,7 @@ LoadModule auth_basic_module $modules/mod_auth_basic.so
 LoadModule auth_digest_module $modules/mod_auth_digest.so
 LoadModule alias_module $modules/mod_alias.so
 LoadModule headers_module $modules/mod_headers.so
-LogFormat "%m %U %>s %{Content-Range}i %{X-OC-Mtime}i %{OC-Checksum}i" brief
+LogFormat "%m %U %>s %{Content-Range}i %{X-OC-Mtime}i %{OC-Checksum}i %B" brief
 CustomLog "$state/apache/logs/access.log" brief
 LoadModule dav_module $modules/mod_dav.so
 LoadModule dav_fs_module $modules/mod_dav_fs.so

@@ -110,11 +110,17 @@ struct MetaCommand: AsyncParsableCommand {
     func run() async throws {
         let (context, target, provider) = try await CommandContext.open(global, location, for: "meta")
         let extended = try context.capability((any ExtendedFileProvider).self, of: provider, operation: "meta", location: target)
-        let item = try await context.perform("meta", target) { try await provider.attributesOfItem(path: target.path) }
         let out = StandardOutput()
-        guard item.isDirectory else {
-            let metadata = try await context.perform("meta", target) { try await extended.metadata(of: target.path) }
-            print(metadata, path: target.path, folderMode: false, to: out)
+        // A file costs no extra request; a folder is found out by the "is a folder" answer.
+        let single: MediaMetadata? = try await context.perform("meta", target) {
+            do {
+                return try await extended.metadata(of: target.path)
+            } catch where error.failureKind == .isADirectory {
+                return nil
+            }
+        }
+        if let single {
+            print(single, path: target.path, folderMode: false, to: out)
             out.flush()
             return
         }

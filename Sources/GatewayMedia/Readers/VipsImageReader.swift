@@ -44,6 +44,8 @@ enum VipsImageReader {
         var width: Int
         var height: Int
         var pages: Int?
+        /// The orientation libvips found outside EXIF (a TIFF tag, HEIF's rotation), 1 to 8.
+        var orientation: Int?
         var exif: Data?
         var other: [String: String] = [:]
     }
@@ -63,6 +65,10 @@ enum VipsImageReader {
         if vips_image_get_typeof(image, "n-pages") != 0 {
             var pages: Int32 = 0
             if vips_image_get_int(image, "n-pages", &pages) == 0, pages > 0 { header.pages = Int(pages) }
+        }
+        if vips_image_get_typeof(image, "orientation") != 0 {
+            var orientation: Int32 = 0
+            if vips_image_get_int(image, "orientation", &orientation) == 0, (1...8).contains(orientation) { header.orientation = Int(orientation) }
         }
         if vips_image_get_typeof(image, "exif-data") != 0 {
             var bytes: UnsafeRawPointer?
