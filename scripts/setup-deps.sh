@@ -6,7 +6,11 @@ sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
 packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsqlite3-dev sqlite3 trash-cli apache2 apache2-utils vsftpd openssl python3-pip
-    libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0)
+    libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0
+    # Thumbnails and metadata (GatewayMedia): the C libraries, and the tools that make and check
+    # the media test files (scripts/media-fixtures.sh; exiftool is the tests' oracle).
+    libvips-dev libexif-dev libtagc0-dev libtag1-dev libpoppler-glib-dev
+    libvips-tools libimage-exiftool-perl lame flac vorbis-tools librsvg2-bin)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
