@@ -7,7 +7,9 @@
 # (beside curl on the same Apache mod_dav server the tests use) and ftp (beside curl on the
 # tests' vsftpd, plus WebDAV -> FTP) and monitor (one polling round of an unchanged 10,000- and
 # 100,000-item tree on Apache and vsftpd beside the time to list it, and the peak RSS of
-# `gateway watch` on the 100,000-item tree).
+# `gateway watch` on the 100,000-item tree), undo (rm -r and overwrites with and without the
+# trash) and media (a 24-megapixel thumbnail beside vipsthumbnail, from Local and WebDAV; `meta` of
+# 1,000 JPEGs on WebDAV, files/s and bytes read per file from Apache's access log).
 #
 #   ./scripts/bench.sh            # 1 GiB file, 2,000 x 4 KiB files, 10,000-entry folder, 3 rounds
 #   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 BENCH_SECTIONS="webdav ftp" ./scripts/bench.sh
@@ -20,7 +22,9 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp monitor undo}
+sections=${BENCH_SECTIONS:-local webdav ftp monitor undo media}
+# media: JPEG files for `meta` of a folder on WebDAV (hard links to one 24-megapixel photo).
+meta_files=${BENCH_META_FILES:-1000}
 # monitor: trees of FOLDERS x FILES items (10 x 1,000 and 100 x 1,000 by default).
 monitor_trees=${BENCH_MONITOR_TREES:-10x1000 100x1000}
 
@@ -41,7 +45,7 @@ mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
 ftp_url=""
-if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* ]]; then
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -98,6 +102,14 @@ PY
         chown -R www-data:www-data "$dav_root/tree-$tree"; chown -R "$ftp_user" "$ftp_root/tree-$tree"
     done
 fi
+if [[ " $sections " == *" media "* ]]; then
+    echo "preparing data: media files (scripts/media-fixtures.sh), ${meta_files} JPEGs on Apache"
+    bash scripts/media-fixtures.sh "$work/media" >/dev/null
+    mkdir -p "$dav_root/photos" "$dav_root/one"
+    cp "$work/media/big.jpg" "$dav_root/one/big.jpg"
+    for ((i = 0; i < meta_files; i++)); do ln "$dav_root/one/big.jpg" "$dav_root/photos/p$i.jpg"; done
+    chown -R www-data:www-data "$dav_root/photos" "$dav_root/one"
+fi
 sync
 
 results="$work/results.tsv"
@@ -115,7 +127,7 @@ measure() {
 
 clean() { rm -rf "$work/out" "$work/remote/"*; mkdir -p "$work/out"; }
 # Empties the WebDAV server's folder (on its disk, so cleaning is not measured) except the listing.
-dav_clean() { find "$dav_root" -mindepth 1 -maxdepth 1 ! -name listing ! -name 'tree-*' -exec rm -rf {} +; mkdir -p "$dav_root/up"; chown www-data:www-data "$dav_root/up"; }
+dav_clean() { find "$dav_root" -mindepth 1 -maxdepth 1 ! -name listing ! -name 'tree-*' ! -name photos ! -name one -exec rm -rf {} +; mkdir -p "$dav_root/up"; chown www-data:www-data "$dav_root/up"; }
 auth="${GATEWAY_TEST_WEBDAV_USER:-}:${DAV_PASSWORD:-}"
 ftp_auth="${GATEWAY_TEST_FTP_VSFTPD_USER:-}:${FTP_PASSWORD:-}"
 # Empties the FTP server's folder except the listing.
@@ -220,6 +232,29 @@ for ((round = 1; round <= rounds; round++)); do
     cmp -s "$work/small/f7" "$dav_root/up/f7" || { echo "undo of the overwrite did not restore f7" >&2; exit 1; }
     unset GATEWAY_STATE_DIR
     fi
+    if [[ " $sections " == *" media "* ]]; then
+    # Thumbnails: a 24-megapixel JPEG (about 19 MB) to a 256-pixel JPEG, beside libvips's own
+    # vipsthumbnail (same library, same shrink-on-load, default threads); from WebDAV beside curl
+    # downloading it and vipsthumbnail on the copy.
+    jpeg="$work/media/big.jpg"
+    rm -f "$work/thumb-"*
+    measure "thumbnail 24 MP JPEG: vipsthumbnail" vipsthumbnail "$jpeg" --size 256 -o "$work/thumb-v.jpg"
+    measure "thumbnail 24 MP JPEG: gateway thumbnail" "$gateway" thumbnail --quiet --size 256 "$jpeg" "$work/thumb-g.jpg"
+    [ "$(vipsheader -f height "$work/thumb-g.jpg")" = 256 ] || { echo "thumbnail has the wrong size" >&2; exit 1; }
+    measure "dav thumbnail 24 MP: curl + vipsthumbnail" sh -c "curl -sS -f -u '$dav_user:$DAV_PASSWORD' -o '$work/dl.jpg' '${dav_url}one/big.jpg' && vipsthumbnail '$work/dl.jpg' --size 256 -o '$work/thumb-c.jpg'"
+    measure "dav thumbnail 24 MP: gateway thumbnail" "$gateway" thumbnail --quiet --size 256 dav:one/big.jpg "$work/thumb-d.jpg"
+    # Metadata of a folder of JPEGs on WebDAV: the gateway reads each file's head; the baseline is
+    # curl fetching the first 64 KiB of each (the least a reader that knows where EXIF is can do).
+    access_log=$GATEWAY_TEST_APACHE_ACCESS_LOG
+    measure "dav meta ${meta_files} JPEGs: curl first 64 KiB of each" sh -c \
+        "for i in \$(seq 0 $((meta_files - 1))); do echo \"url = ${dav_url}photos/p\$i.jpg\"; echo 'output = /dev/null'; echo 'range = 0-65535'; done | curl -sS -f -u '$dav_user:$DAV_PASSWORD' -K -"
+    before=$(wc -l < "$access_log")
+    measure "dav meta ${meta_files} JPEGs: gateway meta --json (folder)" sh -c "'$gateway' meta --json dav:photos > '$work/meta.jsonl'"
+    [ "$(grep -c '"camera_model":"EOS R5"' "$work/meta.jsonl")" -eq "$meta_files" ] || { echo "meta missed files" >&2; exit 1; }
+    sleep 0.3
+    tail -n +"$((before + 1))" "$access_log" | awk -v files="$meta_files" '$1 == "GET" && $2 ~ /photos/ { bytes += $NF; gets++ }
+        END { printf "dav meta: %d GETs, %.0f bytes read per file (of 18.9 MB)\n", gets, bytes / files }' >> "$work/notes.txt"
+    fi
     [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.
     clean; measure "big copy: cp" cp "$work/big.bin" "$work/out/big.bin"
@@ -244,20 +279,20 @@ for ((round = 1; round <= rounds; round++)); do
     measure "listing: gateway ls --json" "$gateway" ls --json "$work/listing"
 done
 
-python3 - "$results" "$size_mib" "$small_files" <<'PY'
+python3 - "$results" "$size_mib" "$small_files" "$meta_files" <<'PY'
 import statistics, sys
 from collections import OrderedDict
 rows = OrderedDict()
 for line in open(sys.argv[1]):
     name, seconds, rss = line.rstrip("\n").split("\t")
     rows.setdefault(name, []).append((float(seconds), int(rss)))
-size_mib, small = int(sys.argv[2]), int(sys.argv[3])
+size_mib, small, meta_files = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 groups = OrderedDict()
 for name, samples in rows.items():
     group, tool = name.split(": ", 1)
     groups.setdefault(group, []).append((tool, statistics.median(s for s, _ in samples), max(r for _, r in samples)))
 print()
-print(f"{'benchmark':<18} {'tool':<38} {'median s':>9} {'peak RSS':>10} {'rate':>14} {'vs baseline':>12} {'vs rclone':>10}")
+print(f"{'benchmark':<26} {'tool':<38} {'median s':>9} {'peak RSS':>10} {'rate':>14} {'vs baseline':>12} {'vs rclone':>10}")
 for group, tools in groups.items():
     baseline = tools[0][1]
     # "vs rclone" is against rclone at its best settings (the first rclone row); its default-settings
@@ -266,15 +301,21 @@ for group, tools in groups.items():
     for tool, seconds, rss in tools:
         if group.startswith("big") or group.endswith("upload") or group.endswith("download") or "->" in group:
             rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
+        elif " meta " in group:
+            rate = f"{meta_files / max(seconds, 1e-3):.0f} files/s"
         elif "small" in group:
             rate = f"{small / max(seconds, 1e-3):.0f} files/s"
         else:
             rate = ""
         ratio = f"{baseline / max(seconds, 1e-3):.2f}x" if tool != tools[0][0] else "baseline"
         vs_rclone = f"{rclone / max(seconds, 1e-3):.2f}x" if rclone and not tool.startswith("rclone") and not tool.startswith("(default)") else ""
-        print(f"{group:<18} {tool:<38} {seconds:>9.2f} {rss / 1024:>8.1f}MB {rate:>14} {ratio:>12} {vs_rclone:>10}")
+        print(f"{group:<26} {tool:<38} {seconds:>9.2f} {rss / 1024:>8.1f}MB {rate:>14} {ratio:>12} {vs_rclone:>10}")
 print("\nratios: >1x means gateway (or the tool) is faster than the baseline / rclone.")
 PY
+if [ -s "$work/notes.txt" ]; then
+    echo
+    sort -u "$work/notes.txt"
+fi
 if [ -s "$work/requests.tsv" ]; then
     echo
     echo "requests Apache saw (last round):"

@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo)
+all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata)
 seconds=${GATEWAY_FUZZ_SECONDS:-60}
 if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
     seconds=$1
@@ -51,6 +51,7 @@ max_len() {
     case "$1" in
         FuzzMultistatus) echo 16384 ;;
         FuzzConfig) echo 8192 ;;
+        FuzzMediaMetadata) echo 65536 ;;
         *) echo 4096 ;;
     esac
 }

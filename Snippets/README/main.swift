@@ -63,3 +63,10 @@ if let undoable = docs as? any FileProviderUndoable {
         for try await item in trash.items() { print(item.originalPath ?? "?", item.deletionDate ?? Date()) }
     }
 }
+
+// Thumbnails and content metadata on every backend, reading only what the format needs.
+if let media = docs as? any ExtendedFileProvider {
+    let thumbnail = try await media.thumbnail(of: "/photo.jpg", options: ThumbnailOptions(maxDimension: 256, format: .jpeg))
+    let info = try await media.metadata(of: "/song.mp3")          // nil fields: not in the file
+    print(thumbnail?.width ?? 0, info.title ?? "-", info.durationSeconds ?? 0, info.entries.count)
+}

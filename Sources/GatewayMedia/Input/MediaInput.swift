@@ -3,7 +3,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
+public import Foundation
+import Synchronization
 
 /// The bytes of one file as the media readers (libvips, libexif, TagLib, poppler) see them:
 /// random access, read synchronously on a media thread (``MediaThread``), never on the Swift
@@ -53,5 +54,49 @@ public final class DescriptorMediaInput: MediaInput, @unchecked Sendable {
 
     public func completeDescriptor() throws -> Int32 { descriptor }
     public var isComplete: Bool { true }
+    public var bytesFetched: Int64 { 0 }
+}
+
+/// Bytes already in memory (a small file, a test, a fuzzer's input).
+public final class DataMediaInput: MediaInput, @unchecked Sendable {
+    private let data: Data
+    private let file = Mutex<Int32?>(nil)
+
+    /// An input over `data`.
+    public init(_ data: Data) { self.data = data }
+
+    deinit { file.withLock { if let descriptor = $0 { close(descriptor) } } }
+
+    public var size: Int64 { Int64(data.count) }
+
+    public func read(at offset: Int64, into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        guard offset >= 0, offset < size, count > 0 else { return 0 }
+        let start = Int(offset)
+        let length = min(count, data.count - start)
+        data.withUnsafeBytes { bytes in buffer.copyMemory(from: bytes.baseAddress! + start, byteCount: length) }
+        return length
+    }
+
+    /// An unlinked temporary file holding the bytes, written on first use.
+    public func completeDescriptor() throws -> Int32 {
+        try file.withLock { file in
+            if let file { return file }
+            let folder = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            var template = Array("\(folder)/gateway-media-XXXXXX".utf8CString)
+            let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard descriptor >= 0 else { throw CocoaError.posix(errno, path: folder, writing: true) }
+            _ = template.withUnsafeBufferPointer { unlink($0.baseAddress!) }
+            let written = data.withUnsafeBytes { bytes in bytes.isEmpty ? 0 : write(descriptor, bytes.baseAddress!, bytes.count) }
+            guard written == data.count else {
+                let code = errno
+                close(descriptor)
+                throw CocoaError.posix(code, path: folder, writing: true)
+            }
+            file = descriptor
+            return descriptor
+        }
+    }
+
+    public var isComplete: Bool { false }
     public var bytesFetched: Int64 { 0 }
 }
