@@ -130,24 +130,28 @@ struct MetaCommand: AsyncParsableCommand {
             for try await page in provider.contentsOfDirectory(path: target.path, pageSize: 256) {
                 let files = page.entries.filter { !$0.isDirectory }
                 // A page at a time, `limit` files at once, printed in listing order.
-                var results = [Result<MediaMetadata, any Error>?](repeating: nil, count: files.count)
-                var next = 0
-                await withTaskGroup(of: (Int, Result<MediaMetadata, any Error>).self) { group in
-                    func start() {
-                        guard next < files.count else { return }
-                        let index = next
-                        let path = files[index].path
-                        next += 1
-                        group.addTask {
-                            do { return (index, .success(try await extended.metadata(of: path))) }
-                            catch { return (index, .failure(error)) }
+                // (The child result is a class: a large (Int, Result<MediaMetadata, Error>) tuple came
+                // back garbled from the group in release builds of Swift 6.3.)
+                let results = await withTaskGroup(of: MetaOutcome.self, returning: [Result<MediaMetadata, any Error>?].self) { group in
+                    var results = [Result<MediaMetadata, any Error>?](repeating: nil, count: files.count)
+                    var next = 0
+                    var running = 0
+                    while true {
+                        while running < limit, next < files.count {
+                            let index = next
+                            let path = files[index].path
+                            group.addTask {
+                                do { return MetaOutcome(index: index, result: .success(try await extended.metadata(of: path))) }
+                                catch { return MetaOutcome(index: index, result: .failure(error)) }
+                            }
+                            next += 1
+                            running += 1
                         }
+                        guard let outcome = await group.next() else { break }
+                        running -= 1
+                        results[outcome.index] = outcome.result
                     }
-                    for _ in 0..<limit { start() }
-                    for await (index, result) in group {
-                        results[index] = result
-                        start()
-                    }
+                    return results
                 }
                 for (file, result) in zip(files, results) {
                     switch result {
@@ -185,5 +189,15 @@ struct MetaCommand: AsyncParsableCommand {
         if folderMode { out.line("path: \(Format.shown(path))") }
         for (key, value) in metadata.entries { out.line("\(key): \(Format.shown(value.description))") }
         if folderMode { out.line("") }
+    }
+}
+
+/// One file's metadata or failure, and its place in the listing page.
+private final class MetaOutcome: Sendable {
+    let index: Int
+    let result: Result<MediaMetadata, any Error>
+    init(index: Int, result: Result<MediaMetadata, any Error>) {
+        self.index = index
+        self.result = result
     }
 }
