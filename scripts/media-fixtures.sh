@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # Makes the media test files with real tools: images with libvips and EXIF written by exiftool,
-# a PDF by rsvg-convert (cairo) with its title and author set by exiftool, MP3/FLAC/Ogg audio by
-# lame, flac and oggenc with their tags, and hostile files (truncated, corrupt, a 50,000 x 50,000
+# a PDF by rsvg-convert (cairo) with its title and author set by exiftool, MP3/FLAC/Ogg/M4A audio
+# by lame, flac, oggenc and ffmpeg with their tags, and hostile files (truncated, corrupt, a 50,000 x 50,000
 # PNG header). The tests compare what the gateway reads with `exiftool -j -n` on the same files.
 #
 #   scripts/media-fixtures.sh DIR        (idempotent: does nothing when DIR is complete)
 #
 # Also makes the large files the byte-count tests and the benchmark use: big.jpg (24 megapixels,
-# about 20 MB) and big.mp3 (100 MB: the tagged song, then zeros, then its ID3v1 tag).
+# about 20 MB), big.mp3 (100 MB: the tagged song, then zeros, then its ID3v1 tag) and big.m4a (five
+# minutes of Apple Lossless, about 25 MB, its `moov` atom after the audio as ffmpeg writes it).
 set -euo pipefail
 out=${1:?usage: scripts/media-fixtures.sh DIR}
-version=3
+version=4
 [ -f "$out/.complete-$version" ] && exit 0
 # One maker at a time (test processes may ask at once).
 mkdir -p "$(dirname "$out")"
 exec 9>"$out.lock"
 flock 9
 [ -f "$out/.complete-$version" ] && exit 0
-for tool in vips exiftool lame flac oggenc rsvg-convert python3; do
+for tool in vips exiftool lame flac oggenc ffmpeg rsvg-convert python3; do
     command -v "$tool" >/dev/null || { echo "media-fixtures: $tool is missing (run scripts/setup-deps.sh)" >&2; exit 1; }
 done
 rm -rf "$out"
@@ -73,6 +74,9 @@ lame --quiet -b 128 --tt "Gateway Song" --ta "The Testers" --tl "Fixtures" --ty 
 flac --silent --force -o song.flac --tag="TITLE=Gateway Song" --tag="ARTIST=The Testers" --tag="ALBUM=Fixtures" \
     --tag="DATE=2021" --tag="TRACKNUMBER=3" --tag="GENRE=Rock" "$work/tone.wav"
 oggenc --quiet -q 3 -o song.ogg -t "Gateway Song" -a "The Testers" -l "Fixtures" -d 2021 -N 3 -G Rock "$work/tone.wav"
+m4a_tags=(-metadata "title=Gateway Song" -metadata "artist=The Testers" -metadata "album=Fixtures" -metadata date=2021
+    -metadata track=3 -metadata genre=Rock)
+ffmpeg -nostdin -loglevel error -i "$work/tone.wav" -c:a aac -b:a 128k "${m4a_tags[@]}" song.m4a
 
 # The large files: a 24-megapixel photo (noise, so it stays about 20 MB as JPEG) with the same
 # EXIF, and a 100 MB MP3 (the song's ID3v2 tag and frames, zeros, its ID3v1 tag; sparse on disk).
@@ -81,6 +85,8 @@ vips bandjoin "$work/noise.v $work/noise.v $work/noise.v" "$work/noise3.v"
 vips copy "$work/noise3.v" "$work/noise-srgb.v" --interpretation srgb
 vips jpegsave "$work/noise-srgb.v" big.jpg --Q 92
 exiftool -q -overwrite_original "${exif_tags[@]}" big.jpg
+ffmpeg -nostdin -loglevel error -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=300" -ac 2 -c:a alac \
+    "${m4a_tags[@]}" big.m4a
 python3 - song.mp3 big.mp3 <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()

@@ -44,7 +44,11 @@ extension RangedMediaProvider {
     }
 
     public func metadata(of path: String) async throws -> MediaMetadata {
-        let item = try await mediaFile(path)
+        try await metadata(of: try await mediaFile(path))
+    }
+
+    public func metadata(of item: FileObject) async throws -> MediaMetadata {
+        guard !item.isDirectory else { throw CocoaError.posix(EISDIR, path: item.path, remote: name) }
         guard MediaType(path: item.path) != .other, (item.size ?? 0) > 0 else {
             return try MediaReader.metadata(of: EmptyMediaInput(size: item.size ?? 0), name: item.path)
         }

@@ -15,7 +15,7 @@ struct MediaReadCostTests {
         return (bytes, lines.count)
     }
 
-    @Test("meta of a 100 MB MP3 and a 20 MB JPEG reads at most 1 MiB of each; a thumbnail reads the JPEG once")
+    @Test("meta of a 100 MB MP3, an M4A with its atoms at the end and a 20 MB JPEG reads at most 1 MiB of each; a thumbnail reads the JPEG once")
     func metadataReadsTheHeadOnly() async throws {
         let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
         let provider = WebDAVProvider(configuration: server.configuration(remoteName: "media"))
@@ -36,6 +36,17 @@ struct MediaReadCostTests {
         #expect(song.genre != nil && song.album == oracle["Album"] as? String)
         let songCost = try await sent(folder + "/big.mp3")
         #expect(songCost.bytes > 0 && songCost.bytes <= 1 << 20, "\(songCost.bytes) bytes in \(songCost.requests) GETs")
+
+        // An M4A whose `moov` atom follows the audio (as ffmpeg writes it): TagLib seeks over `mdat`.
+        let m4a = try await MediaFiles.file("big.m4a")
+        try await provider.write(path: folder + "/big.m4a", fromLocalFile: m4a)
+        let m4aSize = try #require(try FileManager.default.attributesOfItem(atPath: m4a.path)[.size] as? Int)
+        let long = try await provider.metadata(of: folder + "/big.m4a")
+        #expect(long.format == "mp4" && long.title == "Gateway Song" && long.album == "Fixtures", "\(long)")
+        #expect(abs((long.durationSeconds ?? 0) - 300) < 1, "\(long.durationSeconds ?? -1)")
+        let m4aCost = try await sent(folder + "/big.m4a")
+        #expect(m4aCost.bytes > 0 && m4aCost.bytes <= 1 << 20 && m4aCost.bytes < m4aSize / 4,
+                "\(m4aCost.bytes) of \(m4aSize) bytes in \(m4aCost.requests) GETs")
 
         let photo = try await provider.metadata(of: folder + "/big.jpg")
         #expect(photo.width == 6000 && photo.height == 4000 && photo.cameraModel == "EOS R5" && photo.orientation == 6)

@@ -139,9 +139,9 @@ struct MetaCommand: AsyncParsableCommand {
                     while true {
                         while running < limit, next < files.count {
                             let index = next
-                            let path = files[index].path
+                            let file = files[index]
                             group.addTask {
-                                do { return MetaOutcome(index: index, result: .success(try await extended.metadata(of: path))) }
+                                do { return MetaOutcome(index: index, result: .success(try await extended.metadata(of: file))) }
                                 catch { return MetaOutcome(index: index, result: .failure(error)) }
                             }
                             next += 1

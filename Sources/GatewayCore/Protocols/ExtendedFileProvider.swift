@@ -26,9 +26,17 @@ public protocol ExtendedFileProvider: FileProviderBasic {
     /// - Throws: the provider's own errors (not found, a folder). A damaged file of a known type
     ///   gives what could be read, not an error.
     func metadata(of path: String) async throws -> MediaMetadata
+
+    /// Content metadata of an item a listing just described, without describing it again (a
+    /// folder's files cost one request each instead of two). The default looks the path up.
+    func metadata(of item: FileObject) async throws -> MediaMetadata
 }
 
 extension ExtendedFileProvider {
+    public func metadata(of item: FileObject) async throws -> MediaMetadata {
+        try await metadata(of: item.path)
+    }
+
     /// A PNG thumbnail no larger than `maxDimension` pixels on its longer side, or `nil` when this
     /// type has none.
     public func thumbnail(of path: String, maxDimension: Int) async throws -> Data? {
