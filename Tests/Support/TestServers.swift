@@ -55,6 +55,20 @@ enum ApacheAccessLog {
     /// The lines of requests with `method` whose path contains `fragment`, once Apache has written
     /// them (it logs after answering).
     static func requests(_ method: String, containing fragment: String) async throws -> [Substring] {
+        // Each line without its last field (the body bytes; see ``bodyBytes(_:containing:)``).
+        return try await lines(method, containing: fragment).map { line in
+            line.lastIndex(of: " ").map { line[..<$0] } ?? line
+        }
+    }
+
+    /// The body bytes Apache sent (`%B`) for each request with `method` whose path contains `fragment`.
+    static func bodyBytes(_ method: String, containing fragment: String) async throws -> [Int] {
+        try await lines(method, containing: fragment).map { line in
+            line.split(separator: " ").last.flatMap { Int($0) } ?? 0
+        }
+    }
+
+    private static func lines(_ method: String, containing fragment: String) async throws -> [Substring] {
         guard let path = ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"] else {
             throw Missing(variable: "GATEWAY_TEST_APACHE_ACCESS_LOG")
         }
