@@ -11,7 +11,7 @@
 # minutes of Apple Lossless, about 25 MB, its `moov` atom after the audio as ffmpeg writes it).
 set -euo pipefail
 out=${1:?usage: scripts/media-fixtures.sh DIR}
-version=4
+version=5
 [ -f "$out/.complete-$version" ] && exit 0
 # One maker at a time (test processes may ask at once).
 mkdir -p "$(dirname "$out")"
@@ -40,12 +40,15 @@ vips jpegsave "$work/base.v" photo.jpg --Q 90
 exiftool -q -overwrite_original "${exif_tags[@]}" photo.jpg
 vips bandjoin_const "$work/base.v" "$work/alpha.v" 128
 vips pngsave "$work/alpha.v" photo.png
+vips pngsave "$work/base.v" exif.png
+exiftool -q -overwrite_original -Make=Canon "-Model=EOS R5" -ISO=200 exif.png
 vips webpsave "$work/base.v" photo.webp --Q 80
 vips copy "$work/base.v" photo.gif
 vips tiffsave "$work/base.v" photo.tiff --compression deflate
 vips heifsave "$work/base.v" photo.heic --Q 60
 vips heifsave "$work/base.v" photo.avif --Q 60 --compression av1
-exiftool -q -overwrite_original "${exif_tags[@]}" photo.webp
+# (-q -q: exiftool warns that the EXIF libvips wrote into the WebP is "improper", then rewrites it.)
+exiftool -q -q -overwrite_original "${exif_tags[@]}" photo.webp
 cat > vector.svg <<'SVG'
 <svg xmlns="http://www.w3.org/2000/svg" width="300" height="150" viewBox="0 0 300 150">
   <rect width="300" height="75" fill="#ffffff"/><rect y="75" width="300" height="75" fill="#000000"/>

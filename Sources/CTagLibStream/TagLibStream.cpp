@@ -30,10 +30,15 @@ public:
     TagLib::FileName name() const override { return io_->name != nullptr ? io_->name : ""; }
     TagLib::ByteVector readBlock(unsigned long length) override {
         if (position_ < 0 || position_ >= io_->size || length == 0) return TagLib::ByteVector();
-        long long wanted = static_cast<long long>(length);
-        if (wanted > io_->size - position_) wanted = io_->size - position_;
+        // At most what is left of the file and at most maxBlock: a hostile atom or tag length
+        // can neither overflow ByteVector's unsigned int size nor allocate gigabytes.
+        unsigned long long wanted = length;
+        unsigned long long left = static_cast<unsigned long long>(io_->size - position_);
+        if (wanted > left) wanted = left;
+        if (wanted > maxBlock) wanted = maxBlock;
         TagLib::ByteVector block(static_cast<unsigned int>(wanted), '\0');
-        long long got = io_->read(io_->context, position_, block.data(), wanted);
+        long long got = io_->read(io_->context, position_, block.data(), static_cast<long long>(wanted));
+        if (got > static_cast<long long>(wanted)) got = static_cast<long long>(wanted);
         if (got <= 0) return TagLib::ByteVector();
         block.resize(static_cast<unsigned int>(got));
         position_ += got;
@@ -46,7 +51,9 @@ public:
     bool isOpen() const override { return true; }
     void seek(long offset, Position p) override {
         long long base = p == Beginning ? 0 : (p == Current ? position_ : io_->size);
-        long long target = base + offset;
+        long long target;
+        // Saturating: a hostile offset near LONG_MAX must not overflow (undefined behaviour).
+        if (__builtin_add_overflow(base, static_cast<long long>(offset), &target)) target = offset < 0 ? 0 : io_->size;
         position_ = target < 0 ? 0 : target;
     }
     void clear() override {}
@@ -54,6 +61,7 @@ public:
     long length() override { return static_cast<long>(io_->size); }
     void truncate(long) override {}
 private:
+    static constexpr unsigned long long maxBlock = 64ull << 20;
     const gw_taglib_io *io_;
     long long position_;
 };
@@ -92,8 +100,20 @@ const char *formatOf(TagLib::File *file) {
 
 } // namespace
 
+static int readTags(const gw_taglib_io *io, gw_taglib_info *info);
+
 extern "C" int gw_taglib_read(const gw_taglib_io *io, gw_taglib_info *info) {
     std::memset(info, 0, sizeof(*info));
+    // No C++ exception may cross into C (and Swift): an allocation failure is "not recognised".
+    try {
+        return readTags(io, info);
+    } catch (...) {
+        gw_taglib_info_free(info);
+        return 1;
+    }
+}
+
+static int readTags(const gw_taglib_io *io, gw_taglib_info *info) {
     TagLib::setDebugListener(&quiet);
     CallbackStream stream(io);
     TagLib::FileRef ref(&stream, true, TagLib::AudioProperties::Average);

@@ -8,11 +8,14 @@ typedef gint64 (*gw_vips_read_callback)(VipsSourceCustom *source, void *buffer, 
 typedef gint64 (*gw_vips_seek_callback)(VipsSourceCustom *source, gint64 offset, int whence, void *context);
 
 /// A source whose reads and seeks call back into the caller (`context` is passed back unchanged).
-static inline VipsSource *gw_vips_source_new_custom(void *context, gw_vips_read_callback read, gw_vips_seek_callback seek) {
+/// The source owns `context`: `release(context, closure)` runs once, when the source is finalized
+/// (its handlers are destroyed then), so no callback can outlive what it points at.
+static inline VipsSource *gw_vips_source_new_custom(void *context, gw_vips_read_callback read, gw_vips_seek_callback seek,
+                                                    GClosureNotify release) {
     VipsSourceCustom *source = vips_source_custom_new();
     if (source == NULL) return NULL;
-    g_signal_connect(source, "read", G_CALLBACK(read), context);
     g_signal_connect(source, "seek", G_CALLBACK(seek), context);
+    g_signal_connect_data(source, "read", G_CALLBACK(read), context, release, (GConnectFlags)0);
     return VIPS_SOURCE(source);
 }
 static inline void gw_vips_unref(void *object) {
@@ -46,6 +49,11 @@ static inline void gw_vips_drop_log(const gchar *domain, GLogLevelFlags level, c
 }
 /// Starts libvips; its warnings (which a library must not print) are dropped: a damaged file is
 /// reported through the failing call instead (`fail_on`).
+/// libvips's error text since the last call, copied and cleared under libvips's own lock (the
+/// buffer is shared by every thread); free with g_free.
+static inline char *gw_vips_take_error(void) {
+    return vips_error_buffer_copy();
+}
 static inline int gw_vips_init(const char *name) {
     int result = VIPS_INIT(name);
     g_log_set_handler("VIPS", (GLogLevelFlags)(G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG),

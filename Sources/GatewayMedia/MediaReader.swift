@@ -2,7 +2,9 @@ import Foundation
 public import GatewayCore
 
 /// The media readers behind ``RangedMediaProvider``, for any ``MediaInput``: which library reads
-/// which type, and what a damaged file gives. Synchronous: call on a media thread.
+/// which type, and what a damaged file gives. Synchronous and blocking (a remote input waits for
+/// its ranged reads): call on a thread that may block, such as ``MediaThread/run(onCancel:_:)``'s,
+/// never on the Swift concurrency pool.
 public enum MediaReader {
     /// The most bytes a metadata read fetches from a remote image or audio file: enough for any
     /// header and tag, and a hostile file's claims cannot make it download more.
@@ -17,8 +19,6 @@ public enum MediaReader {
             }
             return thumbnail
         case .pdf:
-            // libvips reads a PDF from memory unless it is a file: fetch it whole into the cache.
-            _ = try input.completeDescriptor()
             guard let thumbnail = try VipsImageReader.thumbnail(of: input, path: name, options: options) else {
                 throw CocoaError.described(.fileReadCorruptFile, path: name, reason: "not a PDF document")
             }
@@ -28,8 +28,9 @@ public enum MediaReader {
         }
     }
 
-    /// The metadata of the file named `name`. A damaged file of a known type gives the basic fields
-    /// and `other["error"]`; only the input's own failures (network, cancellation) throw.
+    /// The metadata of the file named `name`. A damaged file of a known type, or one whose reading
+    /// would pass the input's fetch budget, gives the basic fields and `other["error"]`; only the
+    /// input's own failures (network, cancellation) throw.
     public static func metadata(of input: any MediaInput, name: String) throws -> MediaMetadata {
         let fileExtension = MediaType.fileExtension(of: name)
         var metadata = MediaMetadata(format: fileExtension.isEmpty ? "unknown" : fileExtension, size: input.size)
@@ -59,7 +60,7 @@ public enum MediaReader {
             case .other:
                 break
             }
-        } catch let error as CocoaError where error.code == .fileReadCorruptFile {
+        } catch let error as CocoaError where error.code == .fileReadCorruptFile || error.userInfo[RemoteMediaInput.budgetExceededKey] != nil {
             metadata.other["error"] = (error.userInfo[NSLocalizedFailureReasonErrorKey] as? String) ?? "damaged file"
         }
         return metadata

@@ -44,11 +44,16 @@ extension RangedMediaProvider {
     }
 
     public func metadata(of path: String) async throws -> MediaMetadata {
-        try await metadata(of: try await mediaFile(path))
+        try await readMetadata(try await mediaFile(path))
     }
 
     public func metadata(of item: FileObject) async throws -> MediaMetadata {
         guard !item.isDirectory else { throw CocoaError.posix(EISDIR, path: item.path, remote: name) }
+        // A listing without sizes (some servers leave them out): ask the item itself.
+        return try await readMetadata(item.size == nil ? try await mediaFile(item.path) : item)
+    }
+
+    private func readMetadata(_ item: FileObject) async throws -> MediaMetadata {
         guard MediaType(path: item.path) != .other, (item.size ?? 0) > 0 else {
             return try MediaReader.metadata(of: EmptyMediaInput(size: item.size ?? 0), name: item.path)
         }

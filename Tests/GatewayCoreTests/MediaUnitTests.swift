@@ -106,6 +106,19 @@ struct MediaUnitTests {
         await #expect(throws: CancellationError.self) { _ = try await read(cancelled, at: 0, count: 10) }
     }
 
+    @Test("metadata past the fetch budget is an error field, not a failure; the whole file is still there for readers that need it")
+    func budgetInMetadata() async throws {
+        let jpeg = Data([0xff, 0xd8, 0xff, 0xe0]) + Data(repeating: 0, count: 100_000)
+        let input = try RemoteMediaInput(path: "/big.jpg", size: Int64(jpeg.count), fetchBudget: 10) { offset, length in
+            ByteStream(data: jpeg.subdata(in: Int(offset)..<Int(min(Int64(jpeg.count), offset + length))))
+        }
+        let metadata = try await MediaThread.run { try MediaReader.metadata(of: input, name: "big.jpg") }
+        #expect(metadata.other["error"]?.contains("more than 10 bytes") == true, "\(metadata)")
+        #expect(metadata.size == Int64(jpeg.count) && metadata.width == nil)
+        _ = try await MediaThread.run { try input.completeDescriptor() }
+        #expect(input.isComplete, "a reader that needs the whole file is not held to the budget")
+    }
+
     @Test("EXIF dates become ISO 8601; anything else is dropped")
     func exifDates() {
         #expect(ExifReader.isoDate("2024:05:01 12:34:56", offset: nil) == "2024-05-01T12:34:56")

@@ -40,7 +40,7 @@ struct MediaBehaviourTests {
         try await fixture.run { s in
             let media = try extended(s)
             try await upload(MediaFiles.samples, to: s)
-            let formats = ["photo.jpg": "jpeg", "photo.png": "png", "photo.webp": "webp", "photo.gif": "gif", "photo.tiff": "tiff",
+            let formats = ["photo.jpg": "jpeg", "photo.png": "png", "exif.png": "png", "photo.webp": "webp", "photo.gif": "gif", "photo.tiff": "tiff",
                            "photo.heic": "heif", "photo.avif": "avif", "vector.svg": "svg", "doc.pdf": "pdf", "song.mp3": "mp3",
                            "song.flac": "flac", "song.ogg": "ogg", "song.m4a": "mp4", "notes.txt": "txt"]
             for name in MediaFiles.samples {
@@ -57,6 +57,8 @@ struct MediaBehaviourTests {
             let photo = try await media.metadata(of: s.path("photo.jpg"))
             #expect(photo.width == 1200 && photo.height == 800 && photo.orientation == 6)
             #expect(photo.dateTaken == "2024-05-01T12:34:56+02:00")
+            let exifPNG = try await media.metadata(of: s.path("exif.png"))
+            #expect(exifPNG.cameraModel == "EOS R5" && exifPNG.iso == 200, "EXIF from a PNG eXIf chunk: \(exifPNG)")
             let pdf = try await media.metadata(of: s.path("doc.pdf"))
             #expect(pdf.pages == 3 && pdf.title == "Quarterly Report" && pdf.author == "Ada Lovelace")
             #expect(pdf.width == 420 && pdf.height == 595, "A5 in points")

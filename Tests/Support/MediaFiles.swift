@@ -8,7 +8,7 @@ import Testing
 /// `exiftool -j -n` as the oracle for what the gateway reads from them.
 enum MediaFiles {
     /// The small files every media behaviour test uploads (the large ones are used by name).
-    static let samples = ["photo.jpg", "photo.png", "photo.webp", "photo.gif", "photo.tiff", "photo.heic", "photo.avif",
+    static let samples = ["photo.jpg", "photo.png", "exif.png", "photo.webp", "photo.gif", "photo.tiff", "photo.heic", "photo.avif",
                           "vector.svg", "doc.pdf", "song.mp3", "song.flac", "song.ogg", "song.m4a", "notes.txt"]
     /// Damaged and hostile files, under `hostile/`.
     static let hostile = ["truncated.jpg", "corrupt.jpg", "text.png", "empty.jpg", "truncated.pdf", "truncated.mp3", "bomb.png"]

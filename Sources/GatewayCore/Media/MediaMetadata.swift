@@ -1,6 +1,6 @@
 import Foundation
 
-/// Content metadata of one file: what ``ExtendedFileProvider/metadata(of:)`` returns.
+/// Content metadata of one file: what an ``ExtendedFileProvider``'s `metadata(of:)` returns.
 ///
 /// Every field is optional: a field is `nil` when the file does not record it. ``entries`` gives
 /// the documented key names (`width`, `camera_make`, `duration_seconds`, ...) the CLI's

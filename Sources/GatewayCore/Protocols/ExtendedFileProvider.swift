@@ -12,8 +12,9 @@ public protocol ExtendedFileProvider: FileProviderBasic {
     func thumbnailAvailable(path: String) -> Bool
 
     /// A thumbnail no larger than `options.maxDimension` pixels on its longer side, EXIF
-    /// orientation applied, or `nil` when this type has none (``thumbnailAvailable(path:)`` is false,
-    /// or the content is of a type that has none whatever its name).
+    /// orientation applied, or `nil` when this type has none (``thumbnailAvailable(path:)`` is
+    /// false). A file whose content is not what its name says (an MP3 named `.jpg`) is a damaged
+    /// file.
     ///
     /// - Throws: `CocoaError(.fileReadCorruptFile)` for a damaged or truncated file,
     ///   `CocoaError(.fileReadTooLarge)` for an image above `options.maxPixels`, and the provider's

@@ -6,14 +6,14 @@ import Synchronization
 ///
 /// At most `limit` jobs run at once (libvips decodes with threads of its own besides); the rest
 /// wait without holding a thread.
-enum MediaThread {
+public enum MediaThread {
     private static let gate = Gate(limit: max(2, ProcessInfo.processInfo.activeProcessorCount))
     /// libvips and libjpeg keep large frames on the stack.
     private static let stackSize = 8 << 20
 
     /// Runs `work` on a media thread; `onCancel` runs when the calling task is cancelled meanwhile
     /// (it makes the work's reads fail, so the work ends soon).
-    static func run<T: Sendable>(onCancel: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    public static func run<T: Sendable>(onCancel: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await gate.enter()
         defer { gate.leave() }
         return try await withTaskCancellationHandler {

@@ -35,13 +35,20 @@ public final class RemoteMediaInput: MediaInput, @unchecked Sendable {
         var nextFetch: Int64 = 0
         var fetched: Int64 = 0
         var cancelled = false
+        /// The ranged read under way, cancelled by ``cancel()``.
+        var fetching: Task<Void, Never>?
     }
+
+    /// Marks the `CocoaError(.fileReadTooLarge)` of a read past the fetch budget.
+    public static let budgetExceededKey = "GatewayMediaFetchBudgetExceeded"
 
     /// A cache over `fetch` for the file `path` of `size` bytes.
     ///
     /// - Parameters:
     ///   - fetchBudget: the most bytes this input fetches; a reader asking for more fails (a
-    ///     metadata read of a hostile file stops here instead of downloading it whole).
+    ///     metadata read of a hostile file stops here instead of downloading it whole) with a
+    ///     `CocoaError(.fileReadTooLarge)` marked with ``budgetExceededKey``. A reader that needs the
+    ///     whole file (``completeDescriptor()``: PDF, WebP, GIF, SVG) gets it regardless, on disk.
     public init(path: String, size: Int64, initialFetch: Int64 = 64 << 10, maximumFetch: Int64 = 8 << 20,
                 fetchBudget: Int64 = .max, fetch: @escaping Fetch) throws {
         self.path = path
@@ -49,7 +56,7 @@ public final class RemoteMediaInput: MediaInput, @unchecked Sendable {
         self.fetch = fetch
         self.initialFetch = max(4096, initialFetch)
         self.maximumFetch = max(self.initialFetch, maximumFetch)
-        self.fetchBudget = fetchBudget
+        self.fetchBudget = max(0, fetchBudget)
         self.cache = try RemoteMediaInput.makeCacheFile(size: self.size, path: path)
         self.state.withLock { $0.nextFetch = self.initialFetch }
     }
@@ -59,31 +66,38 @@ public final class RemoteMediaInput: MediaInput, @unchecked Sendable {
     public var bytesFetched: Int64 { state.withLock { $0.fetched } }
     public var isComplete: Bool { state.withLock { Self.missing(in: 0..<size, ranges: $0.ranges) == nil } }
 
-    /// Makes every later read fail: the caller was cancelled.
-    public func cancel() { state.withLock { $0.cancelled = true } }
+    /// Makes every later read fail, and stops the ranged read under way: the caller was cancelled.
+    public func cancel() {
+        let fetching = state.withLock { state -> Task<Void, Never>? in
+            state.cancelled = true
+            return state.fetching
+        }
+        fetching?.cancel()
+    }
 
     public func read(at offset: Int64, into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
         guard offset >= 0, offset < size, count > 0 else { return 0 }
         let end = offset + min(Int64(count), size - offset)
-        try ensure(offset..<end, sequentialHint: true)
+        try ensure(offset..<end, sequentialHint: true, budgeted: true)
         return try readCache(at: offset, into: buffer, count: Int(end - offset))
     }
 
     public func completeDescriptor() throws -> Int32 {
-        try ensure(0..<size, sequentialHint: false)
+        try ensure(0..<size, sequentialHint: false, budgeted: false)
         return cache
     }
 
     // MARK: - Fetching
 
-    private func ensure(_ wanted: Range<Int64>, sequentialHint: Bool) throws {
+    private func ensure(_ wanted: Range<Int64>, sequentialHint: Bool, budgeted: Bool) throws {
         while true {
             let plan: Range<Int64>? = try state.withLock { state in
                 if state.cancelled { throw CancellationError() }
                 guard let gap = Self.missing(in: wanted, ranges: state.ranges) else { return nil }
                 var length: Int64
                 if !sequentialHint {
-                    length = Int64(gap.count)   // the whole gap in one request
+                    // The whole gap, in ranges of at most 64 MiB (a cancellation waits for one).
+                    length = min(Int64(gap.count), 64 << 20)
                 } else {
                     if gap.lowerBound == state.lastFetchEnd {
                         state.nextFetch = min(maximumFetch, state.nextFetch * 2)
@@ -96,9 +110,11 @@ public final class RemoteMediaInput: MediaInput, @unchecked Sendable {
                 var upper = gap.lowerBound + min(length, size - gap.lowerBound)
                 if let next = state.ranges.first(where: { $0.lowerBound > gap.lowerBound }) { upper = min(upper, next.lowerBound) }
                 let range = gap.lowerBound..<upper
-                guard state.fetched <= fetchBudget - Int64(range.count) else {
-                    throw CocoaError.described(.fileReadTooLarge, path: path, reason:
-                        "reading it needs more than \(fetchBudget) bytes of the file")
+                if budgeted, Int64(range.count) > fetchBudget - min(state.fetched, fetchBudget) {
+                    var info = CocoaError.described(.fileReadTooLarge, path: path, reason:
+                        "reading it needs more than \(fetchBudget) bytes of the file").userInfo
+                    info[Self.budgetExceededKey] = true
+                    throw CocoaError(.fileReadTooLarge, userInfo: info)
                 }
                 return range
             }
@@ -121,7 +137,7 @@ public final class RemoteMediaInput: MediaInput, @unchecked Sendable {
         let outcome = Mutex<Result<Int64, any Error>?>(nil)
         let fetch = self.fetch
         let cache = self.cache
-        Task {
+        let task = Task {
             do {
                 var position = range.lowerBound
                 for try await chunk in try await fetch(range.lowerBound, Int64(range.count)) {
@@ -147,7 +163,14 @@ public final class RemoteMediaInput: MediaInput, @unchecked Sendable {
             }
             done.signal()
         }
+        let cancelled = state.withLock { state -> Bool in
+            state.fetching = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+        // Always waits for the task: it writes into the cache file, which goes with this input.
         done.wait()
+        state.withLock { $0.fetching = nil }
         return try outcome.withLock { $0! }.get()
     }
 

@@ -18,6 +18,10 @@ public enum ExifReader {
         // FOLLOW_SPECIFICATION would add missing mandatory entries with default values (an
         // orientation of 1 the file never recorded): read only what is there.
         exif_data_unset_option(data, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION)
+        // PNG's eXIf and WebP's EXIF chunks hold the TIFF structure alone; libexif wants the
+        // JPEG APP1 form, which starts with "Exif\0\0" (libvips adds it the same way).
+        let marker = Data("Exif\0\0".utf8)
+        let block = block.starts(with: Data("Exif".utf8)) ? block : marker + block
         block.withUnsafeBytes { bytes in
             exif_data_load_data(data, bytes.bindMemory(to: UInt8.self).baseAddress, UInt32(bytes.count))
         }

@@ -50,12 +50,31 @@ enum VipsImageReader {
         var other: [String: String] = [:]
     }
 
+    /// The loaders that read a whole source into memory unless it can be mapped (libvips 8.14's
+    /// WebP and GIF loaders, librsvg, poppler): their remote files are fetched whole into the
+    /// input's cache file first, which libvips then maps.
+    static let mappingLoaders: Set<String> = [
+        "VipsForeignLoadWebpSource", "VipsForeignLoadNsgifSource", "VipsForeignLoadSvgSource", "VipsForeignLoadPdfSource",
+    ]
+
+    /// A source at the start of the input and the allowed loader that recognises it, or `nil`.
+    static func open(_ input: any MediaInput) throws -> (SourceBridge, String)? {
+        let source = try SourceBridge(input: input)
+        guard let loader = try source.loader() else {
+            source.release()
+            return nil
+        }
+        guard mappingLoaders.contains(loader), !input.isComplete else { return (source, loader) }
+        source.release()
+        _ = try input.completeDescriptor()
+        return (try SourceBridge(input: input), loader)
+    }
+
     /// Reads the header only. `nil` when no allowed loader recognises the content.
     static func header(of input: any MediaInput, path: String) throws -> Header? {
         try ready.get()
-        let source = try SourceBridge(input: input)
+        guard let (source, loader) = try open(input) else { return nil }
         defer { source.release() }
-        guard let loader = try source.loader() else { return nil }
         guard let image = gw_vips_header_from_source(source.source) else {
             throw source.failure(path: path, operation: "read the image header")
         }
@@ -96,7 +115,7 @@ enum VipsImageReader {
             throw CocoaError.described(.fileReadTooLarge, path: path, reason:
                 "the image is \(header.width) x \(header.height) pixels, more than the \(options.maxPixels) a thumbnail may decode")
         }
-        let source = try SourceBridge(input: input)
+        guard let (source, _) = try open(input) else { return nil }
         defer { source.release() }
         var thumbnail: UnsafeMutablePointer<VipsImage>?
         // Truncated or damaged data fails instead of giving a grey or garbled image.
@@ -132,8 +151,9 @@ enum VipsImageReader {
 
     /// libvips's error text since the last call (and clears it).
     static func takeError() -> String {
-        let text = String(cString: vips_error_buffer()).trimmingCharacters(in: .whitespacesAndNewlines)
-        vips_error_clear()
+        guard let copy = gw_vips_take_error() else { return "unknown libvips error" }
+        defer { g_free(copy) }
+        let text = String(cString: copy).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.split(separator: "\n").last.map(String.init) ?? "unknown libvips error"
     }
 }
@@ -159,21 +179,27 @@ final class SourceBridge: @unchecked Sendable {
             lseek(descriptor, 0, SEEK_SET)
             source = vips_source_new_from_descriptor(descriptor)
         } else {
-            let context = Unmanaged.passUnretained(self).toOpaque()
+            // The source holds the bridge (released when the source is finalized), so a callback
+            // can never reach a bridge that is gone.
+            let context = Unmanaged.passRetained(self).toOpaque()
             source = gw_vips_source_new_custom(context, { _, buffer, length, context in
                 guard let context, let buffer else { return -1 }
                 return gint64(Unmanaged<SourceBridge>.fromOpaque(context).takeUnretainedValue().read(buffer, Int64(length)))
             }, { _, offset, whence, context in
                 guard let context else { return -1 }
                 return gint64(Unmanaged<SourceBridge>.fromOpaque(context).takeUnretainedValue().seek(Int64(offset), whence))
+            }, { context, _ in
+                guard let context else { return }
+                Unmanaged<SourceBridge>.fromOpaque(context).release()
             })
+            if source == nil { Unmanaged<SourceBridge>.fromOpaque(context).release() }
         }
         guard source != nil else {
             throw CocoaError.described(.fileReadUnknown, path: "", reason: "libvips could not make a source: \(VipsImageReader.takeError())")
         }
     }
 
-    /// Drops the source (call before the bridge goes away: the source's callbacks point at it).
+    /// Drops this reference to the source (images made from it hold their own).
     func release() {
         gw_vips_unref(source)
         source = nil
@@ -183,7 +209,7 @@ final class SourceBridge: @unchecked Sendable {
     func loader() throws -> String? {
         guard let name = vips_foreign_find_load_source(source) else {
             if let error = state.withLock({ $0.error }) { throw error }
-            vips_error_clear()
+            _ = VipsImageReader.takeError()
             return nil
         }
         let loader = String(cString: name)
