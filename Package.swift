@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "StorageGateway", targets: ["StorageGateway"]),
         /// Only the backend-neutral core, for apps that bring their own providers.
         .library(name: "GatewayCore", targets: ["GatewayCore"]),
+        /// A WebDAV server over any provider (what `gateway serve webdav` runs).
+        .library(name: "GatewayServe", targets: ["GatewayServe"]),
         .executable(name: "gateway", targets: ["gateway"]),
         .plugin(name: "ValidateGatewayConfig", targets: ["ValidateGatewayConfig"]),
     ],
@@ -24,6 +26,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        // `gateway serve webdav`: the HTTP server (SwiftNIO underneath).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.20.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         // `swift package generate-documentation`: the DocC catalog, built (warnings as errors) in CI.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -83,6 +90,22 @@ let package = Package(
             dependencies: ["GatewayCore", "CVips", "CExif", "CPoppler", "CTagLibStream"],
             swiftSettings: strict
         ),
+        // Serving any remote to other programs: a WebDAV server (`gateway serve webdav`) on Hummingbird.
+        // Not in the StorageGateway umbrella, so apps that only read and write remotes don't link
+        // SwiftNIO.
+        .target(
+            name: "GatewayServe",
+            dependencies: [
+                "GatewayCore",
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // Moving bytes and trees between any two providers.
         .target(
             name: "GatewayTransfer",
@@ -100,6 +123,7 @@ let package = Package(
             name: "gateway",
             dependencies: [
                 "StorageGateway",
+                "GatewayServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

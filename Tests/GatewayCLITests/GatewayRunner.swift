@@ -60,15 +60,20 @@ struct GatewayRunner: Sendable {
         }
     }
 
-    /// Starts the binary without waiting for it.
-    func start(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> Running {
+    /// Starts the binary without waiting for it; its stderr goes to `stderrFile` when given.
+    func start(_ arguments: [String], extraEnvironment: [String: String] = [:], stderrFile: String? = nil) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
         process.environment = environment.merging(extraEnvironment) { $1 }
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        if let stderrFile {
+            _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrFile))
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         process.standardInput = FileHandle.nullDevice
         try process.run()
         return Running(process: process)

@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StorageGateway
+import GatewayServe
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a remote to other programs.",
+        subcommands: [ServeWebDAVCommand.self]
+    )
+}
+
+struct ServeWebDAVCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webdav",
+        abstract: "Serve a remote (any backend) as a WebDAV server.",
+        discussion: HelpText.reflow("""
+        Serves LOCATION and everything below it over HTTP/1.1 as RFC 4918 WebDAV, class 1:
+        OPTIONS, PROPFIND (Depth 0 and 1; infinity refused with 403 unless
+        --allow-depth-infinity), GET and HEAD with ranges and conditional requests, PUT (streamed
+        into the remote's atomic write: nothing appears under the name unless every byte came),
+        DELETE, MKCOL, COPY and MOVE (server-side where the remote can). Paths are confined to
+        LOCATION. One access line per request goes to stderr (no credentials). SIGTERM or Ctrl-C
+        stops it after the requests in flight.
+
+        Authentication is Basic with --user and the password from the environment variable named
+        by --password-env; serving without it needs --no-auth, and prints a warning unless the
+        address is loopback. Not yet: locks (class 2), PROPPATCH, TLS and --htpasswd.
+
+        Examples:
+          DAV_PASS=secret gateway serve webdav --user alice --password-env DAV_PASS photos:
+          gateway serve webdav --no-auth --read-only --addr 127.0.0.1:9000 ./public
+        """)
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .customLong("addr"), help: "HOST:PORT to listen on (port 0: any free port).") var address = "127.0.0.1:8080"
+    @Option(help: "The user name clients must give (Basic authentication).") var user: String?
+    @Option(name: .customLong("password-env"), help: "Environment variable holding --user's password.") var passwordEnv: String?
+    @Flag(name: .customLong("no-auth"), help: "Serve without authentication.") var noAuth = false
+    @Flag(name: .customLong("read-only"), help: "Refuse every change (403).") var readOnly = false
+    @Option(help: "URL path prefix to serve under, e.g. /dav.") var baseurl = ""
+    @Flag(name: .customLong("allow-depth-infinity"), help: "Answer PROPFIND with Depth: infinity (a walk of everything).") var allowDepthInfinity = false
+    @Argument(help: "REMOTE:PATH or a local path: the folder to serve.") var location: String
+
+    func validate() throws {
+        guard Self.split(address) != nil else { throw ValidationError("--addr must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") }
+        if noAuth {
+            guard user == nil, passwordEnv == nil else { throw ValidationError("--no-auth cannot be combined with --user or --password-env") }
+        } else {
+            guard user != nil, passwordEnv != nil else {
+                throw ValidationError("give --user and --password-env, or --no-auth to serve without authentication")
+            }
+        }
+        if !baseurl.isEmpty, !baseurl.hasPrefix("/") { throw ValidationError("--baseurl must start with /") }
+    }
+
+    /// `HOST:PORT` (`[v6]:PORT` for IPv6) as parts.
+    static func split(_ address: String) -> (host: String, port: Int)? {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        return (host, port)
+    }
+
+    func run() async throws {
+        let (context, target, provider) = try await CommandContext.open(global, location, for: "serve")
+        let (host, port) = Self.split(address)!
+        var credentials: (user: String, password: String)?
+        if let user, let passwordEnv {
+            guard let password = ProcessInfo.processInfo.environment[passwordEnv], !password.isEmpty else {
+                Diagnostics.printLine("serve: the environment variable \(passwordEnv) (--password-env) is not set")
+                throw ExitCode(2)
+            }
+            credentials = (user, password)
+        }
+        if noAuth, !["127.0.0.1", "::1", "localhost"].contains(host) {
+            Diagnostics.printLine("warning: serving \(target.original) without authentication on \(host), reachable from other machines")
+        }
+        let item = try await context.perform("serve", target) { try await provider.attributesOfItem(path: target.path) }
+        guard item.isDirectory else {
+            Diagnostics.printLine("serve \(target.original): not a folder")
+            throw ExitCode(1)
+        }
+        var accessLog = context.logger
+        accessLog.logLevel = global.quiet ? .warning : .info
+        let options = WebDAVServeOptions(host: host, port: port, basePath: baseurl, credentials: credentials,
+                                         readOnly: readOnly, allowDepthInfinity: allowDepthInfinity)
+        let server = try WebDAVServer(provider: provider, root: target.path, options: options, logger: accessLog)
+        let shown = host.contains(":") ? "[\(host)]" : host
+        let prefix = baseurl
+        try await server.run { bound in
+            Diagnostics.printLine("serving \(target.original) at http://\(shown):\(bound)\(prefix)/ (Ctrl-C stops)")
+        }
+    }
+}

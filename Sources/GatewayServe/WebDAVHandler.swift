@@ -1,0 +1,165 @@
+import Foundation
+import GatewayCore
+import HTTPTypes
+import HummingbirdCore
+import NIOCore
+import Logging
+
+/// Answers WebDAV requests (RFC 4918, class 1) from any provider: the one piece `gateway serve
+/// webdav` runs for every request. Methods are split by concern: properties
+/// (`WebDAVHandler+Properties`), contents (`+Contents`) and the namespace (`+Namespace`).
+struct WebDAVHandler: Sendable {
+    let provider: any FileProviderBasic
+    let paths: ServePaths
+    let options: WebDAVServeOptions
+    let logger: Logger
+
+    init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger) throws {
+        self.provider = provider
+        self.paths = try ServePaths(root: root, basePath: options.basePath)
+        self.options = options
+        self.logger = logger
+    }
+
+    static let changingMethods: Set<String> = ["PUT", "DELETE", "MKCOL", "COPY", "MOVE", "PROPPATCH", "LOCK", "UNLOCK"]
+
+    /// The response to one request, and the access-log line for it (no credentials, no query).
+    func respond(to request: Request) async -> Response {
+        let started = ContinuousClock.now
+        let method = request.method.rawValue
+        let response: Response
+        do {
+            response = try await dispatch(request, method: method)
+        } catch {
+            response = Self.failure(error)
+        }
+        let elapsed = ContinuousClock.now - started
+        logger.info("\(method) \(request.uri.path) \(response.status.code)",
+                    metadata: ["ms": "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)"])
+        return response
+    }
+
+    /// Whether a request that waits for `100 Continue` will be handled (authenticated, a path
+    /// inside the root, not refused as a change to a read-only server).
+    func acceptsBody(of request: Request) -> Bool {
+        if let credentials = options.credentials, !BasicAuthorization.accepts(request.headers[.authorization], credentials) { return false }
+        guard paths.remote(forRequestPath: request.uri.path) != nil else { return false }
+        return !(options.readOnly && Self.changingMethods.contains(request.method.rawValue))
+    }
+
+    private func dispatch(_ request: Request, method: String) async throws -> Response {
+        if let credentials = options.credentials, !BasicAuthorization.accepts(request.headers[.authorization], credentials) {
+            var headers = HTTPFields()
+            headers[.wwwAuthenticate] = "Basic realm=\"gateway\", charset=\"UTF-8\""
+            return Self.plain(.unauthorized, "authentication required", headers: headers)
+        }
+        guard let path = paths.remote(forRequestPath: request.uri.path) else {
+            return Self.plain(.notFound, "not found")
+        }
+        if options.readOnly, Self.changingMethods.contains(method) {
+            return Self.plain(.forbidden, "this server is read-only")
+        }
+        switch method {
+        case "OPTIONS": return options(path)
+        case "PROPFIND": return try await propfind(request, path: path)
+        case "GET": return try await get(request, path: path, head: false)
+        case "HEAD": return try await get(request, path: path, head: true)
+        case "PUT": return try await put(request, path: path)
+        case "DELETE": return try await delete(request, path: path)
+        case "MKCOL": return try await mkcol(request, path: path)
+        case "COPY": return try await copyOrMove(request, path: path, move: false)
+        case "MOVE": return try await copyOrMove(request, path: path, move: true)
+        default:
+            var headers = HTTPFields()
+            headers[.allow] = Self.allowed
+            return Self.plain(.methodNotAllowed, "method not allowed", headers: headers)
+        }
+    }
+
+    static let allowed = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND"
+
+    private func options(_ path: String) -> Response {
+        var headers = HTTPFields()
+        headers[HTTPField.Name("DAV")!] = "1"
+        headers[.allow] = Self.allowed
+        headers[HTTPField.Name("MS-Author-Via")!] = "DAV"
+        headers[.contentLength] = "0"
+        return Response(status: .ok, headers: headers, body: ResponseBody())
+    }
+
+    /// The item at `path`, or `nil` when there is none.
+    func item(_ path: String) async throws -> FileObject? {
+        do {
+            return try await provider.attributesOfItem(path: path)
+        } catch where error.failureKind == .notFound || error.failureKind == .notADirectory {
+            return nil
+        }
+    }
+
+    // MARK: - Responses
+
+    /// A short plain-text response.
+    static func plain(_ status: HTTPResponse.Status, _ text: String, headers: HTTPFields = HTTPFields()) -> Response {
+        var headers = headers
+        let body = ByteBuffer(string: text + "\n")
+        headers[.contentType] = "text/plain; charset=utf-8"
+        headers[.contentLength] = String(body.readableBytes)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: body))
+    }
+
+    /// The response for a provider's error: the status its failure kind maps to.
+    static func failure(_ error: any Error) -> Response {
+        let reason = ErrorMessage.reason(for: error)
+        switch error.failureKind {
+        case .notFound: return plain(.notFound, "not found")
+        case .permissionDenied, .notAuthenticated: return plain(.forbidden, reason)
+        case .alreadyExists: return plain(.preconditionFailed, reason)
+        case .noSpace: return plain(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), reason)
+        case .notADirectory: return plain(.conflict, reason)
+        case .isADirectory: return plain(.methodNotAllowed, reason)
+        case .directoryNotEmpty, .conflict: return plain(.conflict, reason)
+        case .invalidInput: return plain(.badRequest, reason)
+        case .unsupported: return plain(.notImplemented, reason)
+        case .versionMismatch: return plain(.preconditionFailed, reason)
+        case .locked: return plain(HTTPResponse.Status(code: 423, reasonPhrase: "Locked"), reason)
+        case .cancelled: return plain(HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"), reason)
+        case .timedOut, .connectionLost, .serverBusy: return plain(.serviceUnavailable, reason)
+        default: return plain(.badGateway, reason)
+        }
+    }
+
+    /// The entity tag of an item: its version tag (quoted) where the remote has one, else a weak
+    /// tag of its size and modification time.
+    static func etag(_ item: FileObject) -> String {
+        if let tag = item.versionTag, !tag.isEmpty {
+            return tag.hasPrefix("\"") || tag.hasPrefix("W/\"") ? tag : "\"\(tag.replacingOccurrences(of: "\"", with: ""))\""
+        }
+        let time = item.modificationDate.map { Int64($0.timeIntervalSince1970 * 1000) } ?? 0
+        return "W/\"\(item.size ?? 0)-\(time)\""
+    }
+}
+
+/// `Authorization: Basic` checking.
+enum BasicAuthorization {
+    static func accepts(_ header: String?, _ credentials: (user: String, password: String)) -> Bool {
+        guard let header, header.count < 8192 else { return false }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return false }
+        let user = Array(text[..<colon].utf8), password = Array(text[text.index(after: colon)...].utf8)
+        // Both compared in full whatever the first gives (no early exit to time).
+        let userMatches = constantTimeEqual(user, Array(credentials.user.utf8))
+        let passwordMatches = constantTimeEqual(password, Array(credentials.password.utf8))
+        return userMatches && passwordMatches
+    }
+
+    /// Equality whose time does not depend on where the first difference is.
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+public import GatewayCore
+import HTTPTypes
+import HummingbirdCore
+public import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// A WebDAV server (RFC 4918, class 1) over any provider: `gateway serve webdav`.
+///
+/// Bodies stream both ways: a `GET` is the provider's read stream, a `PUT` goes into the
+/// provider's atomic write as it arrives (nothing appears under the name unless every byte came),
+/// and a `PROPFIND` of a folder is written as the folder is listed. Built on HummingbirdCore's
+/// HTTP/1.1 server (SwiftNIO), at the level where a request can be answered `100 Continue`.
+public struct WebDAVServer: Sendable {
+    private let handler: WebDAVHandler
+    private let options: WebDAVServeOptions
+    private let logger: Logger
+
+    /// A server for the folder `root` of `provider`; `logger` gets one access line per request
+    /// (at `info`).
+    public init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger) throws {
+        self.handler = try WebDAVHandler(provider: provider, root: root, options: options, logger: logger)
+        self.options = options
+        self.logger = logger
+    }
+
+    /// Serves until SIGTERM or SIGINT (or the calling task is cancelled), then stops accepting
+    /// connections and lets the requests in flight finish. `onListening` gets the bound port
+    /// (useful with port 0).
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let handler = self.handler
+        var serverLogger = logger
+        serverLogger.logLevel = max(logger.logLevel, .warning)
+        let server = try HTTPServerBuilder.http1().buildServer(
+            configuration: ServerConfiguration(address: .hostname(options.host, port: options.port), serverName: "gateway"),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: serverLogger,
+            responder: { request, responseWriter, _ in
+                // A client that waits for `100 Continue` before sending a body gets it once the
+                // request is known to go ahead (authenticated, a path inside the root).
+                if request.headers[.expect]?.lowercased() == "100-continue", handler.acceptsBody(of: request) {
+                    try await responseWriter.writeInformationalHead(HTTPResponse(status: .continue))
+                }
+                var response = await handler.respond(to: request)
+                response.headers[.date] = ServeText.httpDate(Date())
+                response.headers[.server] = "gateway"
+                try await responseWriter.write(response: response.head, body: response.body)
+            },
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }
+        )
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: serverLogger))
+        try await group.run()
+    }
+}
