@@ -97,6 +97,7 @@ let package = Package(
             name: "GatewayServe",
             dependencies: [
                 "GatewayCore",
+                "GatewayState",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

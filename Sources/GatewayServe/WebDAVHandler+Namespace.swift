@@ -18,6 +18,7 @@ extension WebDAVHandler {
             return Self.plain(.preconditionFailed, "precondition failed")
         }
         try await operations.removeItem(path: path, recursive: true)
+        try? deadProperties?.removeAll(under: path)
         return Response(status: .noContent, headers: HTTPFields(), body: ResponseBody())
     }
 
@@ -65,6 +66,7 @@ extension WebDAVHandler {
             guard overwrite else { return Self.plain(.preconditionFailed, "the destination exists (Overwrite: F)") }
             // RFC 4918 9.8.4 and 9.9.3: the destination is removed first, as by DELETE.
             try await operations.removeItem(path: destination, recursive: true)
+            try? deadProperties?.removeAll(under: destination)
         }
         if move {
             try await operations.moveItem(path: path, to: destination, overwrite: false)
@@ -72,6 +74,15 @@ extension WebDAVHandler {
             try await operations.createFolder(path: destination, withIntermediateDirectories: false)
         } else {
             try await operations.copyItem(path: path, to: destination, overwrite: false, progress: nil)
+        }
+        // Dead properties go with the item (a Depth 0 copy of a folder takes only its own).
+        if let store = deadProperties {
+            if !move, source.isDirectory, depth == "0" {
+                let own = try store.properties(of: path)
+                try store.update(destination, own.map { .set($0) })
+            } else {
+                try store.transfer(from: path, to: destination, keepSource: !move)
+            }
         }
         return existing == nil ? Self.plain(.created, "created") : Response(status: .noContent, headers: HTTPFields(), body: ResponseBody())
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayState
 import HTTPTypes
 import HummingbirdCore
 import NIOCore
@@ -13,12 +14,16 @@ struct WebDAVHandler: Sendable {
     let paths: ServePaths
     let options: WebDAVServeOptions
     let logger: Logger
+    /// Where `PROPPATCH` keeps dead properties; `nil`: `PROPPATCH` is not offered.
+    let deadProperties: DeadPropertyStore?
 
-    init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger) throws {
+    init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger,
+         deadProperties: DeadPropertyStore?) throws {
         self.provider = provider
         self.paths = try ServePaths(root: root, basePath: options.basePath)
         self.options = options
         self.logger = logger
+        self.deadProperties = deadProperties
     }
 
     static let changingMethods: Set<String> = ["PUT", "DELETE", "MKCOL", "COPY", "MOVE", "PROPPATCH", "LOCK", "UNLOCK"]
@@ -62,6 +67,7 @@ struct WebDAVHandler: Sendable {
         switch method {
         case "OPTIONS": return options(path)
         case "PROPFIND": return try await propfind(request, path: path)
+        case "PROPPATCH" where deadProperties != nil: return try await proppatch(request, path: path)
         case "GET": return try await get(request, path: path, head: false)
         case "HEAD": return try await get(request, path: path, head: true)
         case "PUT": return try await put(request, path: path)
@@ -71,17 +77,17 @@ struct WebDAVHandler: Sendable {
         case "MOVE": return try await copyOrMove(request, path: path, move: true)
         default:
             var headers = HTTPFields()
-            headers[.allow] = Self.allowed
+            headers[.allow] = allowed
             return Self.plain(.methodNotAllowed, "method not allowed", headers: headers)
         }
     }
 
-    static let allowed = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND"
+    var allowed: String { "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND" + (deadProperties == nil ? "" : ", PROPPATCH") }
 
     private func options(_ path: String) -> Response {
         var headers = HTTPFields()
         headers[HTTPField.Name("DAV")!] = "1"
-        headers[.allow] = Self.allowed
+        headers[.allow] = allowed
         headers[HTTPField.Name("MS-Author-Via")!] = "DAV"
         headers[.contentLength] = "0"
         return Response(status: .ok, headers: headers, body: ResponseBody())

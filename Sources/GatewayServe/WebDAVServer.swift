@@ -1,5 +1,6 @@
-import Foundation
+public import Foundation
 public import GatewayCore
+import GatewayState
 import HTTPTypes
 import HummingbirdCore
 public import Logging
@@ -19,9 +20,12 @@ public struct WebDAVServer: Sendable {
     private let logger: Logger
 
     /// A server for the folder `root` of `provider`; `logger` gets one access line per request
-    /// (at `info`).
-    public init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger) throws {
-        self.handler = try WebDAVHandler(provider: provider, root: root, options: options, logger: logger)
+    /// (at `info`). With a `stateDirectory` (the local state store, ``StateLocation``), `PROPPATCH`
+    /// keeps dead properties there (`properties.sqlite`); without one it is not offered.
+    public init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger,
+                stateDirectory: URL? = nil) throws {
+        let store = try stateDirectory.map { try DeadPropertyStore.open(directory: $0, scope: provider.baseURL.absoluteString) }
+        self.handler = try WebDAVHandler(provider: provider, root: root, options: options, logger: logger, deadProperties: store)
         self.options = options
         self.logger = logger
     }
@@ -32,7 +36,8 @@ public struct WebDAVServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let handler = self.handler
         var serverLogger = logger
-        serverLogger.logLevel = max(logger.logLevel, .warning)
+        // HummingbirdCore reports a cancelled shutdown (SIGTERM) as an error; bind failures are thrown.
+        serverLogger.logLevel = .critical
         let server = try HTTPServerBuilder.http1().buildServer(
             configuration: ServerConfiguration(address: .hostname(options.host, port: options.port), serverName: "gateway"),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,

@@ -66,15 +66,15 @@ struct ServeCLITests {
         return summaries
     }
 
-    @Test("litmus basic, copymove and http pass 100% with a Local remote behind the server", .timeLimit(.minutes(3)))
+    @Test("litmus basic, copymove, props and http pass 100% with a Local remote behind the server", .timeLimit(.minutes(3)))
     func litmusLocal() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
         try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
         let served = try await Self.serve(s, "served")
         defer { served.stop() }
-        let result = try Self.litmus(served.url + "/", suites: ["basic", "copymove", "http"], in: s.base)
-        for suite in ["basic", "copymove", "http"] {
+        let result = try Self.litmus(served.url + "/", suites: ["basic", "copymove", "props", "http"], in: s.base)
+        for suite in ["basic", "copymove", "props", "http"] {
             let summary = try #require(result[suite], "no summary for \(suite): \(result["output"] ?? "")")
             #expect(summary.contains("0 failed") && summary.hasSuffix("100.0%"), "\(summary)\n\(result["output"] ?? "")")
         }

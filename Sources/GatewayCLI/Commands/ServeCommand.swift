@@ -21,13 +21,14 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
         OPTIONS, PROPFIND (Depth 0 and 1; infinity refused with 403 unless
         --allow-depth-infinity), GET and HEAD with ranges and conditional requests, PUT (streamed
         into the remote's atomic write: nothing appears under the name unless every byte came),
-        DELETE, MKCOL, COPY and MOVE (server-side where the remote can). Paths are confined to
-        LOCATION. One access line per request goes to stderr (no credentials). SIGTERM or Ctrl-C
-        stops it after the requests in flight.
+        DELETE, MKCOL, COPY and MOVE (server-side where the remote can), and PROPPATCH, whose dead
+        properties are kept in the local state store (properties.sqlite) and follow their items.
+        Paths are confined to LOCATION. One access line per request goes to stderr (no
+        credentials). SIGTERM or Ctrl-C stops it after the requests in flight.
 
         Authentication is Basic with --user and the password from the environment variable named
         by --password-env; serving without it needs --no-auth, and prints a warning unless the
-        address is loopback. Not yet: locks (class 2), PROPPATCH, TLS and --htpasswd.
+        address is loopback. Not yet: locks (class 2), TLS and --htpasswd.
 
         Examples:
           DAV_PASS=secret gateway serve webdav --user alice --password-env DAV_PASS photos:
@@ -89,7 +90,8 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
         accessLog.logLevel = global.quiet ? .warning : .info
         let options = WebDAVServeOptions(host: host, port: port, basePath: baseurl, credentials: credentials,
                                          readOnly: readOnly, allowDepthInfinity: allowDepthInfinity)
-        let server = try WebDAVServer(provider: provider, root: target.path, options: options, logger: accessLog)
+        let server = try WebDAVServer(provider: provider, root: target.path, options: options, logger: accessLog,
+                                      stateDirectory: context.stateDirectory)
         let shown = host.contains(":") ? "[\(host)]" : host
         let prefix = baseurl
         try await server.run { bound in
