@@ -22,7 +22,7 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp monitor undo media}
+sections=${BENCH_SECTIONS:-local webdav ftp monitor undo media serve}
 # media: JPEG files for `meta` of a folder on WebDAV (hard links to one 24-megapixel photo).
 meta_files=${BENCH_META_FILES:-1000}
 # monitor: trees of FOLDERS x FILES items (10 x 1,000 and 100 x 1,000 by default).
@@ -45,7 +45,7 @@ mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
 ftp_url=""
-if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* ]]; then
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -67,7 +67,7 @@ if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections
     RCLONE_CONFIG_FTP_PASS=$(rclone obscure "$FTP_PASSWORD")
     export RCLONE_CONFIG_FTP_PASS
 fi
-printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}}}\n' \
+printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}, "gwserve": {"type": "webdav", "url": "http://127.0.0.1:18321/"}}}\n' \
     "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" > "$work/config.json"
 export GATEWAY_CONFIG="$work/config.json"
 
@@ -255,6 +255,38 @@ for ((round = 1; round <= rounds; round++)); do
     tail -n +"$((before + 1))" "$access_log" | awk -v files="$meta_files" '$1 == "GET" && $2 ~ /photos/ { bytes += $NF; gets++ }
         END { printf "dav meta: %d GETs, %.0f bytes read per file (of 18.9 MB)\n", gets, bytes / files }' >> "$work/notes.txt"
     fi
+    if [[ " $sections " == *" serve "* ]]; then
+    # `gateway serve webdav` over a Local folder beside Apache mod_dav and `rclone serve webdav`
+    # on the same files: GET of the big file with curl as the client, and the small files PUT by
+    # rclone and by gateway as clients. The servers' peak RSS is read from /proc after the round.
+    serve_root="$work/serve-root"
+    mkdir -p "$serve_root/up"
+    [ -f "$serve_root/big.bin" ] || cp "$work/big.bin" "$serve_root/big.bin"
+    [ -f "$dav_root/big.bin" ] || { cp "$work/big.bin" "$dav_root/big.bin"; chown www-data:www-data "$dav_root/big.bin"; }
+    "$gateway" serve webdav --quiet --no-auth --addr 127.0.0.1:18321 "$serve_root" 2>"$work/serve.log" &
+    gateway_server=$!
+    rclone serve webdav --addr 127.0.0.1:18322 "$serve_root" 2>"$work/rclone-serve.log" &
+    rclone_server=$!
+    for port in 18321 18322; do
+        for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+    done
+    measure "serve GET ${size_mib} MiB: curl <- Apache mod_dav" curl -sS -f -u "$dav_user:$DAV_PASSWORD" -o /dev/null "${dav_url}big.bin"
+    measure "serve GET ${size_mib} MiB: curl <- rclone serve webdav" curl -sS -f -o /dev/null "http://127.0.0.1:18322/big.bin"
+    measure "serve GET ${size_mib} MiB: curl <- gateway serve webdav" curl -sS -f -o /dev/null "http://127.0.0.1:18321/big.bin"
+    export RCLONE_CONFIG_GWSERVE_TYPE=webdav RCLONE_CONFIG_GWSERVE_URL=http://127.0.0.1:18321/ RCLONE_CONFIG_GWSERVE_VENDOR=other
+    rm -rf "${serve_root:?}/up"/*
+    measure "serve ${small_files} small PUTs: rclone copy -> Apache mod_dav (pacer_min_sleep=0)" env RCLONE_WEBDAV_PACER_MIN_SLEEP=0 rclone copy "$work/small" dav:serve-up
+    measure "serve ${small_files} small PUTs: rclone copy -> gateway serve (pacer_min_sleep=0)" env RCLONE_WEBDAV_PACER_MIN_SLEEP=0 rclone copy "$work/small" gwserve:up
+    rm -rf "${serve_root:?}/up"/* "$dav_root/serve-up"
+    measure "serve ${small_files} small PUTs: gateway copy -> gateway serve" "$gateway" copy --quiet "$work/small" gwserve:up
+    [ "$(ls "$serve_root/up" | wc -l)" -eq "$small_files" ] || { echo "PUTs through gateway serve incomplete" >&2; exit 1; }
+    rm -rf "${serve_root:?}/up"/*
+    printf 'server peak RSS: gateway serve %s MB, rclone serve %s MB\n' \
+        "$(( $(awk '/VmHWM/ { print $2 }' "/proc/$gateway_server/status") / 1024 ))" \
+        "$(( $(awk '/VmHWM/ { print $2 }' "/proc/$rclone_server/status") / 1024 ))" >> "$work/notes.txt"
+    kill "$gateway_server" "$rclone_server" 2>/dev/null || true
+    wait "$gateway_server" "$rclone_server" 2>/dev/null || true
+    fi
     [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.
     clean; measure "big copy: cp" cp "$work/big.bin" "$work/out/big.bin"
@@ -299,7 +331,7 @@ for group, tools in groups.items():
     # row is labelled "(default)".
     rclone = next((t for name, t, _ in tools if name.startswith("rclone")), None)
     for tool, seconds, rss in tools:
-        if group.startswith("big") or group.endswith("upload") or group.endswith("download") or "->" in group:
+        if group.startswith("big") or group.endswith("upload") or group.endswith("download") or "->" in group or group.startswith("serve GET"):
             rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
         elif " meta " in group:
             rate = f"{meta_files / max(seconds, 1e-3):.0f} files/s"

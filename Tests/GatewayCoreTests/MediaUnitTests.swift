@@ -119,6 +119,25 @@ struct MediaUnitTests {
         #expect(input.isComplete, "a reader that needs the whole file is not held to the budget")
     }
 
+    @Test("a PNG chunk that claims a gigabyte is refused before libpng reserves it")
+    func hugePNGChunk() async throws {
+        func chunk(_ type: String, length: UInt32, _ body: [UInt8]) -> [UInt8] {
+            withUnsafeBytes(of: length.bigEndian) { Array($0) } + Array(type.utf8) + body + [0, 0, 0, 0]
+        }
+        let ihdr: [UInt8] = [0, 0, 0, 60, 0, 0, 0, 40, 8, 2, 0, 0, 0]
+        let png = Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] + chunk("IHDR", length: 13, ihdr)
+                       + chunk("eXIf", length: 1_056_965_056, Array(repeating: 0, count: 64)))
+        let input = DataMediaInput(png)
+        do {
+            _ = try await MediaThread.run { try MediaReader.thumbnail(of: input, name: "x.png", options: ThumbnailOptions()) }
+            Issue.record("a thumbnail of a PNG with a gigabyte chunk")
+        } catch let error as CocoaError {
+            #expect(error.code == .fileReadCorruptFile && ErrorMessage.reason(for: error).contains("eXIf"), "\(error)")
+        }
+        let metadata = try await MediaThread.run { try MediaReader.metadata(of: input, name: "x.png") }
+        #expect(metadata.other["error"]?.contains("claims 1056965056 bytes") == true, "\(metadata)")
+    }
+
     @Test("EXIF dates become ISO 8601; anything else is dropped")
     func exifDates() {
         #expect(ExifReader.isoDate("2024:05:01 12:34:56", offset: nil) == "2024-05-01T12:34:56")

@@ -58,11 +58,17 @@ enum VipsImageReader {
     ]
 
     /// A source at the start of the input and the allowed loader that recognises it, or `nil`.
-    static func open(_ input: any MediaInput) throws -> (SourceBridge, String)? {
+    static func open(_ input: any MediaInput, path: String) throws -> (SourceBridge, String)? {
         let source = try SourceBridge(input: input)
         guard let loader = try source.loader() else {
             source.release()
             return nil
+        }
+        if loader == "VipsForeignLoadPngSource" {
+            do { try PNGChunkGuard.check(input, path: path) } catch {
+                source.release()
+                throw error
+            }
         }
         guard mappingLoaders.contains(loader), !input.isComplete else { return (source, loader) }
         source.release()
@@ -73,7 +79,7 @@ enum VipsImageReader {
     /// Reads the header only. `nil` when no allowed loader recognises the content.
     static func header(of input: any MediaInput, path: String) throws -> Header? {
         try ready.get()
-        guard let (source, loader) = try open(input) else { return nil }
+        guard let (source, loader) = try open(input, path: path) else { return nil }
         defer { source.release() }
         guard let image = gw_vips_header_from_source(source.source) else {
             throw source.failure(path: path, operation: "read the image header")
@@ -115,7 +121,7 @@ enum VipsImageReader {
             throw CocoaError.described(.fileReadTooLarge, path: path, reason:
                 "the image is \(header.width) x \(header.height) pixels, more than the \(options.maxPixels) a thumbnail may decode")
         }
-        guard let (source, _) = try open(input) else { return nil }
+        guard let (source, _) = try open(input, path: path) else { return nil }
         defer { source.release() }
         var thumbnail: UnsafeMutablePointer<VipsImage>?
         // Truncated or damaged data fails instead of giving a grey or garbled image.
