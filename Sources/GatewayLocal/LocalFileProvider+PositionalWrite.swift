@@ -78,17 +78,8 @@ final class LocalPositionalWriter: PositionalFileWriter {
             throw FileProviderError.invalidPath(path: remote, reason: "a piece at \(offset) of \(data.count) bytes lies outside \(size) bytes")
         }
         guard let fd = state.withLock({ $0.fd }) else { throw CancellationError() }
-        try data.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let count = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw provider.posixError(errno, remote, writing: true)
-                }
-                done += count
-            }
-        }
+        let failure = data.withUnsafeBytes { FileDescriptorIO.writeAll(fd, $0, at: offset) }
+        if failure != 0 { throw provider.posixError(failure, remote, writing: true) }
         state.withLock { $0.written += Int64(data.count) }
     }
 

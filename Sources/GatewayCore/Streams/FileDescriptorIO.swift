@@ -31,4 +31,20 @@ public enum FileDescriptorIO {
             return 0
         }
     }
+
+    /// Writes all of `buffer` to `fd` at `offset` (`pwrite`), retrying short writes and `EINTR`.
+    ///
+    /// - Returns: 0 on success, else the `errno` value of the failed write.
+    public static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> Int32 {
+        var done = 0
+        while done < buffer.count {
+            let written = pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            done += written
+        }
+        return 0
+    }
 }

@@ -144,17 +144,8 @@ public final class RemoteMediaInput: MediaInput, @unchecked Sendable {
                     let room = range.upperBound - position
                     guard room > 0 else { break }
                     let usable = chunk.prefix(Int(min(room, Int64(chunk.count))))
-                    try usable.withUnsafeBytes { bytes in
-                        var written = 0
-                        while written < bytes.count {
-                            let n = pwrite(cache, bytes.baseAddress! + written, bytes.count - written, off_t(position) + off_t(written))
-                            if n < 0 {
-                                if errno == EINTR { continue }
-                                throw CocoaError.posix(errno, path: "media cache", writing: true)
-                            }
-                            written += n
-                        }
-                    }
+                    let failure = usable.withUnsafeBytes { FileDescriptorIO.writeAll(cache, $0, at: position) }
+                    if failure != 0 { throw CocoaError.posix(failure, path: "media cache", writing: true) }
                     position += Int64(usable.count)
                 }
                 outcome.withLock { $0 = .success(position - range.lowerBound) }
