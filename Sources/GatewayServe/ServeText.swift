@@ -4,54 +4,39 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import GatewayCore
 
 /// Text the server writes: XML character data and HTTP dates.
 enum ServeText {
-    /// `text` as XML character data: markup characters escaped, and characters XML 1.0 cannot
-    /// carry (C0 controls but tab, LF, CR) replaced by U+FFFD.
-    static func xml(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            case "\t", "\n", "\r": result.unicodeScalars.append(scalar)
-            default:
-                if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
-                    result += "\u{FFFD}"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result
-    }
+    /// `text` as XML character data, characters XML cannot carry replaced (names come from disks).
+    static func xml(_ text: String) -> String { XMLText.escaped(text, replacingInvalid: true) }
 
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110).
     static func httpDate(_ date: Date) -> String {
-        var seconds = time_t(max(0, min(date.timeIntervalSince1970, 253_402_300_799)))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let parts = utc(date)
         return "\(days[Int(parts.tm_wday) % 7]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon) % 12]) \(1900 + parts.tm_year) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 
     /// An RFC 3339 time in UTC (`creationdate`).
     static func iso8601(_ date: Date) -> String {
+        let parts = utc(date)
+        return "\(1900 + parts.tm_year)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
+    /// `date` broken down in UTC (clamped to the years 1970 to 9999).
+    private static func utc(_ date: Date) -> tm {
         var seconds = time_t(max(0, min(date.timeIntervalSince1970, 253_402_300_799)))
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(1900 + parts.tm_year)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        return parts
     }
+
+    /// Two digits.
+    private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
     /// An HTTP date (IMF-fixdate, or the obsolete RFC 850 and asctime forms), or `nil`.
     static func parseHTTPDate(_ text: String) -> Date? {

@@ -79,23 +79,3 @@ extension WebDAVProvider: SnapshotMonitoring {
         return FolderDelta(isComplete: token == nil, entries: entries, nextToken: { nextToken.withLock { $0 } })
     }
 }
-
-/// Text for XML bodies.
-enum XMLText {
-    /// `text` with `&`, `<`, `>`, `"` and `'` escaped.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&apos;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
-}
