@@ -66,6 +66,15 @@ struct ServeCLITests {
         return summaries
     }
 
+    /// Runs litmus's `suites` against `url` and expects every test of each to pass.
+    static func expectAllPassed(_ url: String, suites: [String], in folder: String) throws {
+        let result = try litmus(url, suites: suites, in: folder)
+        for suite in suites {
+            let summary = try #require(result[suite], "no summary for \(suite): \(result["output"] ?? "")")
+            #expect(summary.contains(" 0 failed") && summary.hasSuffix("100.0%"), "\(summary)\n\(result["output"] ?? "")")
+        }
+    }
+
     @Test("litmus basic, copymove, props and http pass 100% with a Local remote behind the server", .timeLimit(.minutes(3)))
     func litmusLocal() async throws {
         let s = try CLIScratch()
@@ -73,11 +82,7 @@ struct ServeCLITests {
         try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
         let served = try await Self.serve(s, "served")
         defer { served.stop() }
-        let result = try Self.litmus(served.url + "/", suites: ["basic", "copymove", "props", "http"], in: s.base)
-        for suite in ["basic", "copymove", "props", "http"] {
-            let summary = try #require(result[suite], "no summary for \(suite): \(result["output"] ?? "")")
-            #expect(summary.contains("0 failed") && summary.hasSuffix("100.0%"), "\(summary)\n\(result["output"] ?? "")")
-        }
+        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "props", "http"], in: s.base)
     }
 
     @Test("litmus basic, copymove and http pass 100% with an FTP remote (vsftpd) behind the server", .timeLimit(.minutes(3)))
@@ -97,11 +102,7 @@ struct ServeCLITests {
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "ftp:\(folder)"], extraEnvironment: env) }
         let served = try await Self.serve(s, "ftp:\(folder)", environment: env)
         defer { served.stop() }
-        let result = try Self.litmus(served.url + "/", suites: ["basic", "copymove", "http"], in: s.base)
-        for suite in ["basic", "copymove", "http"] {
-            let summary = try #require(result[suite], "no summary for \(suite): \(result["output"] ?? "")")
-            #expect(summary.contains("0 failed") && summary.hasSuffix("100.0%"), "\(summary)\n\(result["output"] ?? "")")
-        }
+        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "http"], in: s.base)
     }
 
     @Test("paths stay inside the served folder; no credentials, no access", .timeLimit(.minutes(1)))
