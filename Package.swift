@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "GatewayCore", targets: ["GatewayCore"]),
         /// A WebDAV server over any provider (what `gateway serve webdav` runs).
         .library(name: "GatewayServe", targets: ["GatewayServe"]),
+        // The WebDAV request grammar `gateway serve` parses, on its own (the fuzz harnesses use it).
+        .library(name: "GatewayServeRequests", targets: ["GatewayServeRequests"]),
         .executable(name: "gateway", targets: ["gateway"]),
         .plugin(name: "ValidateGatewayConfig", targets: ["ValidateGatewayConfig"]),
     ],
@@ -93,10 +95,18 @@ let package = Package(
         // Serving any remote to other programs: a WebDAV server (`gateway serve webdav`) on Hummingbird.
         // Not in the StorageGateway umbrella, so apps that only read and write remotes don't link
         // SwiftNIO.
+        // What WebDAV clients send, parsed: PROPFIND, PROPPATCH and LOCK bodies, the If, Range and
+        // Timeout headers (libxml2 for the bodies). No SwiftNIO, so the fuzz harnesses build it quickly.
+        .target(
+            name: "GatewayServeRequests",
+            dependencies: ["GatewayCore", "CLibXML2"],
+            swiftSettings: strict
+        ),
         .target(
             name: "GatewayServe",
             dependencies: [
                 "GatewayCore",
+                "GatewayServeRequests",
                 "GatewayState",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -196,6 +206,11 @@ let package = Package(
         .testTarget(
             name: "GatewayStateTests",
             dependencies: ["GatewayState", "GatewayCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GatewayServeTests",
+            dependencies: ["GatewayServe", "GatewayServeRequests", "GatewayCore"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -23,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata)
+all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata FuzzServeRequests)
 seconds=${GATEWAY_FUZZ_SECONDS:-60}
 if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
     seconds=$1

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayServeRequests
 
 /// Request paths to remote paths and back: the prefix, percent-decoding, and confinement to the
 /// served folder (no `..`, no encoded `%2e%2e`, no NUL, nothing above the root).

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import GatewayCore
+import GatewayServeRequests
 
 /// Text the server writes: XML character data and HTTP dates.
 enum ServeText {

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayServeRequests
 import HTTPTypes
 import HummingbirdCore
 import NIOCore
@@ -100,37 +101,6 @@ extension WebDAVHandler {
     }
 }
 
-/// A `Range` header's single byte range (RFC 9110 section 14.1.2); several ranges are served whole.
-enum ByteRange: Equatable {
-    case whole
-    case unsatisfiable
-    case range(start: Int64, count: Int64)
-
-    static func parse(_ header: String, size: Int64) -> ByteRange {
-        let text = header.trimmingCharacters(in: .whitespaces)
-        guard text.lowercased().hasPrefix("bytes="), !text.contains(",") else { return .whole }
-        let spec = text.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        guard let dash = spec.firstIndex(of: "-") else { return .whole }
-        let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
-        let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
-        if first.isEmpty {
-            // The last N bytes.
-            guard let suffix = Int64(last), suffix >= 0 else { return .whole }
-            guard suffix > 0, size > 0 else { return .unsatisfiable }
-            let count = min(suffix, size)
-            return .range(start: size - count, count: count)
-        }
-        guard let start = Int64(first), start >= 0 else { return .whole }
-        guard start < size else { return .unsatisfiable }
-        var end = size - 1
-        if !last.isEmpty {
-            guard let value = Int64(last), value >= start else { return .whole }
-            end = min(value, size - 1)
-        }
-        return .range(start: start, count: end - start + 1)
-    }
-}
-
 /// Conditional requests (RFC 9110 section 13): `If-Match`, `If-None-Match`, `If-Modified-Since`,
 /// `If-Unmodified-Since`, `If-Range`.
 enum Conditions {
@@ -139,16 +109,16 @@ enum Conditions {
     /// The failure the preconditions give, or `nil` when the request goes ahead.
     static func check(_ headers: HTTPFields, etag: String?, modified: Date?, exists: Bool, readMethod: Bool) -> Failure? {
         if let ifMatch = headers[.ifMatch] {
-            let tags = list(ifMatch)
-            let matches = tags.contains("*") ? exists : etag.map { tag in tags.contains { strongEqual($0, tag) } } ?? false
+            let tags = EntityTag.list(ifMatch)
+            let matches = tags.contains("*") ? exists : etag.map { tag in tags.contains { EntityTag.strongEqual($0, tag) } } ?? false
             if !matches { return .preconditionFailed }
         } else if let text = headers[.ifUnmodifiedSince], let date = ServeText.parseHTTPDate(text), let modified,
                   modified.timeIntervalSince1970.rounded(.down) > date.timeIntervalSince1970 {
             return .preconditionFailed
         }
         if let ifNoneMatch = headers[.ifNoneMatch] {
-            let tags = list(ifNoneMatch)
-            let matches = tags.contains("*") ? exists : etag.map { tag in tags.contains { weakEqual($0, tag) } } ?? false
+            let tags = EntityTag.list(ifNoneMatch)
+            let matches = tags.contains("*") ? exists : etag.map { tag in tags.contains { EntityTag.weakEqual($0, tag) } } ?? false
             if matches { return readMethod ? .notModified : .preconditionFailed }
         } else if readMethod, let text = headers[.ifModifiedSince], let date = ServeText.parseHTTPDate(text), let modified,
                   modified.timeIntervalSince1970.rounded(.down) <= date.timeIntervalSince1970 {
@@ -160,17 +130,6 @@ enum Conditions {
     /// Whether a `Range` applies: no `If-Range`, or one naming the current (strong) entity tag.
     static func rangeApplies(_ headers: HTTPFields, etag: String) -> Bool {
         guard let ifRange = headers[.ifRange]?.trimmingCharacters(in: .whitespaces) else { return true }
-        return ifRange.hasPrefix("\"") && strongEqual(ifRange, etag)
-    }
-
-    static func list(_ header: String) -> [String] {
-        header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
-    static func strongEqual(_ a: String, _ b: String) -> Bool { !a.hasPrefix("W/") && !b.hasPrefix("W/") && a == b }
-
-    static func weakEqual(_ a: String, _ b: String) -> Bool {
-        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
-        return opaque(a) == opaque(b)
+        return ifRange.hasPrefix("\"") && EntityTag.strongEqual(ifRange, etag)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayServeRequests
 import HTTPTypes
 import HummingbirdCore
 import NIOCore
@@ -19,6 +20,7 @@ extension WebDAVHandler {
         }
         try await operations.removeItem(path: path, recursive: true)
         try? deadProperties?.removeAll(under: path)
+        locks.removeAll(under: path)
         return Response(status: .noContent, headers: HTTPFields(), body: ResponseBody())
     }
 
@@ -67,9 +69,11 @@ extension WebDAVHandler {
             // RFC 4918 9.8.4 and 9.9.3: the destination is removed first, as by DELETE.
             try await operations.removeItem(path: destination, recursive: true)
             try? deadProperties?.removeAll(under: destination)
+            locks.removeAll(under: destination)
         }
         if move {
             try await operations.moveItem(path: path, to: destination, overwrite: false)
+            locks.removeAll(under: path)
         } else if source.isDirectory, depth == "0" {
             try await operations.createFolder(path: destination, withIntermediateDirectories: false)
         } else {

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayServeRequests
 import GatewayState
 import HTTPTypes
 import HummingbirdCore
@@ -11,7 +12,7 @@ extension WebDAVHandler {
     /// The live properties every item has (files add length and type).
     static let liveProperties: [PropertyName] = [
         .dav("resourcetype"), .dav("displayname"), .dav("getlastmodified"), .dav("creationdate"),
-        .dav("getetag"), .dav("getcontentlength"), .dav("getcontenttype"),
+        .dav("getetag"), .dav("getcontentlength"), .dav("getcontenttype"), .dav("lockdiscovery"), .dav("supportedlock"),
     ]
 
     func propfind(_ request: Request, path: String) async throws -> Response {
@@ -168,6 +169,10 @@ extension WebDAVHandler {
             return item.isDirectory ? nil : "<D:getcontentlength>\(item.size ?? 0)</D:getcontentlength>"
         case "getcontenttype":
             return item.isDirectory ? nil : "<D:getcontenttype>\(ServeText.xml(item.contentType ?? "application/octet-stream"))</D:getcontenttype>"
+        case "lockdiscovery":
+            return lockDiscovery(item.path)
+        case "supportedlock":
+            return Self.supportedLock
         default:
             return nil
         }

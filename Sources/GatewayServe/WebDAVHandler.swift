@@ -1,14 +1,16 @@
 import Foundation
 import GatewayCore
+import GatewayServeRequests
 import GatewayState
 import HTTPTypes
 import HummingbirdCore
 import NIOCore
 import Logging
 
-/// Answers WebDAV requests (RFC 4918, class 1) from any provider: the one piece `gateway serve
+/// Answers WebDAV requests (RFC 4918, classes 1 and 2) from any provider: the one piece `gateway serve
 /// webdav` runs for every request. Methods are split by concern: properties
-/// (`WebDAVHandler+Properties`), contents (`+Contents`) and the namespace (`+Namespace`).
+/// (`WebDAVHandler+Properties`), contents (`+Contents`), the namespace (`+Namespace`) and locks
+/// (`+Locks`).
 struct WebDAVHandler: Sendable {
     let provider: any FileProviderBasic
     let paths: ServePaths
@@ -16,6 +18,8 @@ struct WebDAVHandler: Sendable {
     let logger: Logger
     /// Where `PROPPATCH` keeps dead properties; `nil`: `PROPPATCH` is not offered.
     let deadProperties: DeadPropertyStore?
+    /// The server's WebDAV locks.
+    let locks: LockTable
 
     init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger,
          deadProperties: DeadPropertyStore?) throws {
@@ -24,6 +28,7 @@ struct WebDAVHandler: Sendable {
         self.options = options
         self.logger = logger
         self.deadProperties = deadProperties
+        self.locks = LockTable()
     }
 
     static let changingMethods: Set<String> = ["PUT", "DELETE", "MKCOL", "COPY", "MOVE", "PROPPATCH", "LOCK", "UNLOCK"]
@@ -64,6 +69,7 @@ struct WebDAVHandler: Sendable {
         if options.readOnly, Self.changingMethods.contains(method) {
             return Self.plain(.forbidden, "this server is read-only")
         }
+        if let refused = try await lockGate(request, method: method, path: path) { return refused }
         switch method {
         case "OPTIONS": return options(path)
         case "PROPFIND": return try await propfind(request, path: path)
@@ -75,6 +81,8 @@ struct WebDAVHandler: Sendable {
         case "MKCOL": return try await mkcol(request, path: path)
         case "COPY": return try await copyOrMove(request, path: path, move: false)
         case "MOVE": return try await copyOrMove(request, path: path, move: true)
+        case "LOCK": return try await lock(request, path: path)
+        case "UNLOCK": return unlock(request, path: path)
         default:
             var headers = HTTPFields()
             headers[.allow] = allowed
@@ -82,11 +90,14 @@ struct WebDAVHandler: Sendable {
         }
     }
 
-    var allowed: String { "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND" + (deadProperties == nil ? "" : ", PROPPATCH") }
+    var allowed: String {
+        "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND, LOCK, UNLOCK" + (deadProperties == nil ? "" : ", PROPPATCH")
+    }
 
     private func options(_ path: String) -> Response {
         var headers = HTTPFields()
-        headers[HTTPField.Name("DAV")!] = "1"
+        // Class 2 (locks) is what makes macOS Finder and Windows mount a share writable.
+        headers[HTTPField.Name("DAV")!] = options.readOnly ? "1" : "1, 2"
         headers[.allow] = allowed
         headers[HTTPField.Name("MS-Author-Via")!] = "DAV"
         headers[.contentLength] = "0"
@@ -104,8 +115,10 @@ struct WebDAVHandler: Sendable {
 
     // MARK: - Responses
 
-    /// A short plain-text response.
+    /// A short plain-text response (none for 204 and 304, which never carry a body: a client
+    /// would read the text as the next response).
     static func plain(_ status: HTTPResponse.Status, _ text: String, headers: HTTPFields = HTTPFields()) -> Response {
+        if status == .noContent || status == .notModified { return Response(status: status, headers: headers, body: ResponseBody()) }
         var headers = headers
         let body = ByteBuffer(string: text + "\n")
         headers[.contentType] = "text/plain; charset=utf-8"

@@ -1,5 +1,6 @@
 public import Foundation
 public import GatewayCore
+import GatewayServeRequests
 import GatewayState
 import HTTPTypes
 import HummingbirdCore

@@ -75,17 +75,17 @@ struct ServeCLITests {
         }
     }
 
-    @Test("litmus basic, copymove, props and http pass 100% with a Local remote behind the server", .timeLimit(.minutes(3)))
+    @Test("litmus basic, copymove, props, locks and http pass 100% with a Local remote behind the server", .timeLimit(.minutes(3)))
     func litmusLocal() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
         try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
         let served = try await Self.serve(s, "served")
         defer { served.stop() }
-        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "props", "http"], in: s.base)
+        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "props", "locks", "http"], in: s.base)
     }
 
-    @Test("litmus basic, copymove and http pass 100% with an FTP remote (vsftpd) behind the server", .timeLimit(.minutes(3)))
+    @Test("litmus basic, copymove, locks and http pass 100% with an FTP remote (vsftpd) behind the server", .timeLimit(.minutes(3)))
     func litmusFTP() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
@@ -102,7 +102,7 @@ struct ServeCLITests {
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "ftp:\(folder)"], extraEnvironment: env) }
         let served = try await Self.serve(s, "ftp:\(folder)", environment: env)
         defer { served.stop() }
-        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "http"], in: s.base)
+        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "locks", "http"], in: s.base)
     }
 
     @Test("paths stay inside the served folder; no credentials, no access", .timeLimit(.minutes(1)))
