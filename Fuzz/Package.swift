@@ -22,7 +22,8 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzConfig", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
     ("FuzzTrashInfo", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
     ("FuzzMediaMetadata", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
-    ("FuzzServeRequests", [.product(name: "GatewayServeRequests", package: "swift-storage-gateway")]),
+    ("FuzzServeRequests", [.product(name: "GatewayServeRequests", package: "swift-storage-gateway"),
+                           .product(name: "StorageGateway", package: "swift-storage-gateway")]),
 ]
 
 let package = Package(

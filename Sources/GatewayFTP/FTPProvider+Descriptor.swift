@@ -1,5 +1,6 @@
 import Foundation
 public import GatewayCore
+import GatewayState
 import GatewayTransport
 
 extension FTPProvider {
@@ -58,6 +59,12 @@ extension FTPProvider {
                 insecureTLS: remote.boolean("insecure_tls") ?? false,
                 requestAttempts: context.requestAttempts
             )
+            if let links = context.links {
+                return FTPProviderWithLinks(
+                    links: PublicLinks(configuration: links, remote: remote.name, stateDirectory: context.stateDirectory, environment: context.environment),
+                    configuration: configuration, listHidden: remote.boolean("list_hidden") ?? true,
+                    trash: TrashSettings(remote), stateDirectory: context.stateDirectory, logger: context.logger)
+            }
             return FTPProvider(configuration: configuration, listHidden: remote.boolean("list_hidden") ?? true,
                                trash: TrashSettings(remote), stateDirectory: context.stateDirectory, logger: context.logger)
         }

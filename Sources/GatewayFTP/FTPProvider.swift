@@ -15,7 +15,10 @@ import Synchronization
 /// FTP has no quota (``storageProperties(path:)`` throws ``FileProviderError/unavailable(reason:path:)``)
 /// and no copy of its own: ``copyItem(path:to:overwrite:progress:)`` uses `SITE CPFR`/`SITE CPTO`
 /// where the server announces `SITE COPY`, and streams through the client otherwise.
-public final class FTPProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite {
+// Not final: `FTPProviderWithLinks` (in `+Sharing`) adds public links when the configuration has a
+// `links` object, so that `as? FileProviderSharing` succeeds only then. Its state is immutable or
+// behind locks, hence `@unchecked Sendable` (a non-final class cannot be checked).
+public class FTPProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite, @unchecked Sendable {
     public static let type = "ftp"
 
     public let name: String

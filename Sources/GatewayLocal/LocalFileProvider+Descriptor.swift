@@ -1,5 +1,6 @@
 import Foundation
 public import GatewayCore
+import GatewayState
 
 extension LocalFileProvider {
     /// The `local` type for config files: `{"type": "local", "root": "/srv/files"}`.
@@ -18,8 +19,15 @@ extension LocalFileProvider {
         },
         make: { remote, context in
             let root = expandTilde(remote.string("root") ?? "/", environment: context.environment)
+            let homeTrash = LocalTrashLocator.homeTrash(environment: context.environment)
+            if let links = context.links {
+                return try LocalFileProviderWithLinks(
+                    links: PublicLinks(configuration: links, remote: remote.name, stateDirectory: context.stateDirectory, environment: context.environment),
+                    name: remote.name, root: root, stateDirectory: context.stateDirectory, trash: TrashSettings(remote), homeTrash: homeTrash,
+                    logger: context.logger)
+            }
             return try LocalFileProvider(name: remote.name, root: root, stateDirectory: context.stateDirectory, trash: TrashSettings(remote),
-                                         homeTrash: LocalTrashLocator.homeTrash(environment: context.environment), logger: context.logger)
+                                         homeTrash: homeTrash, logger: context.logger)
         }
     )
 

@@ -17,7 +17,10 @@ public import Logging
 /// The provider is organised like every backend: this file (configuration and attributes),
 /// `+Listing` (listing), `+Reading` (reads and content hashes), `+Writing` (writes), `+Operations` (folders, moves,
 /// copies, removal), `+Descriptor` (config keys and registration).
-public final class LocalFileProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite, FileProviderHashing {
+// Not final: `LocalFileProviderWithLinks` (in `+Sharing`) adds public links when the configuration has a
+// `links` object, so that `as? FileProviderSharing` succeeds only then. Its state is immutable or
+// behind locks, hence `@unchecked Sendable` (a non-final class cannot be checked).
+public class LocalFileProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite, FileProviderHashing, @unchecked Sendable {
     public static let type = "local"
 
     public let name: String

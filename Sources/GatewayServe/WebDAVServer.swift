@@ -2,14 +2,9 @@ public import Foundation
 public import GatewayCore
 import GatewayServeRequests
 import GatewayState
-import HTTPTypes
-import HummingbirdCore
 public import Logging
-import NIOCore
-import NIOPosix
-import ServiceLifecycle
 
-/// A WebDAV server (RFC 4918, class 1) over any provider: `gateway serve webdav`.
+/// A WebDAV server (RFC 4918, classes 1 and 2) over any provider: `gateway serve webdav`.
 ///
 /// Bodies stream both ways: a `GET` is the provider's read stream, a `PUT` goes into the
 /// provider's atomic write as it arrives (nothing appears under the name unless every byte came),
@@ -36,28 +31,11 @@ public struct WebDAVServer: Sendable {
     /// (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let handler = self.handler
-        var serverLogger = logger
-        // HummingbirdCore reports a cancelled shutdown (SIGTERM) as an error; bind failures are thrown.
-        serverLogger.logLevel = .critical
-        let server = try HTTPServerBuilder.http1().buildServer(
-            configuration: ServerConfiguration(address: .hostname(options.host, port: options.port), serverName: "gateway"),
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            logger: serverLogger,
-            responder: { request, responseWriter, _ in
-                // A client that waits for `100 Continue` before sending a body gets it once the
-                // request is known to go ahead (authenticated, a path inside the root).
-                if request.headers[.expect]?.lowercased() == "100-continue", handler.acceptsBody(of: request) {
-                    try await responseWriter.writeInformationalHead(HTTPResponse(status: .continue))
-                }
-                var response = await handler.respond(to: request)
-                response.headers[.date] = ServeText.httpDate(Date())
-                response.headers[.server] = "gateway"
-                try await responseWriter.write(response: response.head, body: response.body)
-            },
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }
-        )
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: serverLogger))
-        try await group.run()
+        // A client that waits for `100 Continue` before sending a body gets it once the request
+        // is known to go ahead (authenticated, a path inside the root).
+        try await HTTPService.run(host: options.host, port: options.port, logger: logger,
+                                  acceptsBody: { handler.acceptsBody(of: $0) },
+                                  respond: { await handler.respond(to: $0) },
+                                  onListening: onListening)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 public import GatewayCore
+import GatewayState
 import GatewayTransport
 
 extension WebDAVProvider {
@@ -48,11 +49,27 @@ extension WebDAVProvider {
                 insecureTLS: remote.boolean("insecure_tls") ?? false,
                 requestAttempts: context.requestAttempts
             )
-            return WebDAVProvider(configuration: configuration, vendor: Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other,
-                                  rangedUploads: remote.boolean("ranged_uploads") ?? true,
-                                  atomicPut: AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto,
-                                  syncCollection: SyncCollection(rawValue: remote.string("sync_collection") ?? "auto") ?? .auto,
-                                  deadProperties: remote.boolean("dead_properties") ?? true,
+            let vendor = Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other
+            let rangedUploads = remote.boolean("ranged_uploads") ?? true
+            let atomicPut = AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto
+            let syncCollection = SyncCollection(rawValue: remote.string("sync_collection") ?? "auto") ?? .auto
+            let deadProperties = remote.boolean("dead_properties") ?? true
+            // Public links: the server's own shares where it has them (Nextcloud, ownCloud), else
+            // the gateway's link server when the configuration has `links`, else none.
+            if let shared = WebDAVProviderWithShares(sharing: configuration, vendor: vendor, rangedUploads: rangedUploads,
+                                                     atomicPut: atomicPut, syncCollection: syncCollection, deadProperties: deadProperties,
+                                                     trash: TrashSettings(remote), stateDirectory: context.stateDirectory, logger: context.logger) {
+                return shared
+            }
+            if let links = context.links {
+                return WebDAVProviderWithLinks(
+                    links: PublicLinks(configuration: links, remote: remote.name, stateDirectory: context.stateDirectory, environment: context.environment),
+                    configuration: configuration, vendor: vendor, rangedUploads: rangedUploads, atomicPut: atomicPut,
+                    syncCollection: syncCollection, deadProperties: deadProperties, trash: TrashSettings(remote),
+                    stateDirectory: context.stateDirectory, logger: context.logger)
+            }
+            return WebDAVProvider(configuration: configuration, vendor: vendor, rangedUploads: rangedUploads, atomicPut: atomicPut,
+                                  syncCollection: syncCollection, deadProperties: deadProperties,
                                   trash: TrashSettings(remote), stateDirectory: context.stateDirectory, logger: context.logger)
         }
     )

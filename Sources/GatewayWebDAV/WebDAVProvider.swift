@@ -12,7 +12,10 @@ import Synchronization
 /// listing, stat, quota, stored checksums), `+Reading` (GET), `+Writing` (PUT, atomic via a temporary name and MOVE),
 /// `+RangedUpload` (large files as several ranged PUTs at once),
 /// `+Operations` (MKCOL, COPY, MOVE, DELETE), `+Descriptor` (config keys).
-public final class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite, FileProviderHashing {
+// Not final: `WebDAVProviderWithLinks` (in `+Sharing`) adds public links when the configuration has a
+// `links` object, so that `as? FileProviderSharing` succeeds only then. Its state is immutable or
+// behind locks, hence `@unchecked Sendable` (a non-final class cannot be checked).
+public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProviderReadWrite, FileProviderHashing, @unchecked Sendable {
     public static let type = "webdav"
 
     /// Server flavours with extensions beyond RFC 4918.

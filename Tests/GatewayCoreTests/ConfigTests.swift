@@ -37,6 +37,7 @@ struct ConfigTests {
         let config = try GatewayConfiguration.load(from: url, registry: registry, environment: [:])
         #expect(!config.remotes.isEmpty)
         #expect(config.stateDirectory != nil, "config.example.json shows the top-level state_dir")
+        #expect(config.links?.baseURL.absoluteString == "https://files.example.com", "config.example.json shows the top-level links")
         // Every key of every type appears in the example.
         for descriptor in registry.allDescriptors {
             let usedKeys = Set(config.remotes.values.filter { $0.type == descriptor.type }.flatMap(\.values.keys))
@@ -44,6 +45,29 @@ struct ConfigTests {
                 #expect(usedKeys.contains(key.name), "config.example.json lacks \(descriptor.type).\(key.name)")
             }
         }
+    }
+
+    @Test("links: base_url and one of secret_env, secret_command; each mistake named")
+    func links() throws {
+        let config = try parse(#"{"links": {"base_url": "https://files.example.com/pub/", "secret_env": "S"}, "remotes": {}}"#)
+        #expect(config.links == LinksConfiguration(baseURL: URL(string: "https://files.example.com/pub")!, secretEnvironmentVariable: "S", source: "/etc/test.json"))
+        #expect(config.links?.serverPrefix == "/pub/s/")
+        #expect(try config.links?.secret(environment: ["S": "0123456789abcdef"]) == Array("0123456789abcdef".utf8))
+        #expect(throws: ConfigError.self) { try config.links?.secret(environment: ["S": "too short"]) }
+        #expect(throws: ConfigError.self) { try config.links?.secret(environment: [:]) }
+        let command = try parse(#"{"links": {"base_url": "http://127.0.0.1:8080", "secret_command": "printf '%s' 0123456789abcdefXYZ"}}"#)
+        #expect(try command.links?.secret(environment: [:]) == Array("0123456789abcdefXYZ".utf8))
+        #expect(try parse(#"{"remotes": {}}"#).links == nil)
+        #expect(problems(#"{"links": {"secret_env": "S"}}"#).contains { $0.contains("base_url") })
+        #expect(problems(#"{"links": {"base_url": "ftp://x", "secret_env": "S"}}"#).contains { $0.contains("http") })
+        #expect(problems(#"{"links": {"base_url": "https://u:p@x", "secret_env": "S"}}"#).contains { $0.contains("credentials") })
+        #expect(problems(#"{"links": {"base_url": "https://x?a=b", "secret_env": "S"}}"#).contains { $0.contains("query") })
+        #expect(problems(#"{"links": {"base_url": "https://x"}}"#).contains { $0.contains("secret_env") })
+        #expect(problems(#"{"links": {"base_url": "https://x", "secret_env": "S", "secret_command": "c"}}"#).contains { $0.contains("not both") })
+        #expect(problems(#"{"links": {"base_url": "https://x", "secret_env": "S", "secret": "inline"}}"#).contains { $0.contains("unknown key") })
+        #expect(problems(#"{"links": {"base_url": 3, "secret_env": "S"}}"#).contains { $0.contains("string") })
+        #expect(problems(#"{"links": "https://x"}"#).contains { $0.contains("\"links\" must be an object") })
+        #expect(problems(#"{"link": {}}"#).contains { $0.contains("did you mean \"links\"") })
     }
 
     @Test("state_dir: an absolute or ~/ path; anything else is a problem; GATEWAY_STATE_DIR wins")

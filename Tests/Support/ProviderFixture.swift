@@ -20,8 +20,10 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     /// Whether names may hold control characters such as a tab (FTP cannot carry them: libcurl
     /// refuses them in FTP paths, and FTP commands are lines of text).
     var controlCharactersInNames = true
-    /// Creates a provider and an empty scratch folder, and returns a cleanup.
-    let setUp: @Sendable () async throws -> (ProviderScratch, @Sendable () async -> Void)
+    /// Creates a provider and an empty scratch folder, and returns a cleanup. With links, the
+    /// provider is the backend's `…WithLinks` variant (what the registry makes when the
+    /// configuration has a `links` object).
+    let setUp: @Sendable (PublicLinks?) async throws -> (ProviderScratch, @Sendable () async -> Void)
 
     var testDescription: String { name }
 
@@ -46,10 +48,10 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     /// An FTP fixture: each test works in a fresh folder on the server, removed afterwards.
     static func ftp(_ name: String, urlVariable: String, userVariable: String, tls: FTPClientConfiguration.TLSMode = .none,
                     caFileVariable: String? = nil) -> ProviderFixture {
-        ProviderFixture(name: name, controlCharactersInNames: false) {
+        ProviderFixture(name: name, controlCharactersInNames: false) { links in
             let configuration = try TestServers.ftp(urlVariable: urlVariable, userVariable: userVariable, tls: tls,
                                                     caFileVariable: caFileVariable, remoteName: name)
-            let provider = FTPProvider(configuration: configuration)
+            let provider = links.map { FTPProviderWithLinks(links: $0, configuration: configuration) } ?? FTPProvider(configuration: configuration)
             let base = "/t-\(UUID().uuidString.prefix(8))"
             try await provider.createFolder(path: base, withIntermediateDirectories: false)
             return (ProviderScratch(provider: provider, base: base), { try? await provider.removeItem(path: base, recursive: true) })
@@ -78,7 +80,7 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     /// A missing server is a failure, never a skip.
     static func webdav(_ name: String, urlVariable: String, caFileVariable: String? = nil,
                        bearerTokenVariable: String? = nil, vendor: WebDAVProvider.Vendor = .other) -> ProviderFixture {
-        ProviderFixture(name: name) {
+        ProviderFixture(name: name) { links in
             let server = try TestServers.webdav(urlVariable: urlVariable)
             var configuration = server.configuration(remoteName: name)
             if let bearerTokenVariable {
@@ -95,7 +97,8 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
                 }
                 configuration.caFile = caFile
             }
-            let provider = WebDAVProvider(configuration: configuration, vendor: vendor)
+            let provider = links.map { WebDAVProviderWithLinks(links: $0, configuration: configuration, vendor: vendor) }
+                ?? WebDAVProvider(configuration: configuration, vendor: vendor)
             let base = "/t-\(UUID().uuidString.prefix(8))"
             try await provider.createFolder(path: base, withIntermediateDirectories: false)
             return (ProviderScratch(provider: provider, base: base), { try? await provider.removeItem(path: base, recursive: true) })
@@ -103,16 +106,18 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     }
 
     /// The local provider, rooted at a fresh temporary folder.
-    static let local = ProviderFixture(name: "local") {
+    static let local = ProviderFixture(name: "local") { links in
         let root = try TemporaryFolder.make()
-        let provider = try LocalFileProvider(name: "behaviour", root: root.path)
+        let provider = try links.map { try LocalFileProviderWithLinks(links: $0, name: "behaviour", root: root.path) }
+            ?? LocalFileProvider(name: "behaviour", root: root.path)
         try await provider.createFolder(path: "/scratch", withIntermediateDirectories: false)
         return (ProviderScratch(provider: provider, base: "/scratch"), { root.remove() })
     }
 
-    /// Runs `body` with a fresh scratch folder and cleans up afterwards, whatever happens.
-    func run(_ body: (ProviderScratch) async throws -> Void) async throws {
-        try await withScratch(setUp, body)
+    /// Runs `body` with a fresh scratch folder and cleans up afterwards, whatever happens; with
+    /// `links`, on the backend's `…WithLinks` variant.
+    func run(links: PublicLinks? = nil, _ body: (ProviderScratch) async throws -> Void) async throws {
+        try await withScratch({ try await setUp(links) }, body)
     }
 }
 

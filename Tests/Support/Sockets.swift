@@ -170,6 +170,8 @@ public final class Locked<Value>: @unchecked Sendable {
     public init(_ value: Value) { stored = value }
     public var value: Value { lock.withLock { stored } }
     public func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+    /// Changes the value and returns what `body` returns.
+    public func mutate<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&stored) } }
 }
 
 /// One HTTP/1.1 request read from a test server's connection: the head first, the body (by

@@ -8,12 +8,17 @@
 //   must itself be well-formed (wrapped in one element, it parses);
 // - an If header's submitted tokens are tokens its lists name;
 // - a byte range lies inside the representation and is not empty;
-// - a lock timeout is at least a second and never past the server's cap.
+// - a lock timeout is at least a second and never past the server's cap;
+// - a public link's token (what `gateway serve links` reads from anyone) never verifies unless it
+//   was signed with the secret, and any remote and path signed verifies back to the same.
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
 @testable import GatewayServeRequests
+import StorageGateway
+
+private let linkSecret = Array("fuzz link secret 0123456789".utf8)
 
 /// Whether `fragment` is well-formed XML content.
 private func wellFormed(_ fragment: String) -> Bool {
@@ -30,7 +35,7 @@ public func fuzzServeRequests(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let selector = bytes[0]
     let data = Data(bytes.dropFirst())
     let text = String(decoding: data, as: UTF8.self)
-    switch selector % 6 {
+    switch selector % 8 {
     case 0:
         _ = try? PropfindRequest.parse(data)
     case 1:
@@ -60,6 +65,18 @@ public func fuzzServeRequests(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             if first < 0 || length <= 0 || first >= size || length > size - first {
                 fatalError("range \(first)+\(length) outside a \(size)-byte file for \(text.debugDescription)")
             }
+        }
+    case 6:
+        if case .success(let token) = LinkToken.verify(text, secret: linkSecret) {
+            fatalError("an unsigned token verified: \(token)")
+        }
+    case 7:
+        // The input as a remote name and a path, split at the first NUL.
+        let parts = text.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false)
+        let token = LinkToken(remote: String(parts[0].prefix(255)), path: parts.count > 1 ? String(parts[1]) : "/",
+                              issuedMilliseconds: UInt64(count), expiresMilliseconds: selector > 128 ? nil : UInt64.max)
+        if let encoded = try? token.encoded(secret: linkSecret) {
+            guard LinkToken.verify(encoded, secret: linkSecret) == .success(token) else { fatalError("a signed token did not verify back: \(token)") }
         }
     default:
         let longest = Duration.seconds(604_800)

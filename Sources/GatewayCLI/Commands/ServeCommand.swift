@@ -7,8 +7,8 @@ import GatewayServe
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a remote to other programs.",
-        subcommands: [ServeWebDAVCommand.self]
+        abstract: "Serve a remote to other programs, or public links to anyone.",
+        subcommands: [ServeWebDAVCommand.self, ServeLinksCommand.self]
     )
 }
 
@@ -17,18 +17,19 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
         commandName: "webdav",
         abstract: "Serve a remote (any backend) as a WebDAV server.",
         discussion: HelpText.reflow("""
-        Serves LOCATION and everything below it over HTTP/1.1 as RFC 4918 WebDAV, class 1:
+        Serves LOCATION and everything below it over HTTP/1.1 as RFC 4918 WebDAV, classes 1 and 2:
         OPTIONS, PROPFIND (Depth 0 and 1; infinity refused with 403 unless
         --allow-depth-infinity), GET and HEAD with ranges and conditional requests, PUT (streamed
         into the remote's atomic write: nothing appears under the name unless every byte came),
         DELETE, MKCOL, COPY and MOVE (server-side where the remote can), and PROPPATCH, whose dead
-        properties are kept in the local state store (properties.sqlite) and follow their items.
-        Paths are confined to LOCATION. One access line per request goes to stderr (no
+        properties are kept in the local state store (properties.sqlite) and follow their items,
+        and LOCK and UNLOCK (exclusive and shared write locks, kept in memory; a change to a
+        locked item must present the lock's token in an If header). Paths are confined to LOCATION. One access line per request goes to stderr (no
         credentials). SIGTERM or Ctrl-C stops it after the requests in flight.
 
         Authentication is Basic with --user and the password from the environment variable named
         by --password-env; serving without it needs --no-auth, and prints a warning unless the
-        address is loopback. Not yet: locks (class 2), TLS and --htpasswd.
+        address is loopback. Not yet: TLS and --htpasswd.
 
         Examples:
           DAV_PASS=secret gateway serve webdav --user alice --password-env DAV_PASS photos:
@@ -96,6 +97,55 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
         let prefix = baseurl
         try await server.run { bound in
             Diagnostics.printLine("serving \(target.original) at http://\(shown):\(bound)\(prefix)/ (Ctrl-C stops)")
+        }
+    }
+}
+
+struct ServeLinksCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "links",
+        abstract: "Answer public links made by `gateway link` (any remote of the config).",
+        discussion: HelpText.reflow("""
+        Serves GET and HEAD of BASE/s/TOKEN/NAME for the links `gateway link` makes with the same
+        config: its top-level "links" object gives the base URL (whose path, if any, is where
+        links are answered) and the signing secret (secret_env or secret_command). Put it behind
+        the base URL, e.g. a reverse proxy for https://files.example.com forwarding to --addr.
+
+        A link serves only its item: a file with ranges and conditional requests, or a folder as
+        a simple index and the files below it. Remotes are reached with the config's credentials;
+        clients need none. The token is checked before the remote is touched: a bad signature is
+        403, an expired link 410, a revoked link (gateway link --revoke) 404 like a missing item.
+        One access line per request goes to stderr, the token shortened to 8 characters.
+
+        Example:
+          GATEWAY_LINK_SECRET=... gateway serve links --addr 127.0.0.1:8081
+        """)
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .customLong("addr"), help: "HOST:PORT to listen on (port 0: any free port).") var address = "127.0.0.1:8080"
+
+    func validate() throws {
+        guard ServeWebDAVCommand.split(address) != nil else { throw ValidationError("--addr must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") }
+    }
+
+    func run() async throws {
+        let context = try CommandContext.make(global)
+        let (host, port) = ServeWebDAVCommand.split(address)!
+        var accessLog = context.logger
+        accessLog.logLevel = global.quiet ? .warning : .info
+        let server: PublicLinkServer
+        do {
+            server = try PublicLinkServer(resolver: context.resolver, configuration: context.configuration, stateDirectory: context.stateDirectory,
+                                          environment: ProcessInfo.processInfo.environment, host: host, port: port, logger: accessLog)
+        } catch {
+            throw Diagnostics.fail(operation: "serve links", item: nil, error: error)
+        }
+        let shown = host.contains(":") ? "[\(host)]" : host
+        let prefix = server.prefix
+        let base = context.configuration.links?.baseURL.absoluteString ?? ""
+        try await server.run { bound in
+            Diagnostics.printLine("serving public links at http://\(shown):\(bound)\(prefix) for \(base) (Ctrl-C stops)")
         }
     }
 }

@@ -12,16 +12,21 @@ public struct GatewayConfiguration: Sendable {
     /// The top-level `state_dir`: the folder of the local state store (an absolute path, or one
     /// starting with `~/`, kept as written); `nil` for the default (see ``StateLocation``).
     public var stateDirectory: String?
+    /// The top-level `links` object: where public links point and what signs them; `nil` when
+    /// the configuration has none (then only remotes with their own sharing make links).
+    public var links: LinksConfiguration?
 
     /// Creates a configuration directly (apps that build remotes in code).
-    public init(source: String? = nil, remotes: [String: RemoteConfiguration] = [:], stateDirectory: String? = nil) {
+    public init(source: String? = nil, remotes: [String: RemoteConfiguration] = [:], stateDirectory: String? = nil,
+                links: LinksConfiguration? = nil) {
         self.source = source
         self.remotes = remotes
         self.stateDirectory = stateDirectory
+        self.links = links
     }
 
-    /// The top-level keys besides `remotes`.
-    static let topLevelKeys = ["remotes", "state_dir"]
+    /// The top-level keys.
+    static let topLevelKeys = ["remotes", "state_dir", "links"]
 
     /// The built-in default: no named remotes; bare paths are the local file system.
     public static let builtInDefault = GatewayConfiguration()
@@ -73,6 +78,15 @@ public struct GatewayConfiguration: Sendable {
         case .invalid(let kind)?:
             problems.append(ConfigProblem(source: source, key: "state_dir", message: "\"state_dir\" must be a string (a folder), not \(kind)"))
         }
+        var links: LinksConfiguration?
+        if document["links"] != nil {
+            if let values = (try? JSONDecoder().decode(LinksEnvelope.self, from: data))?.links {
+                links = LinksConfiguration.validate(values, source: source, problems: &problems)
+            } else {
+                problems.append(ConfigProblem(source: source, key: "links",
+                                              message: "\"links\" must be an object like {\"base_url\": \"https://files.example.com\", \"secret_env\": \"VAR\"}"))
+            }
+        }
         var raw: [String: [String: ConfigValue]] = [:]
         switch document["remotes"] {
         case nil:
@@ -109,7 +123,7 @@ public struct GatewayConfiguration: Sendable {
         }
         problems += overrides.unmatchedProblems()
         guard problems.isEmpty else { throw ConfigError(problems) }
-        return GatewayConfiguration(source: source, remotes: remotes, stateDirectory: stateDirectory)
+        return GatewayConfiguration(source: source, remotes: remotes, stateDirectory: stateDirectory, links: links)
     }
 
     /// The state folder this configuration names, with `~/` expanded; `nil` without `state_dir`.
@@ -225,6 +239,11 @@ enum ConfigDocumentValue: Decodable {
             self = .invalid("an array")
         }
     }
+}
+
+/// The `links` object of a config document, read on its own (its values are plain strings).
+struct LinksEnvelope: Decodable {
+    var links: [String: ConfigValue]?
 }
 
 /// One remote in a config document: an object of values, or something else to report.

@@ -84,7 +84,12 @@ public struct RemoteConfiguration: Sendable, Hashable {
         return value
     }
 
-    private static func runSecretCommand(_ command: String, key: String, remote: RemoteConfiguration) throws -> String {
+    static func runSecretCommand(_ command: String, key: String, remote: RemoteConfiguration) throws -> String {
+        try runSecretCommand(command, key: key, source: remote.source, remote: remote.name, keyPrefix: "")
+    }
+
+    /// Runs a `*_command` secret through `/bin/sh -c`; its output, trimmed of newlines.
+    static func runSecretCommand(_ command: String, key: String, source: String, remote: String?, keyPrefix: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", command]
@@ -92,17 +97,16 @@ public struct RemoteConfiguration: Sendable, Hashable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
+        let name = keyPrefix + key + "_command"
         do {
             try process.run()
         } catch {
-            throw ConfigError(source: remote.source, remote: remote.name, key: key + "_command",
-                              message: "\(key)_command could not be started")
+            throw ConfigError(source: source, remote: remote, key: name, message: "\(name) could not be started")
         }
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ConfigError(source: remote.source, remote: remote.name, key: key + "_command",
-                              message: "\(key)_command exited with status \(process.terminationStatus)")
+            throw ConfigError(source: source, remote: remote, key: name, message: "\(name) exited with status \(process.terminationStatus)")
         }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
     }

@@ -12,10 +12,15 @@ public struct ProviderContext: Sendable {
     public var requestAttempts: Int
     /// The folder for local state (monitor snapshots, anchors); see ``StateLocation``.
     public var stateDirectory: URL
+    /// The configuration's `links` object: with it, every built-in provider offers
+    /// ``FileProviderSharing`` (links answered by `gateway serve links`). ``RemoteResolver`` sets
+    /// it from its configuration when it is `nil`.
+    public var links: LinksConfiguration?
 
     /// Creates a context.
     public init(logger: Logger = Logger(label: "gateway"), environment: [String: String] = ProcessInfo.processInfo.environment,
-                requestAttempts: Int = 3, stateDirectory: URL? = nil) {
+                requestAttempts: Int = 3, stateDirectory: URL? = nil, links: LinksConfiguration? = nil) {
+        self.links = links
         self.logger = logger
         self.environment = environment
         self.requestAttempts = max(1, requestAttempts)

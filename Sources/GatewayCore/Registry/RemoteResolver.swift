@@ -50,6 +50,7 @@ public actor RemoteResolver {
         }
         var remoteContext = context
         remoteContext.logger[metadataKey: "remote"] = .string(name)
+        if remoteContext.links == nil { remoteContext.links = configuration.links }
         let provider = try await descriptor.make(remote, remoteContext)
         providers[name] = provider
         return provider
