@@ -95,6 +95,8 @@ let package = Package(
         // Serving any remote to other programs: a WebDAV server (`gateway serve webdav`) on Hummingbird.
         // Not in the StorageGateway umbrella, so apps that only read and write remotes don't link
         // SwiftNIO.
+        // libxcrypt (Debian: libcrypt-dev): bcrypt for --htpasswd files.
+        .systemLibrary(name: "CCrypt", path: "Sources/CCrypt", providers: [.apt(["libcrypt-dev"])]),
         // What WebDAV clients send, parsed: PROPFIND, PROPPATCH and LOCK bodies, the If, Range and
         // Timeout headers (libxml2 for the bodies). No SwiftNIO, so the fuzz harnesses build it quickly.
         .target(
@@ -108,7 +110,12 @@ let package = Package(
                 "GatewayCore",
                 "GatewayServeRequests",
                 "GatewayState",
+                "CCrypt",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                // TLS (swift-nio-ssl) and HTTP/2 over it (swift-nio-http2), for --tls-cert.
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -11,8 +11,9 @@ packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsq
     # the media test files (scripts/media-fixtures.sh; exiftool is the tests' oracle).
     libvips-dev libexif-dev libtagc0-dev libtag1-dev libpoppler-glib-dev
     libvips-tools libimage-exiftool-perl lame flac vorbis-tools ffmpeg librsvg2-bin
-    # gateway serve webdav: the litmus WebDAV conformance suite checks it.
-    litmus)
+    # gateway serve webdav: the litmus WebDAV conformance suite checks it, cadaver is a real client,
+    # libcrypt-dev gives bcrypt for --htpasswd.
+    litmus cadaver libcrypt-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -18,15 +18,18 @@ public struct PublicLinkServer: Sendable {
     private let handler: LinkHandler
     private let host: String
     private let port: Int
+    private let tls: HTTPService.TLSFiles?
     private let logger: Logger
 
     /// A server for the links of `configuration` (its `links` object), resolving remotes through
-    /// `resolver`; revocations are read from the state folder `stateDirectory`.
+    /// `resolver`; revocations are read from the state folder `stateDirectory`. With a certificate
+    /// and key (PEM files), HTTPS with HTTP/2 for clients that offer it.
     ///
     /// - Throws: ``ConfigError`` when the configuration has no `links` or its secret cannot be
     ///   resolved; a state-store error when the revocations cannot be opened.
     public init(resolver: RemoteResolver, configuration: GatewayConfiguration, stateDirectory: URL, environment: [String: String],
-                host: String = "127.0.0.1", port: Int = 8080, logger: Logger) throws {
+                host: String = "127.0.0.1", port: Int = 8080, tlsCertificateFile: String? = nil, tlsKeyFile: String? = nil,
+                logger: Logger) throws {
         guard let links = configuration.links else {
             throw ConfigError(source: configuration.source ?? "(no config file found)", key: "links",
                               message: "no \"links\" object: add one with base_url and secret_env (see docs/links.md)")
@@ -35,6 +38,13 @@ public struct PublicLinkServer: Sendable {
                                    revocations: try LinkRevocations.open(directory: stateDirectory), logger: logger)
         self.host = host
         self.port = port
+        if let tlsCertificateFile, let tlsKeyFile {
+            let files = HTTPService.TLSFiles(certificate: tlsCertificateFile, key: tlsKeyFile)
+            _ = try HTTPService.tlsConfiguration(files)
+            self.tls = files
+        } else {
+            self.tls = nil
+        }
         self.logger = logger
     }
 
@@ -45,7 +55,7 @@ public struct PublicLinkServer: Sendable {
     /// bound port.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let handler = self.handler
-        try await HTTPService.run(host: host, port: port, logger: logger, acceptsBody: { _ in false },
+        try await HTTPService.run(host: host, port: port, tls: tls, logger: logger, acceptsBody: { _ in false },
                                   respond: { await handler.respond(to: $0) }, onListening: onListening)
     }
 }

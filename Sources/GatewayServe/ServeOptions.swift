@@ -6,8 +6,8 @@ public struct WebDAVServeOptions: Sendable {
     public var port: Int
     /// A path prefix every URL starts with (`/dav`), or empty.
     public var basePath: String
-    /// The user and password every request must present (Basic authentication), or `nil` to
-    /// serve without authentication.
+    /// The user and password every request must present (Basic authentication); `nil` (and no
+    /// ``htpasswdFile``) to serve without authentication.
     public var credentials: (user: String, password: String)?
     /// Refuse every method that changes something (403).
     public var readOnly: Bool
@@ -16,10 +16,22 @@ public struct WebDAVServeOptions: Sendable {
     public var allowDepthInfinity: Bool
     /// The largest `PROPFIND` body read, in bytes.
     public var maximumRequestXML: Int
+    /// An Apache `htpasswd` file of bcrypt entries (`htpasswd -B`) whose users may sign in (Basic
+    /// authentication), instead of ``credentials``; read again when it changes.
+    public var htpasswdFile: String?
+    /// A PEM certificate chain and private key: serve HTTPS (TLS 1.2 and later), with HTTP/2 for
+    /// clients that offer it and HTTP/1.1 for the others.
+    public var tlsCertificateFile: String?
+    /// The private key for ``tlsCertificateFile`` (PEM).
+    public var tlsKeyFile: String?
 
     /// Options for `host:port`; the rest at their defaults.
     public init(host: String = "127.0.0.1", port: Int = 8080, basePath: String = "", credentials: (user: String, password: String)? = nil,
-                readOnly: Bool = false, allowDepthInfinity: Bool = false, maximumRequestXML: Int = 1 << 20) {
+                readOnly: Bool = false, allowDepthInfinity: Bool = false, maximumRequestXML: Int = 1 << 20,
+                htpasswdFile: String? = nil, tlsCertificateFile: String? = nil, tlsKeyFile: String? = nil) {
+        self.htpasswdFile = htpasswdFile
+        self.tlsCertificateFile = tlsCertificateFile
+        self.tlsKeyFile = tlsKeyFile
         self.host = host
         self.port = port
         self.basePath = basePath
@@ -27,5 +39,13 @@ public struct WebDAVServeOptions: Sendable {
         self.readOnly = readOnly
         self.allowDepthInfinity = allowDepthInfinity
         self.maximumRequestXML = maximumRequestXML
+    }
+}
+
+extension WebDAVServeOptions {
+    /// The TLS files, when both are set.
+    var tlsFiles: HTTPService.TLSFiles? {
+        guard let tlsCertificateFile, let tlsKeyFile else { return nil }
+        return HTTPService.TLSFiles(certificate: tlsCertificateFile, key: tlsKeyFile)
     }
 }

@@ -20,6 +20,8 @@ struct WebDAVHandler: Sendable {
     let deadProperties: DeadPropertyStore?
     /// The server's WebDAV locks.
     let locks: LockTable
+    /// The users of `--htpasswd`, when the options name a file.
+    let htpasswd: HTPasswd?
 
     init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger,
          deadProperties: DeadPropertyStore?) throws {
@@ -29,6 +31,18 @@ struct WebDAVHandler: Sendable {
         self.logger = logger
         self.deadProperties = deadProperties
         self.locks = LockTable()
+        self.htpasswd = try options.htpasswdFile.map { try HTPasswd(path: $0) }
+    }
+
+    /// Whether the request may go ahead: no authentication configured, or Basic credentials that
+    /// match the user and password or an htpasswd entry.
+    func authenticated(_ request: Request) -> Bool {
+        if let credentials = options.credentials { return BasicAuthorization.accepts(request.headers[.authorization], credentials) }
+        if let htpasswd {
+            guard let (user, password) = BasicAuthorization.decode(request.headers[.authorization]) else { return false }
+            return htpasswd.accepts(user: user, password: password)
+        }
+        return true
     }
 
     static let changingMethods: Set<String> = ["PUT", "DELETE", "MKCOL", "COPY", "MOVE", "PROPPATCH", "LOCK", "UNLOCK"]
@@ -52,13 +66,13 @@ struct WebDAVHandler: Sendable {
     /// Whether a request that waits for `100 Continue` will be handled (authenticated, a path
     /// inside the root, not refused as a change to a read-only server).
     func acceptsBody(of request: Request) -> Bool {
-        if let credentials = options.credentials, !BasicAuthorization.accepts(request.headers[.authorization], credentials) { return false }
+        guard authenticated(request) else { return false }
         guard paths.remote(forRequestPath: request.uri.path) != nil else { return false }
         return !(options.readOnly && Self.changingMethods.contains(request.method.rawValue))
     }
 
     private func dispatch(_ request: Request, method: String) async throws -> Response {
-        if let credentials = options.credentials, !BasicAuthorization.accepts(request.headers[.authorization], credentials) {
+        if !authenticated(request) {
             var headers = HTTPFields()
             headers[.wwwAuthenticate] = "Basic realm=\"gateway\", charset=\"UTF-8\""
             return Self.plain(.unauthorized, "authentication required", headers: headers)
@@ -160,13 +174,19 @@ struct WebDAVHandler: Sendable {
 
 /// `Authorization: Basic` checking.
 enum BasicAuthorization {
-    static func accepts(_ header: String?, _ credentials: (user: String, password: String)) -> Bool {
-        guard let header, header.count < 8192 else { return false }
+    /// The user and password of a `Basic` header.
+    static func decode(_ header: String?) -> (user: String, password: String)? {
+        guard let header, header.count < 8192 else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "basic",
               let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return false }
-        let user = Array(text[..<colon].utf8), password = Array(text[text.index(after: colon)...].utf8)
+              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return nil }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+
+    static func accepts(_ header: String?, _ credentials: (user: String, password: String)) -> Bool {
+        guard let (userText, passwordText) = decode(header) else { return false }
+        let user = Array(userText.utf8), password = Array(passwordText.utf8)
         // Both compared in full whatever the first gives (no early exit to time).
         let userMatches = constantTimeEqual(user, Array(credentials.user.utf8))
         let passwordMatches = constantTimeEqual(password, Array(credentials.password.utf8))

@@ -16,11 +16,14 @@ public struct WebDAVServer: Sendable {
     private let logger: Logger
 
     /// A server for the folder `root` of `provider`; `logger` gets one access line per request
-    /// (at `info`). With a `stateDirectory` (the local state store, ``StateLocation``), `PROPPATCH`
+    /// (at `info`). Throws when the `htpasswd` file or the TLS files cannot be used, naming them.
+    /// With a `stateDirectory` (the local state store, ``StateLocation``), `PROPPATCH`
     /// keeps dead properties there (`properties.sqlite`); without one it is not offered.
     public init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger,
                 stateDirectory: URL? = nil) throws {
         let store = try stateDirectory.map { try DeadPropertyStore.open(directory: $0, scope: provider.baseURL.absoluteString) }
+        // The certificate and key are read now, so a bad file fails at start with its name.
+        if let files = options.tlsFiles { _ = try HTTPService.tlsConfiguration(files) }
         self.handler = try WebDAVHandler(provider: provider, root: root, options: options, logger: logger, deadProperties: store)
         self.options = options
         self.logger = logger
@@ -33,7 +36,7 @@ public struct WebDAVServer: Sendable {
         let handler = self.handler
         // A client that waits for `100 Continue` before sending a body gets it once the request
         // is known to go ahead (authenticated, a path inside the root).
-        try await HTTPService.run(host: options.host, port: options.port, logger: logger,
+        try await HTTPService.run(host: options.host, port: options.port, tls: options.tlsFiles, logger: logger,
                                   acceptsBody: { handler.acceptsBody(of: $0) },
                                   respond: { await handler.respond(to: $0) },
                                   onListening: onListening)

@@ -163,4 +163,157 @@ struct ServeCLITests {
         let refused = try await s.runner.run(["rcat", "ro:new.txt"], stdin: Data("x".utf8), extraEnvironment: env)
         #expect(refused.status == 1 && !s.exists("served/new.txt"), "\(refused.stderr)")
     }
+
+    /// Runs `executable` with `arguments`, `input` on stdin, in `folder`; its exit status and output.
+    static func tool(_ executable: String, _ arguments: [String], input: String = "", in folder: String,
+                     environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe(), stdin = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = stdin
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The path of a command on `$PATH`.
+    static func which(_ command: String) throws -> String {
+        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let candidate = "\(folder)/\(command)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw CLITestSetupError("\(command) is not installed: run scripts/setup-deps.sh")
+    }
+
+    @Test("cadaver as the client: folders, uploads, a lock that keeps another client out, properties, copy, move, delete",
+          .timeLimit(.minutes(1)))
+    func cadaverClient() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let cadaver = try Self.which("cadaver")
+        try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
+        try s.write("up.txt", Data("uploaded by cadaver\n".utf8))
+        let served = try await Self.serve(s, "served")
+        defer { served.stop() }
+        // cadaver (neon) takes the credentials from ~/.netrc; the password has a space, hence the quotes.
+        try s.write("home/.netrc", Data("machine 127.0.0.1\nlogin \(Self.user)\npassword \"\(Self.password)\"\n".utf8))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: s.path("home/.netrc"))
+        let home = ["HOME": s.path("home")]
+        let first = try Self.tool(cadaver, [served.url + "/"], input: """
+            mkcol docs
+            cd docs
+            put up.txt
+            lock up.txt
+            put up.txt
+            propset up.txt color blue
+            propget up.txt color
+            put up.txt copy-me.txt
+            copy copy-me.txt copied.txt
+            move copied.txt moved.txt
+            delete copy-me.txt
+            ls
+            quit
+            """, in: s.base, environment: home)
+        for expected in ["Creating `docs': succeeded", "Locking `up.txt': succeeded", "Value of color is: blue",
+                         "Copying `/docs/copy-me.txt' to `/docs/copied.txt':  succeeded", "Deleting `copy-me.txt': succeeded"] {
+            #expect(first.output.contains(expected), "\(expected)\n\(first.output)")
+        }
+        #expect(!first.output.contains("failed"), "\(first.output)")
+        #expect(try s.read("served/docs/up.txt") == Data("uploaded by cadaver\n".utf8))
+        #expect(try s.read("served/docs/moved.txt") == Data("uploaded by cadaver\n".utf8) && !s.exists("served/docs/copy-me.txt"))
+        // The first session ended without unlocking: another client, without the token, is kept out.
+        try s.write("other.txt", Data("someone else\n".utf8))
+        let second = try Self.tool(cadaver, [served.url + "/docs/"], input: "put other.txt up.txt\nquit\n", in: s.base, environment: home)
+        #expect(second.output.contains("423") || second.output.contains("Locked"), "\(second.output)")
+        #expect(try s.read("served/docs/up.txt") == Data("uploaded by cadaver\n".utf8))
+    }
+
+    @Test("rclone's WebDAV backend as the client: a tree copied in and checked, and back", .timeLimit(.minutes(2)))
+    func rcloneClient() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let rclone = try Self.which("rclone")
+        try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
+        for (index, name) in ["a b.txt", "ünï.txt", "sub/deep/c.bin", "100%.txt"].enumerated() {
+            try s.write("src/\(name)", Data(repeating: UInt8(index + 65), count: 1000 * (index + 1) * (index + 1)))
+        }
+        let served = try await Self.serve(s, "served")
+        defer { served.stop() }
+        let obscured = try Self.tool(rclone, ["obscure", Self.password], in: s.base).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let remote = ":webdav,url='\(served.url)/',user=\(Self.user),pass=\(obscured):"
+        let environment = ["RCLONE_CONFIG": s.path("rclone.conf")]
+        let copy = try Self.tool(rclone, ["copy", "src", remote + "tree"], in: s.base, environment: environment)
+        #expect(copy.status == 0, "\(copy.output)")
+        #expect(try s.tree("served/tree") == s.tree("src"))
+        let check = try Self.tool(rclone, ["check", "src", remote + "tree"], in: s.base, environment: environment)
+        #expect(check.status == 0, "\(check.output)")
+        let back = try Self.tool(rclone, ["copy", remote + "tree", "back"], in: s.base, environment: environment)
+        #expect(back.status == 0, "\(back.output)")
+        #expect(try s.tree("back") == s.tree("src"))
+        for item in try s.tree("src") where !item.hasSuffix("/") { #expect(try s.read("back/" + item) == s.read("src/" + item)) }
+    }
+
+    @Test("HTTPS with HTTP/2 (--tls-cert) and bcrypt users from --htpasswd, read again when the file changes",
+          .timeLimit(.minutes(2)))
+    func tlsAndHtpasswd() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        _ = try MediaFiles.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", s.path("key.pem"),
+                                                    "-out", s.path("cert.pem"), "-days", "2", "-subj", "/CN=127.0.0.1",
+                                                    "-addext", "subjectAltName=IP:127.0.0.1"])
+        let htpasswd = try Self.which("htpasswd")
+        #expect(try Self.tool(htpasswd, ["-B", "-b", "-c", s.path("users"), "alice", "pass word"], in: s.base).status == 0)
+        try s.write("served/hello.txt", Data("hello over TLS\n".utf8))
+        let log = s.path("tls.log")
+        let running = try s.runner.start(["serve", "webdav", "--addr", "127.0.0.1:0", "--htpasswd", s.path("users"),
+                                          "--tls-cert", s.path("cert.pem"), "--tls-key", s.path("key.pem"), "served"], stderrFile: log)
+        defer { running.kill() }
+        var url = ""
+        for _ in 0..<200 where url.isEmpty {
+            if let text = try? String(contentsOfFile: log, encoding: .utf8), let range = text.range(of: "at https://") {
+                url = "https://" + text[range.upperBound...].prefix { $0 != " " && $0 != "\n" }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try #require(!url.isEmpty, "no https URL: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        func get(_ user: String, _ extra: [String] = []) throws -> String {
+            try MediaFiles.run("/usr/bin/curl", ["-s", "--cacert", s.path("cert.pem"), "-u", user, "-o", "/dev/null",
+                                                 "-w", "%{http_version} %{http_code}"] + extra + [url + "hello.txt"])
+        }
+        #expect(try get("alice:pass word", ["--http2"]) == "2 200", "HTTP/2 where the client offers it")
+        #expect(try get("alice:pass word", ["--http1.1"]) == "1.1 200")
+        #expect(try get("alice:wrong") == "2 401")
+        #expect(try get("nobody:pass word") == "2 401")
+        #expect(try get("bob:later") == "2 401")
+        #expect(try Self.tool(htpasswd, ["-B", "-b", s.path("users"), "bob", "later"], in: s.base).status == 0)
+        #expect(try get("bob:later") == "2 200", "a user added to the file signs in without a restart")
+        let plain = try Self.tool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", url.replacingOccurrences(of: "https:", with: "http:") + "hello.txt"],
+                                  in: s.base)
+        #expect(plain.status != 0 && plain.output == "000", "plain HTTP to the TLS port is not served: \(plain)")
+
+        // gateway as the client over HTTPS, trusting the certificate through ca_file.
+        try s.write("config.json", Data("""
+        {"remotes": {"tls": {"type": "webdav", "url": "\(url)", "user": "alice", "password_env": "TLS_PASS", "ca_file": "\(s.path("cert.pem"))"}}}
+        """.utf8))
+        let env = ["GATEWAY_CONFIG": s.path("config.json"), "TLS_PASS": "pass word"]
+        try s.write("src/big.bin", Data((0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }))
+        #expect(try await s.runner.run(["copy", "src", "tls:in"], extraEnvironment: env).status == 0)
+        #expect(try s.read("served/in/big.bin") == s.read("src/big.bin"))
+
+        // Hash kinds too weak to keep passwords in are refused at start, naming the line.
+        try s.write("weak", Data("eve:$apr1$x$y\n".utf8))
+        let weak = try await s.runner.run(["serve", "webdav", "--addr", "127.0.0.1:0", "--htpasswd", s.path("weak"), "served"])
+        #expect(weak.status == 2 && weak.stderr.contains("line 1") && weak.stderr.contains("bcrypt"), "\(weak.stderr)")
+        let badCert = try await s.runner.run(["serve", "webdav", "--addr", "127.0.0.1:0", "--no-auth", "--tls-cert", s.path("users"),
+                                              "--tls-key", s.path("key.pem"), "served"])
+        #expect(badCert.status == 2 && badCert.stderr.contains("tls-cert"), "\(badCert.stderr)")
+    }
 }

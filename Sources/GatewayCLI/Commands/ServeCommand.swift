@@ -27,13 +27,16 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
         locked item must present the lock's token in an If header). Paths are confined to LOCATION. One access line per request goes to stderr (no
         credentials). SIGTERM or Ctrl-C stops it after the requests in flight.
 
-        Authentication is Basic with --user and the password from the environment variable named
-        by --password-env; serving without it needs --no-auth, and prints a warning unless the
-        address is loopback. Not yet: TLS and --htpasswd.
+        Authentication is Basic: --user with the password from the environment variable named by
+        --password-env, or the users of an htpasswd file of bcrypt entries (--htpasswd FILE, made
+        with `htpasswd -B`; read again when it changes). Serving without it needs --no-auth, and
+        prints a warning unless the address is loopback. --tls-cert and --tls-key (PEM files)
+        serve HTTPS, with HTTP/2 for clients that offer it.
 
         Examples:
           DAV_PASS=secret gateway serve webdav --user alice --password-env DAV_PASS photos:
           gateway serve webdav --no-auth --read-only --addr 127.0.0.1:9000 ./public
+          gateway serve webdav --htpasswd /etc/gateway/users --tls-cert cert.pem --tls-key key.pem --addr 0.0.0.0:8443 nas:
         """)
     )
 
@@ -41,7 +44,10 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
     @Option(name: .customLong("addr"), help: "HOST:PORT to listen on (port 0: any free port).") var address = "127.0.0.1:8080"
     @Option(help: "The user name clients must give (Basic authentication).") var user: String?
     @Option(name: .customLong("password-env"), help: "Environment variable holding --user's password.") var passwordEnv: String?
+    @Option(help: "An htpasswd file of bcrypt entries (htpasswd -B) whose users may sign in.") var htpasswd: String?
     @Flag(name: .customLong("no-auth"), help: "Serve without authentication.") var noAuth = false
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain: serve HTTPS (HTTP/2 where the client offers it).") var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert.") var tlsKey: String?
     @Flag(name: .customLong("read-only"), help: "Refuse every change (403).") var readOnly = false
     @Option(help: "URL path prefix to serve under, e.g. /dav.") var baseurl = ""
     @Flag(name: .customLong("allow-depth-infinity"), help: "Answer PROPFIND with Depth: infinity (a walk of everything).") var allowDepthInfinity = false
@@ -49,13 +55,12 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard Self.split(address) != nil else { throw ValidationError("--addr must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") }
-        if noAuth {
-            guard user == nil, passwordEnv == nil else { throw ValidationError("--no-auth cannot be combined with --user or --password-env") }
-        } else {
-            guard user != nil, passwordEnv != nil else {
-                throw ValidationError("give --user and --password-env, or --no-auth to serve without authentication")
-            }
+        let ways = [user != nil || passwordEnv != nil, htpasswd != nil, noAuth].filter { $0 }.count
+        guard ways == 1 else {
+            throw ValidationError("give one of: --user with --password-env, --htpasswd FILE, or --no-auth to serve without authentication")
         }
+        if user != nil || passwordEnv != nil, user == nil || passwordEnv == nil { throw ValidationError("--user and --password-env go together") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         if !baseurl.isEmpty, !baseurl.hasPrefix("/") { throw ValidationError("--baseurl must start with /") }
     }
 
@@ -90,13 +95,21 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
         var accessLog = context.logger
         accessLog.logLevel = global.quiet ? .warning : .info
         let options = WebDAVServeOptions(host: host, port: port, basePath: baseurl, credentials: credentials,
-                                         readOnly: readOnly, allowDepthInfinity: allowDepthInfinity)
-        let server = try WebDAVServer(provider: provider, root: target.path, options: options, logger: accessLog,
+                                         readOnly: readOnly, allowDepthInfinity: allowDepthInfinity,
+                                         htpasswdFile: htpasswd, tlsCertificateFile: tlsCert, tlsKeyFile: tlsKey)
+        let server: WebDAVServer
+        do {
+            server = try WebDAVServer(provider: provider, root: target.path, options: options, logger: accessLog,
                                       stateDirectory: context.stateDirectory)
+        } catch {
+            Diagnostics.printLine("serve: \(ErrorMessage.reason(for: error))")
+            throw ExitCode(2)
+        }
         let shown = host.contains(":") ? "[\(host)]" : host
         let prefix = baseurl
+        let scheme = tlsCert == nil ? "http" : "https"
         try await server.run { bound in
-            Diagnostics.printLine("serving \(target.original) at http://\(shown):\(bound)\(prefix)/ (Ctrl-C stops)")
+            Diagnostics.printLine("serving \(target.original) at \(scheme)://\(shown):\(bound)\(prefix)/ (Ctrl-C stops)")
         }
     }
 }
@@ -124,9 +137,12 @@ struct ServeLinksCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Option(name: .customLong("addr"), help: "HOST:PORT to listen on (port 0: any free port).") var address = "127.0.0.1:8080"
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain: serve HTTPS (HTTP/2 where the client offers it).") var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert.") var tlsKey: String?
 
     func validate() throws {
         guard ServeWebDAVCommand.split(address) != nil else { throw ValidationError("--addr must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
     }
 
     func run() async throws {
@@ -137,15 +153,17 @@ struct ServeLinksCommand: AsyncParsableCommand {
         let server: PublicLinkServer
         do {
             server = try PublicLinkServer(resolver: context.resolver, configuration: context.configuration, stateDirectory: context.stateDirectory,
-                                          environment: ProcessInfo.processInfo.environment, host: host, port: port, logger: accessLog)
+                                          environment: ProcessInfo.processInfo.environment, host: host, port: port,
+                                          tlsCertificateFile: tlsCert, tlsKeyFile: tlsKey, logger: accessLog)
         } catch {
             throw Diagnostics.fail(operation: "serve links", item: nil, error: error)
         }
         let shown = host.contains(":") ? "[\(host)]" : host
         let prefix = server.prefix
         let base = context.configuration.links?.baseURL.absoluteString ?? ""
+        let scheme = tlsCert == nil ? "http" : "https"
         try await server.run { bound in
-            Diagnostics.printLine("serving public links at http://\(shown):\(bound)\(prefix) for \(base) (Ctrl-C stops)")
+            Diagnostics.printLine("serving public links at \(scheme)://\(shown):\(bound)\(prefix) for \(base) (Ctrl-C stops)")
         }
     }
 }
