@@ -96,7 +96,7 @@ let package = Package(
         // Not in the StorageGateway umbrella, so apps that only read and write remotes don't link
         // SwiftNIO.
         // libxcrypt (Debian: libcrypt-dev): bcrypt for --htpasswd files.
-        .systemLibrary(name: "CCrypt", path: "Sources/CCrypt", providers: [.apt(["libcrypt-dev"])]),
+        .systemLibrary(name: "CServeSystem", path: "Sources/CServeSystem", providers: [.apt(["libcrypt-dev"])]),
         // What WebDAV clients send, parsed: PROPFIND, PROPPATCH and LOCK bodies, the If, Range and
         // Timeout headers (libxml2 for the bodies). No SwiftNIO, so the fuzz harnesses build it quickly.
         .target(
@@ -110,7 +110,7 @@ let package = Package(
                 "GatewayCore",
                 "GatewayServeRequests",
                 "GatewayState",
-                "CCrypt",
+                "CServeSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 // TLS (swift-nio-ssl) and HTTP/2 over it (swift-nio-http2), for --tls-cert.

@@ -286,6 +286,32 @@ for ((round = 1; round <= rounds; round++)); do
         "$(( $(awk '/VmHWM/ { print $2 }' "/proc/$rclone_server/status") / 1024 ))" >> "$work/notes.txt"
     kill "$gateway_server" "$rclone_server" 2>/dev/null || true
     wait "$gateway_server" "$rclone_server" 2>/dev/null || true
+    # Memory over a large transfer both ways (issue 20: flat, under 64 MB): a fresh server, a
+    # sparse file of BENCH_SERVE_LARGE_GIB GiB (10) read with curl, then as many bytes written
+    # from /dev/zero (chunked, no length known up front); RSS sampled every 0.2 s.
+    large_gib=${BENCH_SERVE_LARGE_GIB:-10}
+    truncate -s "${large_gib}G" "$serve_root/large.bin"
+    "$gateway" serve webdav --quiet --no-auth --addr 127.0.0.1:18323 "$serve_root" 2>>"$work/serve.log" &
+    large_server=$!
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:18323/" && break; sleep 0.1; done
+    idle_kb=$(awk '/VmRSS/ { print $2 }' "/proc/$large_server/status")
+    (while kill -0 "$large_server" 2>/dev/null; do awk '/VmRSS/ { print $2 }' "/proc/$large_server/status"; sleep 0.2; done) > "$work/rss-samples" &
+    sampler=$!
+    started=$(date +%s.%N)
+    curl -sS -f -o /dev/null "http://127.0.0.1:18323/large.bin"
+    got=$(date +%s.%N)
+    head -c "${large_gib}G" /dev/zero | curl -sS -f -T - -o /dev/null "http://127.0.0.1:18323/up/large-put.bin"
+    put=$(date +%s.%N)
+    [ "$(stat -c %s "$serve_root/up/large-put.bin")" -eq $(( large_gib << 30 )) ] || { echo "large PUT incomplete" >&2; exit 1; }
+    kill "$sampler" 2>/dev/null || true
+    printf 'gateway serve %s GiB: GET %.0f MiB/s, PUT %.0f MiB/s; RSS idle %s MB, sampled peak %s MB, VmHWM %s MB\n' "$large_gib" \
+        "$(awk -v g="$large_gib" -v a="$started" -v b="$got" 'BEGIN { print g * 1024 / (b - a) }')" \
+        "$(awk -v g="$large_gib" -v a="$got" -v b="$put" 'BEGIN { print g * 1024 / (b - a) }')" \
+        "$(( idle_kb / 1024 ))" "$(( $(sort -n "$work/rss-samples" | tail -1) / 1024 ))" \
+        "$(( $(awk '/VmHWM/ { print $2 }' "/proc/$large_server/status") / 1024 ))" >> "$work/notes.txt"
+    kill "$large_server" 2>/dev/null || true
+    wait "$large_server" 2>/dev/null || true
+    rm -f "$serve_root/large.bin" "$serve_root/up/large-put.bin"
     fi
     [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.

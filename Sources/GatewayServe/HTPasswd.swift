@@ -1,4 +1,4 @@
-import CCrypt
+import CServeSystem
 import Crypto
 import Foundation
 import GatewayCore

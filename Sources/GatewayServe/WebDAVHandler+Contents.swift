@@ -7,6 +7,9 @@ import NIOCore
 
 /// `GET`, `HEAD` and `PUT`: contents streamed both ways, with ranges and conditional requests.
 extension WebDAVHandler {
+    /// The size of the pieces a response body is read and sent in.
+    static let responseChunk = 256 << 10
+
     func get(_ request: Request, path: String, head: Bool) async throws -> Response {
         guard let item = try await item(path) else { return Self.plain(.notFound, "not found") }
         if item.isDirectory { return index(of: item, path: path, head: head) }
@@ -43,7 +46,11 @@ extension WebDAVHandler {
         }
         headers[.contentLength] = String(length)
         if head || length == 0 { return Response(status: status, headers: headers, body: ResponseBody()) }
-        let stream = try await reader.readStream(path: path, options: ReadOptions(offset: offset, length: length, ifVersion: item.versionTag))
+        // Small chunks and a small read-ahead: a server answers many clients at once, and what it
+        // holds per response is what its memory grows by (the socket drains at the client's pace).
+        var readOptions = ReadOptions(offset: offset, length: length, ifVersion: item.versionTag, chunkSize: Self.responseChunk)
+        readOptions.bufferSize = 4 * Self.responseChunk
+        let stream = try await reader.readStream(path: path, options: readOptions)
         let body = ResponseBody(contentLength: Int(clamping: length)) { writer in
             for try await chunk in stream { try await writer.write(ByteBuffer(bytes: chunk)) }
             try await writer.finish(nil)

@@ -316,4 +316,54 @@ struct ServeCLITests {
                                               "--tls-key", s.path("key.pem"), "served"])
         #expect(badCert.status == 2 && badCert.stderr.contains("tls-cert"), "\(badCert.stderr)")
     }
+
+    /// A process's resident memory now and at its peak (VmRSS, VmHWM), in KiB.
+    static func memory(of pid: Int32) -> (now: Int, peak: Int) {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        func value(_ key: String) -> Int {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }) else { return -1 }
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+        }
+        return (value("VmRSS"), value("VmHWM"))
+    }
+
+    @Test("a folder of 100,000 entries is listed (PROPFIND Depth 1) as it is read: all there, memory flat", .timeLimit(.minutes(3)))
+    func hugeFolder() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let folder = s.path("served/many")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let count = 100_000
+        for index in 0..<count {
+            let descriptor = open(folder + "/entry-\(index)-with-a-longer-name.txt", O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
+            try #require(descriptor >= 0, "cannot create entry \(index)")
+            close(descriptor)
+        }
+        let served = try await Self.serve(s, "served")
+        defer { served.stop() }
+        let pid = served.running.process.processIdentifier
+        // Warm up (first request, thread pools), then note where memory stands.
+        _ = try Self.tool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-u", "\(Self.user):\(Self.password)", served.url + "/"], in: s.base)
+        let before = Self.memory(of: pid)
+        let body = s.path("listing.xml")
+        let result = try Self.tool("/usr/bin/curl", ["-s", "-X", "PROPFIND", "-H", "Depth: 1", "-u", "\(Self.user):\(Self.password)",
+                                                     "-D", s.path("head.txt"), "-o", body, "-w", "%{http_code} %{time_starttransfer} %{time_total}",
+                                                     served.url + "/many/"], in: s.base)
+        let after = Self.memory(of: pid)
+        let parts = result.output.split(separator: " ")
+        try #require(parts.count == 3 && parts[0] == "207", "\(result.output)")
+        let firstByte = Double(parts[1]) ?? 0, total = Double(parts[2]) ?? 0
+        // Every entry is there, once, and the document is whole.
+        let data = try Data(contentsOf: URL(fileURLWithPath: body))
+        let responses = data.split(separator: UInt8(ascii: "\n")).filter { $0.starts(with: Array("<D:response>".utf8)) }.count
+        #expect(responses == count + 1, "the folder and its \(count) entries")
+        #expect(String(decoding: data.suffix(40), as: UTF8.self).contains("</D:multistatus>"))
+        let head = try String(contentsOfFile: s.path("head.txt"), encoding: .utf8).lowercased()
+        #expect(head.contains("transfer-encoding: chunked") && !head.contains("content-length"), "streamed, no length known up front")
+        // Written as read: the body (\(data.count / 1_000_000) MB) starts long before it ends, and the
+        // server's peak memory grows by far less than the body's size.
+        #expect(firstByte < total / 2, "first byte at \(firstByte) s of \(total) s")
+        let growth = (after.peak - before.peak) / 1024
+        #expect(growth < 32, "peak RSS grew by \(growth) MB for a \(data.count / 1_000_000) MB listing (\(before) -> \(after) KiB)")
+    }
 }
