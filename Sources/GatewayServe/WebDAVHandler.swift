@@ -45,6 +45,9 @@ struct WebDAVHandler: Sendable {
         return true
     }
 
+    /// The `DAV` compliance class (a coded URL, RFC 4918 section 10.1) for "a PUT is atomic".
+    static let atomicPutClass = "<urn:gateway:dav:atomic-put>"
+
     static let changingMethods: Set<String> = ["PUT", "DELETE", "MKCOL", "COPY", "MOVE", "PROPPATCH", "LOCK", "UNLOCK"]
 
     /// The response to one request, and the access-log line for it (no credentials, no query).
@@ -110,8 +113,10 @@ struct WebDAVHandler: Sendable {
 
     private func options(_ path: String) -> Response {
         var headers = HTTPFields()
-        // Class 2 (locks) is what makes macOS Finder and Windows mount a share writable.
-        headers[HTTPField.Name("DAV")!] = options.readOnly ? "1" : "1, 2"
+        // Class 2 (locks) is what makes macOS Finder and Windows mount a share writable. The
+        // coded URL says a PUT appears whole or not at all (every provider writes atomically), so a
+        // gateway client PUTs files straight to their names instead of a temporary name and MOVE.
+        headers[HTTPField.Name("DAV")!] = options.readOnly ? "1" : "1, 2, \(Self.atomicPutClass)"
         headers[.allow] = allowed
         headers[HTTPField.Name("MS-Author-Via")!] = "DAV"
         headers[.contentLength] = "0"

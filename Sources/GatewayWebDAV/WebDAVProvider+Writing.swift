@@ -111,8 +111,10 @@ extension WebDAVProvider {
         return atomic
     }
 
-    /// Whether `DAV` and `Server` headers name Apache httpd 2.4 or later with mod_dav_fs.
+    /// Whether `DAV` and `Server` headers name a server whose `PUT` is atomic: Apache httpd 2.4 or
+    /// later with mod_dav_fs, or `gateway serve webdav` (which says so with its own compliance class).
     public static func isAtomicPutServer(dav: String?, server: String?) -> Bool {
+        if let dav, dav.contains("<urn:gateway:dav:atomic-put>") { return true }
         guard let dav, dav.contains("<http://apache.org/dav/propset/fs/1>"), let server, server.hasPrefix("Apache/") else { return false }
         let version = server.dropFirst("Apache/".count).prefix { $0.isNumber || $0 == "." }.split(separator: ".").compactMap { Int($0) }
         guard version.count >= 2 else { return false }

@@ -366,4 +366,43 @@ struct ServeCLITests {
         let growth = (after.peak - before.peak) / 1024
         #expect(growth < 32, "peak RSS grew by \(growth) MB for a \(data.count / 1_000_000) MB listing (\(before) -> \(after) KiB)")
     }
+
+    @Test("SIGTERM: the server stops accepting; an upload in flight finishes or is discarded, never half-written",
+          .timeLimit(.minutes(1)))
+    func gracefulShutdown() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
+        let content = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 17) })
+        try s.write("upload.bin", content)
+        let served = try await Self.serve(s, "served")
+        defer { served.stop() }
+        // A slow upload (about 3 s), then SIGTERM while it is under way.
+        let upload = Process()
+        upload.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        upload.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--limit-rate", "1000K", "-u", "\(Self.user):\(Self.password)",
+                            "-T", s.path("upload.bin"), served.url + "/slow.bin"]
+        let output = Pipe()
+        upload.standardOutput = output
+        try upload.run()
+        try await Task.sleep(for: .milliseconds(1000))
+        #expect(!s.exists("served/slow.bin"), "nothing appears under the name before every byte came")
+        kill(served.running.process.processIdentifier, SIGTERM)
+        try await Task.sleep(for: .milliseconds(300))
+        let refused = try Self.tool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)",
+                                                      served.url + "/"], in: s.base)
+        #expect(refused.output == "000", "no new connections once shutting down: \(refused.output)")
+        upload.waitUntilExit()
+        let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        served.running.process.waitUntilExit()
+        // Finished (201 and the whole file) or discarded (nothing): never a part of it.
+        if status == "201" {
+            #expect(try s.read("served/slow.bin") == content)
+        } else {
+            #expect(!s.exists("served/slow.bin"), "an upload cut short left \(status)")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: s.path("served")).filter { $0 != "slow.bin" }
+        #expect(leftovers.isEmpty, "temporary files left: \(leftovers)")
+        #expect(served.running.process.terminationStatus == 0, "a clean exit after SIGTERM")
+    }
 }

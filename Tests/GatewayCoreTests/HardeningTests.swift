@@ -87,6 +87,8 @@ struct HardeningTests {
         #expect(!WebDAVProvider.isAtomicPutServer(dav: "1,2", server: "Apache/2.4.62"))
         #expect(!WebDAVProvider.isAtomicPutServer(dav: fs, server: "nginx/1.24"))
         #expect(!WebDAVProvider.isAtomicPutServer(dav: nil, server: nil))
+        #expect(WebDAVProvider.isAtomicPutServer(dav: "1, 2, <urn:gateway:dav:atomic-put>", server: "gateway"), "gateway serve webdav")
+        #expect(!WebDAVProvider.isAtomicPutServer(dav: "1, 2", server: "gateway"), "a read-only gateway server says nothing")
     }
 }
 
