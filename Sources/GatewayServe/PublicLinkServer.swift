@@ -1,6 +1,6 @@
 public import Foundation
 public import GatewayCore
-public import GatewayState
+import GatewayState
 import HTTPTypes
 import HummingbirdCore
 public import Logging

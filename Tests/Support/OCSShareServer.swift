@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A small stand-in for Nextcloud's OCS Share API (`/ocs/v2.php/apps/files_sharing/api/v1/shares`),
 /// following the documented requests and answers: Basic authentication, the `OCS-APIRequest:
