@@ -7,8 +7,11 @@ import NIOCore
 
 /// `GET`, `HEAD` and `PUT`: contents streamed both ways, with ranges and conditional requests.
 extension WebDAVHandler {
-    /// The size of the pieces a response body is read and sent in.
-    static let responseChunk = 256 << 10
+    /// The size of the pieces a response body is read and sent in: 64 KiB, under glibc's mmap
+    /// threshold, so each comes from the heap and is reused. (256 KiB pieces were mapped, freed
+    /// on another thread and spread over arenas: momentary peaks of 65–84 MB and half the speed;
+    /// with 64 KiB, 58–64 MB and 1.6–2.5 GiB/s for a 1 GiB GET.)
+    static let responseChunk = 64 << 10
 
     func get(_ request: Request, path: String, head: Bool) async throws -> Response {
         guard let item = try await item(path) else { return Self.plain(.notFound, "not found") }
@@ -46,10 +49,10 @@ extension WebDAVHandler {
         }
         headers[.contentLength] = String(length)
         if head || length == 0 { return Response(status: status, headers: headers, body: ResponseBody()) }
-        // Small chunks and a small read-ahead: a server answers many clients at once, and what it
-        // holds per response is what its memory grows by (the socket drains at the client's pace).
+        // Small chunks and a bounded read-ahead: a server answers many clients at once, and what
+        // it holds per response is what its memory grows by (the socket drains at the client's pace).
         var readOptions = ReadOptions(offset: offset, length: length, ifVersion: item.versionTag, chunkSize: Self.responseChunk)
-        readOptions.bufferSize = 4 * Self.responseChunk
+        readOptions.bufferSize = 1 << 20
         let stream = try await reader.readStream(path: path, options: readOptions)
         let body = ResponseBody(contentLength: Int(clamping: length)) { writer in
             for try await chunk in stream { try await writer.write(ByteBuffer(bytes: chunk)) }
