@@ -35,9 +35,10 @@ extension WebDAVHandler {
         var affected: [ActiveLock] = []
         switch method {
         case "PUT":
-            affected = locks.locks(affecting: path, members: false, parentMembership: false)
-            let parentLocks = locks.locks(affecting: path, members: false, parentMembership: true)
-            if parentLocks.count > affected.count, try await item(path) == nil { affected = parentLocks }
+            // A depth-0 lock on the parent matters only when the PUT adds a member.
+            let withParent = locks.locks(affecting: path, members: false, parentMembership: true)
+            affected = withParent.filter { $0.covers(path) }
+            if affected.count < withParent.count, try await item(path) == nil { affected = withParent }
         case "PROPPATCH":
             affected = locks.locks(affecting: path, members: false, parentMembership: false)
         case "MKCOL", "DELETE":

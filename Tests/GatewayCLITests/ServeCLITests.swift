@@ -374,17 +374,22 @@ struct ServeCLITests {
         defer { s.remove() }
         try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
         let content = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 17) })
-        try s.write("upload.bin", content)
         let served = try await Self.serve(s, "served")
         defer { served.stop() }
-        // A slow upload (about 3 s), then SIGTERM while it is under way.
+        // An upload whose bytes the test hands over itself (curl reads them from a pipe): a third,
+        // a pause, SIGTERM while it is under way, then the rest.
         let upload = Process()
         upload.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        upload.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--limit-rate", "1000K", "-u", "\(Self.user):\(Self.password)",
-                            "-T", s.path("upload.bin"), served.url + "/slow.bin"]
-        let output = Pipe()
+        upload.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)",
+                            "-T", "-", served.url + "/slow.bin"]
+        let output = Pipe(), input = Pipe()
         upload.standardOutput = output
+        upload.standardInput = input
+        // A server that discards the upload closes the connection; the writes below then fail
+        // (EPIPE) instead of killing the test with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
         try upload.run()
+        try input.fileHandleForWriting.write(contentsOf: content.prefix(1_000_000))
         try await Task.sleep(for: .milliseconds(1000))
         #expect(!s.exists("served/slow.bin"), "nothing appears under the name before every byte came")
         kill(served.running.process.processIdentifier, SIGTERM)
@@ -392,6 +397,8 @@ struct ServeCLITests {
         let refused = try Self.tool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)",
                                                       served.url + "/"], in: s.base)
         #expect(refused.output == "000", "no new connections once shutting down: \(refused.output)")
+        try? input.fileHandleForWriting.write(contentsOf: content.dropFirst(1_000_000))
+        try? input.fileHandleForWriting.close()
         upload.waitUntilExit()
         let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         served.running.process.waitUntilExit()

@@ -12,6 +12,27 @@ struct ServeCommand: AsyncParsableCommand {
     )
 }
 
+/// Where a server listens, and its TLS files: the options every `serve` mode shares.
+struct ServeListenOptions: ParsableArguments {
+    @Option(name: .customLong("addr"), help: "HOST:PORT to listen on (port 0: any free port).") var address = "127.0.0.1:8080"
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain: serve HTTPS (HTTP/2 where the client offers it).") var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert.") var tlsKey: String?
+
+    func validate() throws {
+        guard ServeWebDAVCommand.split(address) != nil else { throw ValidationError("--addr must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+    }
+
+    /// The host and port of `--addr` (checked by `validate`).
+    var hostAndPort: (host: String, port: Int) { ServeWebDAVCommand.split(address)! }
+
+    /// The URL the "serving" line shows for the bound port and `path`.
+    func url(port: Int, path: String) -> String {
+        let host = hostAndPort.host
+        return "\(tlsCert == nil ? "http" : "https")://\(host.contains(":") ? "[\(host)]" : host):\(port)\(path)"
+    }
+}
+
 struct ServeWebDAVCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webdav",
@@ -41,26 +62,22 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("addr"), help: "HOST:PORT to listen on (port 0: any free port).") var address = "127.0.0.1:8080"
+    @OptionGroup var listen: ServeListenOptions
     @Option(help: "The user name clients must give (Basic authentication).") var user: String?
     @Option(name: .customLong("password-env"), help: "Environment variable holding --user's password.") var passwordEnv: String?
     @Option(help: "An htpasswd file of bcrypt entries (htpasswd -B) whose users may sign in.") var htpasswd: String?
     @Flag(name: .customLong("no-auth"), help: "Serve without authentication.") var noAuth = false
-    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain: serve HTTPS (HTTP/2 where the client offers it).") var tlsCert: String?
-    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert.") var tlsKey: String?
     @Flag(name: .customLong("read-only"), help: "Refuse every change (403).") var readOnly = false
     @Option(help: "URL path prefix to serve under, e.g. /dav.") var baseurl = ""
     @Flag(name: .customLong("allow-depth-infinity"), help: "Answer PROPFIND with Depth: infinity (a walk of everything).") var allowDepthInfinity = false
     @Argument(help: "REMOTE:PATH or a local path: the folder to serve.") var location: String
 
     func validate() throws {
-        guard Self.split(address) != nil else { throw ValidationError("--addr must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") }
         let ways = [user != nil || passwordEnv != nil, htpasswd != nil, noAuth].filter { $0 }.count
         guard ways == 1 else {
             throw ValidationError("give one of: --user with --password-env, --htpasswd FILE, or --no-auth to serve without authentication")
         }
         if user != nil || passwordEnv != nil, user == nil || passwordEnv == nil { throw ValidationError("--user and --password-env go together") }
-        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         if !baseurl.isEmpty, !baseurl.hasPrefix("/") { throw ValidationError("--baseurl must start with /") }
     }
 
@@ -75,7 +92,7 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (context, target, provider) = try await CommandContext.open(global, location, for: "serve")
-        let (host, port) = Self.split(address)!
+        let (host, port) = listen.hostAndPort
         var credentials: (user: String, password: String)?
         if let user, let passwordEnv {
             guard let password = ProcessInfo.processInfo.environment[passwordEnv], !password.isEmpty else {
@@ -96,7 +113,7 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
         accessLog.logLevel = global.quiet ? .warning : .info
         let options = WebDAVServeOptions(host: host, port: port, basePath: baseurl, credentials: credentials,
                                          readOnly: readOnly, allowDepthInfinity: allowDepthInfinity,
-                                         htpasswdFile: htpasswd, tlsCertificateFile: tlsCert, tlsKeyFile: tlsKey)
+                                         htpasswdFile: htpasswd, tlsCertificateFile: listen.tlsCert, tlsKeyFile: listen.tlsKey)
         let server: WebDAVServer
         do {
             server = try WebDAVServer(provider: provider, root: target.path, options: options, logger: accessLog,
@@ -105,11 +122,9 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
             Diagnostics.printLine("serve: \(ErrorMessage.reason(for: error))")
             throw ExitCode(2)
         }
-        let shown = host.contains(":") ? "[\(host)]" : host
-        let prefix = baseurl
-        let scheme = tlsCert == nil ? "http" : "https"
+        let listen = self.listen, prefix = baseurl
         try await server.run { bound in
-            Diagnostics.printLine("serving \(target.original) at \(scheme)://\(shown):\(bound)\(prefix)/ (Ctrl-C stops)")
+            Diagnostics.printLine("serving \(target.original) at \(listen.url(port: bound, path: prefix + "/")) (Ctrl-C stops)")
         }
     }
 }
@@ -136,34 +151,25 @@ struct ServeLinksCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("addr"), help: "HOST:PORT to listen on (port 0: any free port).") var address = "127.0.0.1:8080"
-    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain: serve HTTPS (HTTP/2 where the client offers it).") var tlsCert: String?
-    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert.") var tlsKey: String?
-
-    func validate() throws {
-        guard ServeWebDAVCommand.split(address) != nil else { throw ValidationError("--addr must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080") }
-        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
-    }
+    @OptionGroup var listen: ServeListenOptions
 
     func run() async throws {
         let context = try CommandContext.make(global)
-        let (host, port) = ServeWebDAVCommand.split(address)!
+        let (host, port) = listen.hostAndPort
         var accessLog = context.logger
         accessLog.logLevel = global.quiet ? .warning : .info
         let server: PublicLinkServer
         do {
             server = try PublicLinkServer(resolver: context.resolver, configuration: context.configuration, stateDirectory: context.stateDirectory,
                                           environment: ProcessInfo.processInfo.environment, host: host, port: port,
-                                          tlsCertificateFile: tlsCert, tlsKeyFile: tlsKey, logger: accessLog)
+                                          tlsCertificateFile: listen.tlsCert, tlsKeyFile: listen.tlsKey, logger: accessLog)
         } catch {
             throw Diagnostics.fail(operation: "serve links", item: nil, error: error)
         }
-        let shown = host.contains(":") ? "[\(host)]" : host
-        let prefix = server.prefix
+        let listen = self.listen, prefix = server.prefix
         let base = context.configuration.links?.baseURL.absoluteString ?? ""
-        let scheme = tlsCert == nil ? "http" : "https"
         try await server.run { bound in
-            Diagnostics.printLine("serving public links at \(scheme)://\(shown):\(bound)\(prefix) for \(base) (Ctrl-C stops)")
+            Diagnostics.printLine("serving public links at \(listen.url(port: bound, path: prefix)) for \(base) (Ctrl-C stops)")
         }
     }
 }
