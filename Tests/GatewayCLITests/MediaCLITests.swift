@@ -40,6 +40,23 @@ struct MediaCLITests {
         #expect(missing.status == 1 && !s.exists("y.png"))
     }
 
+    @Test("libvips and poppler-glib are not loaded until a thumbnail or PDF metadata needs them")
+    func mediaLibrariesLoadLazily() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
+        let served = try await ServeCLITests.serve(s, "served")
+        defer { served.stop() }
+        // Read to the end (a /proc file has no size, so a one-shot read may stop at a page).
+        let file = try #require(FileHandle(forReadingAtPath: "/proc/\(served.running.process.processIdentifier)/maps"))
+        defer { try? file.close() }
+        let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+        #expect(maps.contains("libcurl"), "the maps are read: libcurl is linked")
+        for library in ["libvips", "libpoppler", "librsvg", "libgobject"] {
+            #expect(!maps.contains(library), "\(library) is mapped by a server that made no thumbnail")
+        }
+    }
+
     @Test("a hostile image fails with exit 1 and a clear message, and writes nothing")
     func hostile() async throws {
         let s = try CLIScratch()

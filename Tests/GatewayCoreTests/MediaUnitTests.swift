@@ -1,3 +1,5 @@
+import CMediaLibraries
+import CMediaLibrariesCheck
 import Foundation
 @testable import GatewayMedia
 import StorageGateway
@@ -13,6 +15,17 @@ final class Asked: Sendable {
 /// EXIF dates, metadata keys and types by name.
 @Suite("Media: cache ranges, fetch policy, keys")
 struct MediaUnitTests {
+    @Test("libvips and poppler-glib load on demand, with every function the loader lists")
+    func mediaLibrariesLoad() {
+        // CMediaLibrariesCheck compared each listed declaration with the libraries' headers when it
+        // compiled; here every one of them resolves in the installed libraries.
+        #expect(gw_media_libraries_checked() == 39)
+        var message: UnsafePointer<CChar>?
+        #expect(gw_media_load_vips(&message) == 0, "\(message.map { String(cString: $0) } ?? "")")
+        #expect(gw_media_load_poppler(&message) == 0, "\(message.map { String(cString: $0) } ?? "")")
+        #expect(gw_media_load_vips(&message) == 0, "a second load is the first one's result")
+    }
+
     @Test("range sets merge overlapping and adjacent ranges and find the first gap")
     func ranges() {
         var ranges: [Range<Int64>] = []

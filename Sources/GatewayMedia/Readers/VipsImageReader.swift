@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CVips
+import CMediaLibraries
 import Foundation
 import GatewayCore
 import Synchronization
@@ -22,19 +22,13 @@ enum VipsImageReader {
         "VipsForeignLoadSvgSource": "svg", "VipsForeignLoadPdfSource": "pdf",
     ]
 
-    /// libvips, started once per process.
+    /// libvips, loaded (on first use: it is not linked) and started once per process, with its
+    /// operation cache off and its "untrusted" loaders blocked but for SVG and PDF.
     static let ready: Result<Void, MediaLibraryError> = {
-        guard gw_vips_init("gateway") == 0 else {
-            return .failure(MediaLibraryError(message: "libvips could not start: \(takeError())"))
+        var message: UnsafePointer<CChar>?
+        guard gw_media_load_vips(&message) == 0 else {
+            return .failure(MediaLibraryError(message: "thumbnails and image metadata need libvips: \(message.map { String(cString: $0) } ?? "it could not start")"))
         }
-        vips_cache_set_max(0)
-        vips_cache_set_max_mem(0)
-        vips_cache_set_max_files(0)
-        // libvips's "untrusted" loaders (not fuzzed upstream) stay blocked, but for the two we
-        // need (librsvg, poppler); the allowlist above refuses the rest anyway.
-        vips_block_untrusted_set(1)
-        vips_operation_block_set("VipsForeignLoadSvg", 0)
-        vips_operation_block_set("VipsForeignLoadPdf", 0)
         return .success(())
     }()
 
@@ -84,29 +78,29 @@ enum VipsImageReader {
         guard let image = gw_vips_header_from_source(source.source) else {
             throw source.failure(path: path, operation: "read the image header")
         }
-        defer { gw_vips_unref(image) }
+        defer { unref(image) }
         var header = Header(format: loaders[loader] ?? loader,
-                            width: Int(vips_image_get_width(image)), height: Int(vips_image_get_height(image)))
-        if vips_image_get_typeof(image, "n-pages") != 0 {
+                            width: Int(gw_vips_image_get_width(image)), height: Int(gw_vips_image_get_height(image)))
+        if gw_vips_image_has_field(image, "n-pages") != 0 {
             var pages: Int32 = 0
-            if vips_image_get_int(image, "n-pages", &pages) == 0, pages > 0 { header.pages = Int(pages) }
+            if gw_vips_image_get_int(image, "n-pages", &pages) == 0, pages > 0 { header.pages = Int(pages) }
         }
-        if vips_image_get_typeof(image, "orientation") != 0 {
+        if gw_vips_image_has_field(image, "orientation") != 0 {
             var orientation: Int32 = 0
-            if vips_image_get_int(image, "orientation", &orientation) == 0, (1...8).contains(orientation) { header.orientation = Int(orientation) }
+            if gw_vips_image_get_int(image, "orientation", &orientation) == 0, (1...8).contains(orientation) { header.orientation = Int(orientation) }
         }
-        if vips_image_get_typeof(image, "exif-data") != 0 {
+        if gw_vips_image_has_field(image, "exif-data") != 0 {
             var bytes: UnsafeRawPointer?
             var length = 0
-            if vips_image_get_blob(image, "exif-data", &bytes, &length) == 0, let bytes, length > 0, length <= ExifReader.maximumSize {
+            if gw_vips_image_get_blob(image, "exif-data", &bytes, &length) == 0, let bytes, length > 0, length <= ExifReader.maximumSize {
                 header.exif = Data(bytes: bytes, count: length)
             }
         }
         if header.format == "heif", let compression = string(image, "heif-compression"), compression == "av1" {
             header.format = "avif"
         }
-        header.other["bands"] = String(vips_image_get_bands(image))
-        if vips_image_hasalpha(image) != 0 { header.other["alpha"] = "true" }
+        header.other["bands"] = String(gw_vips_image_get_bands(image))
+        if gw_vips_image_hasalpha(image) != 0 { header.other["alpha"] = "true" }
         return header
     }
 
@@ -123,18 +117,18 @@ enum VipsImageReader {
         }
         guard let (source, _) = try open(input, path: path) else { return nil }
         defer { source.release() }
-        var thumbnail: UnsafeMutablePointer<VipsImage>?
+        var thumbnail: OpaquePointer?
         // Truncated or damaged data fails instead of giving a grey or garbled image.
         guard gw_vips_thumbnail_source(source.source, &thumbnail, size, size, "fail_on=warning") == 0, var image = thumbnail else {
             throw source.failure(path: path, operation: "make a thumbnail")
         }
-        defer { gw_vips_unref(image) }
-        if options.format == .jpeg, vips_image_hasalpha(image) != 0 {
-            var flat: UnsafeMutablePointer<VipsImage>?
+        defer { unref(image) }
+        if options.format == .jpeg, gw_vips_image_hasalpha(image) != 0 {
+            var flat: OpaquePointer?
             guard gw_vips_flatten_white(image, &flat) == 0, let flat else {
                 throw source.failure(path: path, operation: "flatten the thumbnail")
             }
-            gw_vips_unref(image)
+            unref(image)
             image = flat
         }
         var buffer: UnsafeMutableRawPointer?
@@ -143,22 +137,22 @@ enum VipsImageReader {
             ? gw_vips_pngsave_buffer(image, &buffer, &length)
             : gw_vips_jpegsave_buffer(image, &buffer, &length, Int32(min(100, max(1, options.jpegQuality))))
         guard saved == 0, let buffer else { throw source.failure(path: path, operation: "make a thumbnail") }
-        defer { g_free(buffer) }
+        defer { gw_g_free(buffer) }
         return Thumbnail(data: Data(bytes: buffer, count: length), format: options.format,
-                         width: Int(vips_image_get_width(image)), height: Int(vips_image_get_height(image)))
+                         width: Int(gw_vips_image_get_width(image)), height: Int(gw_vips_image_get_height(image)))
     }
 
-    private static func string(_ image: UnsafeMutablePointer<VipsImage>, _ field: String) -> String? {
-        guard vips_image_get_typeof(image, field) != 0 else { return nil }
+    private static func string(_ image: OpaquePointer, _ field: String) -> String? {
+        guard gw_vips_image_has_field(image, field) != 0 else { return nil }
         var value: UnsafePointer<CChar>?
-        guard vips_image_get_string(image, field, &value) == 0, let value else { return nil }
+        guard gw_vips_image_get_string(image, field, &value) == 0, let value else { return nil }
         return String(cString: value)
     }
 
     /// libvips's error text since the last call (and clears it).
     static func takeError() -> String {
         guard let copy = gw_vips_take_error() else { return "unknown libvips error" }
-        defer { g_free(copy) }
+        defer { gw_g_free(copy) }
         let text = String(cString: copy).trimmingCharacters(in: .whitespacesAndNewlines)
         return text.split(separator: "\n").last.map(String.init) ?? "unknown libvips error"
     }
@@ -167,7 +161,7 @@ enum VipsImageReader {
 /// A libvips source reading from a ``MediaInput``: a descriptor source for a complete local file
 /// (libvips maps it), or a custom source whose reads call back into the input.
 final class SourceBridge: @unchecked Sendable {
-    private(set) var source: UnsafeMutablePointer<VipsSource>!
+    private(set) var source: OpaquePointer!
     private let input: any MediaInput
     private let state = Mutex(State())
 
@@ -183,17 +177,17 @@ final class SourceBridge: @unchecked Sendable {
             // beginning (libvips's copy of the descriptor shares its position).
             let descriptor = try input.completeDescriptor()
             lseek(descriptor, 0, SEEK_SET)
-            source = vips_source_new_from_descriptor(descriptor)
+            source = gw_vips_source_new_from_descriptor(descriptor)
         } else {
             // The source holds the bridge (released when the source is finalized), so a callback
             // can never reach a bridge that is gone.
             let context = Unmanaged.passRetained(self).toOpaque()
             source = gw_vips_source_new_custom(context, { _, buffer, length, context in
                 guard let context, let buffer else { return -1 }
-                return gint64(Unmanaged<SourceBridge>.fromOpaque(context).takeUnretainedValue().read(buffer, Int64(length)))
+                return Int64(Unmanaged<SourceBridge>.fromOpaque(context).takeUnretainedValue().read(buffer, Int64(length)))
             }, { _, offset, whence, context in
                 guard let context else { return -1 }
-                return gint64(Unmanaged<SourceBridge>.fromOpaque(context).takeUnretainedValue().seek(Int64(offset), whence))
+                return Int64(Unmanaged<SourceBridge>.fromOpaque(context).takeUnretainedValue().seek(Int64(offset), whence))
             }, { context, _ in
                 guard let context else { return }
                 Unmanaged<SourceBridge>.fromOpaque(context).release()
@@ -207,13 +201,13 @@ final class SourceBridge: @unchecked Sendable {
 
     /// Drops this reference to the source (images made from it hold their own).
     func release() {
-        gw_vips_unref(source)
+        unref(source)
         source = nil
     }
 
     /// The allowed loader that recognises the content, or `nil`.
     func loader() throws -> String? {
-        guard let name = vips_foreign_find_load_source(source) else {
+        guard let name = gw_vips_foreign_find_load_source(source) else {
             if let error = state.withLock({ $0.error }) { throw error }
             _ = VipsImageReader.takeError()
             return nil
@@ -257,6 +251,11 @@ final class SourceBridge: @unchecked Sendable {
             return target
         }
     }
+}
+
+/// Drops a reference to a libvips image or source (`nil` is allowed).
+private func unref(_ object: OpaquePointer?) {
+    gw_vips_unref(UnsafeMutableRawPointer(object))
 }
 
 /// A media library that could not start (libvips's initialisation failed).
