@@ -233,15 +233,15 @@ struct LocalTrashVolume: TrashVolume {
         }
     }
 
-    func moveIn(_ path: String, as name: String) async throws {
+    func moveIn(_ path: String, as name: String) async throws -> String {
         let location = try provider.locate(path, followFinalSymlink: false, writing: true)
         guard location.name != "." else { throw FileProviderError.invalidPath(path: path, reason: "cannot trash the folder a link points into") }
         let target = "\(files)/\(name)"
-        if clocal_rename_noreplace(location.fd, location.name, AT_FDCWD, target) == 0 { return }
+        if clocal_rename_noreplace(location.fd, location.name, AT_FDCWD, target) == 0 { return name }
         var failure = errno
         if failure == EINVAL || failure == ENOSYS {
             if POSIX.status(target, followSymlinks: false) != nil { throw fail(EEXIST, target) }
-            if renameat(location.fd, location.name, AT_FDCWD, target) == 0 { return }
+            if renameat(location.fd, location.name, AT_FDCWD, target) == 0 { return name }
             failure = errno
         }
         if failure == EXDEV {

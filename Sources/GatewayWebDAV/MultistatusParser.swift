@@ -22,6 +22,13 @@ struct DAVResource: Sendable, Equatable {
     var sourceStamp: String?
     /// A server's error text for this item (`DAV:responsedescription`).
     var description: String?
+    /// Nextcloud's and ownCloud's trash bins: the item's original name, its path in the user's
+    /// files (`Documents/a.txt`) and when it was deleted (Unix seconds).
+    var trashbinFilename: String?
+    var trashbinLocation: String?
+    var trashbinDeleted: String?
+    /// ownCloud's file id (`oc:fileid`), which names a trashed item in its trash bin.
+    var fileID: String?
 }
 
 /// A streaming (SAX) parser for WebDAV 207 Multi-Status bodies, fed chunk by chunk as the response
@@ -34,7 +41,7 @@ struct DAVResource: Sendable, Equatable {
 /// loads nothing from the network.
 ///
 /// Elements are matched by namespace URI (`DAV:`, ownCloud's `http://owncloud.org/ns` for stored
-/// checksums, and the gateway's own for source stamps) and local name, never by prefix. Parsed responses
+/// checksums, file ids and trash bins, Nextcloud's `http://nextcloud.org/ns` for its trash bin, and the gateway's own for source stamps) and local name, never by prefix. Parsed responses
 /// collect in ``completed``; the caller drains them between chunks.
 ///
 /// One parser serves one body on one task at a time (the SAX callbacks run inside ``feed(_:path:)``),
@@ -264,6 +271,14 @@ final class MultistatusParser {
             propstat?.checksums = DAVText.trimmed(endText())
         case (.prop, .sourceStamp):
             propstat?.sourceStamp = DAVText.trimmed(endText())
+        case (.prop, .trashbinFilename):
+            propstat?.trashbinFilename = endText()
+        case (.prop, .trashbinLocation):
+            propstat?.trashbinLocation = endText()
+        case (.prop, .trashbinDeleted):
+            propstat?.trashbinDeleted = DAVText.trimmed(endText())
+        case (.prop, .fileID):
+            propstat?.fileID = DAVText.trimmed(endText())
         case (.prop, _):
             _ = endText()
         case (.response, .propstat):
@@ -290,6 +305,10 @@ final class MultistatusParser {
         current!.quotaUsed = found.quotaUsed ?? current!.quotaUsed
         current!.checksums = found.checksums ?? current!.checksums
         current!.sourceStamp = found.sourceStamp ?? current!.sourceStamp
+        current!.trashbinFilename = found.trashbinFilename ?? current!.trashbinFilename
+        current!.trashbinLocation = found.trashbinLocation ?? current!.trashbinLocation
+        current!.trashbinDeleted = found.trashbinDeleted ?? current!.trashbinDeleted
+        current!.fileID = found.fileID ?? current!.fileID
     }
 
     private func characters(_ characters: UnsafePointer<xmlChar>?, _ length: Int) {
@@ -317,6 +336,7 @@ final class MultistatusParser {
         case other, multistatus, response, href, status, responsedescription, propstat, prop, resourcetype, collection
         case getcontentlength, getlastmodified, getetag, getcontenttype, creationdate, quotaAvailableBytes, quotaUsedBytes
         case ocChecksums, ocChecksum, syncToken, sourceStamp
+        case trashbinFilename, trashbinLocation, trashbinDeleted, fileID
 
         static let davNames: [String: Tag] = [
             "multistatus": .multistatus, "response": .response, "href": .href, "status": .status,
@@ -342,6 +362,18 @@ final class MultistatusParser {
             switch name {
             case "checksums": return .ocChecksums
             case "checksum": return .ocChecksum
+            case "fileid": return .fileID
+            case "trashbin-original-filename": return .trashbinFilename
+            case "trashbin-original-location": return .trashbinLocation
+            case "trashbin-delete-timestamp": return .trashbinDeleted
+            default: return .other
+            }
+        }
+        if xmlStrEqual(uri, nextcloudNamespace) != 0 {
+            switch name {
+            case "trashbin-filename": return .trashbinFilename
+            case "trashbin-original-location": return .trashbinLocation
+            case "trashbin-deletion-time": return .trashbinDeleted
             default: return .other
             }
         }
@@ -353,6 +385,7 @@ final class MultistatusParser {
 
     private static let davNamespace: [xmlChar] = Array("DAV:".utf8) + [0]
     private static let ownCloudNamespace: [xmlChar] = Array("http://owncloud.org/ns".utf8) + [0]
+    private static let nextcloudNamespace: [xmlChar] = Array("http://nextcloud.org/ns".utf8) + [0]
     private static let gatewayNamespace: [xmlChar] = Array(WebDAVProvider.stampNamespace.utf8) + [0]
 
     /// A size property: a non-negative number up to `Int64.max`, else unknown (`nil`): a negative

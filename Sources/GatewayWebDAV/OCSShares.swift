@@ -23,28 +23,11 @@ struct OCSShares: Sendable {
     /// The endpoint for a remote rooted at `baseURL`; `nil` when the URL is not a Nextcloud or
     /// ownCloud WebDAV endpoint.
     init?(baseURL: URL) {
-        guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) else { return nil }
-        let path = components.percentEncodedPath
-        guard let marker = path.range(of: "/remote.php/") else { return nil }
-        let rest = path[marker.upperBound...].split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        let inFiles: ArraySlice<String>
-        if rest.count >= 3, rest[0] == "dav", rest[1] == "files" {
-            inFiles = rest.dropFirst(3)
-        } else if rest.first == "webdav" {
-            inFiles = rest.dropFirst(1)
-        } else {
+        guard let place = VendorEndpoint(baseURL: baseURL), let endpoint = place.url("/ocs/v2.php/apps/files_sharing/api/v1/shares") else {
             return nil
         }
-        var root = ""
-        for segment in inFiles {
-            guard let decoded = segment.removingPercentEncoding else { return nil }
-            root += "/" + decoded
-        }
-        components.percentEncodedPath = String(path[..<marker.lowerBound]) + "/ocs/v2.php/apps/files_sharing/api/v1/shares"
-        components.query = nil
-        guard let endpoint = components.url else { return nil }
         self.endpoint = endpoint
-        self.filesRoot = root
+        self.filesRoot = place.filesRoot
     }
 
     /// The path the API knows a remote path by.

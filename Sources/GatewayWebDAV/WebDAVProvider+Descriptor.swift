@@ -30,7 +30,7 @@ extension WebDAVProvider {
             ConfigKey("low_speed_time", .number, default: "60", summary: "seconds low_speed_limit is averaged over"),
             ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust"),
             ConfigKey("insecure_tls", .boolean, default: "false", summary: "skip TLS certificate checks (testing only; logged as a warning)"),
-        ] + TrashSettings.configKeys(folderSummary: "the trash folder, relative to the remote's root (`files/` and `info/` inside, FreeDesktop-style); hidden from copies and syncs"),
+        ] + TrashSettings.configKeys(folderSummary: "the trash folder, relative to the remote's root (`files/` and `info/` inside, FreeDesktop-style); hidden from copies and syncs. With vendor nextcloud or owncloud the server's own trash bin is used unless this is set"),
         validate: validate,
         make: { remote, context in
             let url = URL(string: remote.string("url") ?? "")!

@@ -74,6 +74,9 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
     let learnedDeadProperties = Mutex<Bool?>(nil)
     /// The `trash` and `trash_dir` keys: whether and where removals and overwrites are kept (``trash``).
     public let trashSettings: TrashSettings
+    /// Nextcloud's or ownCloud's own trash bin, the ``trash`` of such a remote unless `trash_dir`
+    /// asks for a trash folder (`nil` otherwise).
+    let serverTrashbin: ServerTrashbin?
     /// What `auto` learned from the server, once asked.
     let learnedAtomicPut = Mutex<Bool?>(nil)
     /// Whether the server answers `sync-collection` reports (RFC 6578), once asked.
@@ -106,6 +109,8 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
                 logger: Logger = Logger(label: "gateway.webdav")) {
         self.name = configuration.remoteName
         self.trashSettings = trash
+        self.serverTrashbin = trash.enabled && trash.folder == nil
+            ? ServerTrashbin(configuration: configuration, vendor: vendor, stateDirectory: stateDirectory, logger: logger) : nil
         self.stateDirectory = stateDirectory
         self.atomicPut = atomicPut
         self.syncCollection = syncCollection

@@ -86,6 +86,45 @@ struct UndoCLITests {
         #expect(after.first { $0["id"] as? Int == list.first?["id"] as? Int }?["undoable"] as? Bool == false)
     }
 
+    @Test("Nextcloud and ownCloud: rm -r goes to the server's trash bin, trash list shows it, undo brings it back",
+          arguments: [TrashbinDAVServer.Dialect.nextcloud, .owncloud])
+    func serverTrashbin(_ dialect: TrashbinDAVServer.Dialect) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let server = try TrashbinDAVServer(dialect)
+        defer { server.stop() }
+        let vendor = dialect == .nextcloud ? "nextcloud" : "owncloud"
+        let config = #"{"remotes": {"cloud": {"type": "webdav", "url": "\#(server.webDAVURL())", "user": "alice", "password_env": "CLOUD_SECRET", "vendor": "\#(vendor)"}}}"#
+        try s.write("config.json", Data(config.utf8))
+        let environment = ["GATEWAY_CONFIG": s.path("config.json"), "CLOUD_SECRET": server.password]
+        try makeTree(s, "src")
+        let copied = try await s.runner.run(["copy", "src", "cloud:tree"], extraEnvironment: environment)
+        #expect(copied.status == 0, "\(copied.stderr)")
+
+        let removed = try await s.runner.run(["rm", "-r", "cloud:tree"], extraEnvironment: environment)
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(server.trashbin.map(\.location) == ["tree"], "the server's own trash bin holds it")
+        #expect(!server.exists("/tree"))
+        let listed = try await s.runner.run(["trash", "list", "--json", "cloud:"], extraEnvironment: environment)
+        let items = try #require(try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: Any]], "\(listed.text) \(listed.stderr)")
+        #expect(items.count == 1 && items.first?["original_path"] as? String == "cloud:/tree", "\(items)")
+
+        let undone = try await s.runner.run(["undo"], extraEnvironment: environment)
+        #expect(undone.status == 0, "\(undone.stderr)")
+        #expect(server.trashbin.isEmpty)
+        let back = try await s.runner.run(["copy", "cloud:tree", "back"], extraEnvironment: environment)
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try s.tree("back") == s.tree("src"))
+        for item in try s.tree("src") where !item.hasSuffix("/") {
+            #expect(try s.read("back/" + item) == s.read("src/" + item), "\(item) differs")
+        }
+        // Emptying the trash bin removes for good.
+        #expect(try await s.runner.run(["rm", "cloud:tree/a.txt"], extraEnvironment: environment).status == 0)
+        let emptied = try await s.runner.run(["trash", "empty", "cloud:"], extraEnvironment: environment)
+        #expect(emptied.status == 0, "\(emptied.stderr)")
+        #expect(server.trashbin.isEmpty)
+    }
+
     @Test("a sync that deleted and overwrote files is undone; undo --dry-run changes nothing")
     func syncUndone() async throws {
         let s = try CLIScratch()

@@ -212,9 +212,33 @@ struct HTTPTestRequest {
                                length: headers["content-length"].flatMap { Int($0) } ?? 0)
     }
 
-    /// Reads this request's body (Content-Length bytes), or `nil` when the connection ends first.
+    /// Reads this request's body (Content-Length bytes, or chunked), or `nil` when the connection
+    /// ends first.
     func readBody(from client: Int32, buffer: inout [UInt8]) -> [UInt8]? {
         var chunk = [UInt8](repeating: 0, count: 65536)
+        if headers["transfer-encoding"]?.lowercased() == "chunked" {
+            var body: [UInt8] = []
+            while true {
+                // A size line, then that many bytes and CRLF; size 0 ends (no trailers expected).
+                var lineEnd = buffer.firstIndex(of: 10)
+                while lineEnd == nil {
+                    let count = recv(client, &chunk, chunk.count, 0)
+                    if count <= 0 { return nil }
+                    buffer += chunk[0..<count]
+                    lineEnd = buffer.firstIndex(of: 10)
+                }
+                let line = String(decoding: buffer[0..<lineEnd!], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let size = Int(line.split(separator: ";").first.map(String.init) ?? "", radix: 16) else { return nil }
+                while buffer.count < lineEnd! + 1 + size + 2 {
+                    let count = recv(client, &chunk, chunk.count, 0)
+                    if count <= 0 { return nil }
+                    buffer += chunk[0..<count]
+                }
+                body += buffer[(lineEnd! + 1)..<(lineEnd! + 1 + size)]
+                buffer.removeFirst(lineEnd! + 1 + size + 2)
+                if size == 0 { return body }
+            }
+        }
         while buffer.count < length {
             let count = recv(client, &chunk, chunk.count, 0)
             if count <= 0 { return nil }

@@ -33,13 +33,14 @@ public final class Trash: Sendable {
         for attempt in 1...Self.nameAttempts where claimed == nil {
             claimed = try await volume.reserve(info, base: base, attempt: attempt)
         }
-        guard let name = claimed else {
+        guard let reserved = claimed else {
             throw CocoaError.described(.fileWriteFileExists, path: path, reason: "no free name in the trash for \(base)")
         }
+        let name: String
         do {
-            try await volume.moveIn(path, as: name)
+            name = try await volume.moveIn(path, as: reserved)
         } catch {
-            try? await volume.removeInfo(of: name)
+            try? await volume.removeInfo(of: reserved)
             throw error
         }
         return TrashedItem(name: name, volume: volume.identifier, originalPath: path, recordedPath: info.path, deletionDate: date)
@@ -320,9 +321,10 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
         }
     }
 
-    public func moveIn(_ path: String, as name: String) async throws {
+    public func moveIn(_ path: String, as name: String) async throws -> String {
         do {
             try await provider.moveItem(path: path, to: "\(files)/\(name)", overwrite: false)
+            return name
         } catch where error.failureKind != .cancelled {
             // A rename into a missing folder: 409 (RFC 4918), or 500 (Apache: "Could not rename
             // resource", ENOENT), or 403 (rclone), or FTP 550. Whatever it was, without `files/`
@@ -330,6 +332,7 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
             guard try await provider.itemIfPresent(path: files) == nil, try await provider.itemIfPresent(path: path) != nil else { throw error }
             try await makeFolders()
             try await provider.moveItem(path: path, to: "\(files)/\(name)", overwrite: false)
+            return name
         }
     }
 

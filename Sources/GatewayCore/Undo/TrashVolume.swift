@@ -27,7 +27,9 @@ public protocol TrashVolume: Sendable {
     /// the listing gives them.
     func entries() -> PullSequence<TrashEntry>
     /// Renames the provider's item at `path` to `files/NAME`: one server-side rename, never a copy.
-    func moveIn(_ path: String, as name: String) async throws
+    /// Returns the name the item has in the trash: `name`, or the server's own where the server
+    /// names what it trashes (Nextcloud's and ownCloud's trash bins).
+    func moveIn(_ path: String, as name: String) async throws -> String
     /// Renames `files/NAME` to `path` on the provider; fails when something is there.
     func moveOut(_ name: String, to path: String) async throws
     /// What `files/NAME` is, or `nil` when it is gone.
