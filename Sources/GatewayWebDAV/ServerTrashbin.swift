@@ -33,6 +33,8 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
     let dav: WebDAVProvider
     /// The records a listing gave, until ``info(of:)`` takes them (a listing holds one at a time).
     private let listed = Mutex<[String: TrashInfo]>([:])
+    /// The most records kept from listings at once.
+    static let listedLimit = 1_000
     /// Whether the server has a trash bin (its app can be turned off), once asked.
     private let available = Mutex<Bool?>(nil)
 
@@ -115,7 +117,13 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
     /// The record in a trash bin entry's properties.
     static func info(_ resource: DAVResource) -> TrashInfo? {
         guard let location = resource.trashbinLocation, !location.isEmpty else { return nil }
-        let seconds = resource.trashbinDeleted.flatMap { Int64($0) ?? Double($0).map { Int64(clamping: Int($0.rounded(.down))) } }
+        // Unix seconds, as an integer or (some servers) a decimal; anything else, or a time
+        // before 1970 or past the year 36812, is no date (and never traps).
+        let seconds = resource.trashbinDeleted.flatMap { text -> Int64? in
+            if let value = Int64(text) { return value }
+            guard let value = Double(text), value.isFinite, abs(value) < 1e15 else { return nil }
+            return Int64(value.rounded(.down))
+        }
         let date = seconds.flatMap { (0...Int64(1) << 40).contains($0) ? Date(timeIntervalSince1970: TimeInterval($0)) : nil }
         return TrashInfo(path: location.hasPrefix("/") ? location : "/" + location, deletionDate: date)
     }
@@ -164,7 +172,14 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
               let path = dav.paths.remotePath(fromHref: resource.href, requestPath: collection),
               path != collection, RemotePath.parent(of: path) == collection else { return nil }
         let name = RemotePath.lastComponent(of: path)
-        if let info = Self.info(resource) { listed.withLock { $0[name] = info } }
+        if let info = Self.info(resource) {
+            listed.withLock {
+                // Taken one by one as the listing is read; a reader that never takes them cannot
+                // make this grow past a bound.
+                if $0.count >= Self.listedLimit { $0.removeAll() }
+                $0[name] = info
+            }
+        }
         return TrashEntry(name: name, attributes: dav.fileObject(resource, requestPath: collection))
     }
 

@@ -130,6 +130,26 @@ struct ServerTrashbinTests {
         #expect(!server.requests.contains { $0.method == "DELETE" })
     }
 
+    @Test("a trash bin entry's record: hostile times are no date, never a trap; no location is no record")
+    func hostileRecords() {
+        func date(_ text: String) -> Date? {
+            var resource = DAVResource()
+            resource.trashbinLocation = "Docs/a.txt"
+            resource.trashbinDeleted = text
+            return ServerTrashbin.info(resource)?.deletionDate
+        }
+        #expect(date("1732500000") == Date(timeIntervalSince1970: 1_732_500_000))
+        #expect(date("1732500000.75") == Date(timeIntervalSince1970: 1_732_500_000))
+        for hostile in ["inf", "-inf", "nan", "1e400", "-5", "9223372036854775807", "99999999999999999999", "", "x"] {
+            #expect(date(hostile) == nil, "\(hostile)")
+        }
+        var resource = DAVResource()
+        resource.trashbinDeleted = "1732500000"
+        #expect(ServerTrashbin.info(resource) == nil, "no original location")
+        resource.trashbinLocation = "/already/absolute"
+        #expect(ServerTrashbin.info(resource)?.path == "/already/absolute")
+    }
+
     @Test("trash_dir asks for a trash folder instead; plain WebDAV never uses a trash bin")
     func trashDirWins() async throws {
         let server = try TrashbinDAVServer(.nextcloud)
