@@ -221,7 +221,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayStateTests",
-            dependencies: ["GatewayState", "GatewayCore"],
+            dependencies: ["GatewayState", "GatewayCore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,9 +1,11 @@
+import Crypto
 import Foundation
 import GatewayCore
 @testable import GatewayState
 import Testing
 
-/// Public-link tokens (HMAC-SHA256 over remote, path and times) and their revocations.
+/// Public-link tokens (remote, path and times, encrypted with ChaChaPoly and signed with
+/// HMAC-SHA256) and their revocations.
 @Suite("public links: tokens and revocations")
 struct LinkTokenTests {
     let secret = Array("a secret of some length, 0123456789".utf8)
@@ -20,6 +22,44 @@ struct LinkTokenTests {
         }
         let forever = LinkToken(remote: "r", path: "/f", issuedMilliseconds: 5, expiresMilliseconds: nil)
         #expect(LinkToken.verify(try forever.encoded(secret: secret), secret: secret, now: .distantFuture) == .success(forever))
+    }
+
+    @Test("a token hides the remote, the path and the times; each one made is different")
+    func hidden() throws {
+        let token = LinkToken(remote: "clients", path: "/Acme Corp/contracts/2026/secret-plan.pdf",
+                              issuedMilliseconds: 1_795_000_000_000, expiresMilliseconds: 1_795_000_060_000)
+        let first = try token.encoded(secret: secret), second = try token.encoded(secret: secret)
+        #expect(first != second, "a random nonce each time")
+        for text in [first, second] {
+            #expect(LinkToken.verify(text, secret: secret, now: now) == .success(token))
+            var base64 = String(text.prefix { $0 != "." }).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while base64.count % 4 != 0 { base64 += "=" }
+            let payload = try #require(Data(base64Encoded: base64))
+            for clear in ["clients", "Acme", "contracts", "secret-plan"] {
+                #expect(payload.range(of: Data(clear.utf8)) == nil, "\(clear) readable in the token")
+            }
+            let issued = Data((0..<8).map { UInt8(truncatingIfNeeded: token.issuedMilliseconds >> (56 - 8 * $0)) })
+            #expect(payload.range(of: issued) == nil, "the issue time readable in the token")
+        }
+    }
+
+    @Test("version 1 tokens (fields in clear, made before encryption) still verify")
+    func clearVersion() throws {
+        func encode(_ bytes: [UInt8]) -> String {
+            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let fields = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(7) >> (56 - 8 * $0)) } + [UInt8](repeating: 0, count: 8)
+            + [4] + Array("docs".utf8) + Array("/old.pdf".utf8)
+        let payload = [UInt8(1)] + fields
+        let mac = HMAC<SHA256>.authenticationCode(for: Array("gateway public link\u{0}".utf8) + payload, using: SymmetricKey(data: secret))
+        let text = encode(payload) + "." + encode(Array(mac))
+        #expect(LinkToken.verify(text, secret: secret, now: now)
+            == .success(LinkToken(remote: "docs", path: "/old.pdf", issuedMilliseconds: 7, expiresMilliseconds: nil)))
+        // An unknown version, even signed, is refused.
+        let future = [UInt8(9)] + fields
+        let futureMAC = HMAC<SHA256>.authenticationCode(for: Array("gateway public link\u{0}".utf8) + future, using: SymmetricKey(data: secret))
+        #expect(LinkToken.verify(encode(future) + "." + encode(Array(futureMAC)), secret: secret, now: now) == .failure(.badSignature))
     }
 
     @Test("any change to a token makes it invalid")
