@@ -15,7 +15,8 @@ import NIOCore
 /// is touched, so the answers say nothing of whether a path exists: a bad signature is 403, an
 /// expired link 410, a revoked one (``LinkRevocations``) 404 like a missing item.
 public struct PublicLinkServer: Sendable {
-    private let handler: LinkHandler
+    /// Also what `gateway serve webdav --links` routes link paths to.
+    let handler: LinkHandler
     private let host: String
     private let port: Int
     private let tls: HTTPService.TLSFiles?
@@ -68,6 +69,11 @@ struct LinkHandler: Sendable {
     let prefix: String
     let revocations: LinkRevocations
     let logger: Logger
+
+    /// Whether `request` is for a link (its path is under ``prefix``).
+    func claims(_ request: Request) -> Bool {
+        request.uri.path.hasPrefix(prefix)
+    }
 
     func respond(to request: Request) async -> Response {
         let started = ContinuousClock.now

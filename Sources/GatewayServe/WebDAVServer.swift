@@ -14,13 +14,21 @@ public struct WebDAVServer: Sendable {
     private let handler: WebDAVHandler
     private let options: WebDAVServeOptions
     private let logger: Logger
+    /// Public links answered by the same listener (`--links`), without the server's authentication.
+    private let links: LinkHandler?
 
     /// A server for the folder `root` of `provider`; `logger` gets one access line per request
     /// (at `info`). Throws when the `htpasswd` file or the TLS files cannot be used, naming them.
     /// With a `stateDirectory` (the local state store, ``StateLocation``), `PROPPATCH`
     /// keeps dead properties there (`properties.sqlite`); without one it is not offered.
+    ///
+    /// With `links` (a ``PublicLinkServer`` made for the same configuration), requests under its
+    /// ``PublicLinkServer/prefix`` are public links, answered as `gateway serve links` answers them
+    /// (no authentication: the token is the credential), and everything else is WebDAV: one
+    /// listener for both. An item of the served folder at that path is then out of reach.
     public init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger,
-                stateDirectory: URL? = nil) throws {
+                stateDirectory: URL? = nil, links: PublicLinkServer? = nil) throws {
+        self.links = links?.handler
         let store = try stateDirectory.map { try DeadPropertyStore.open(directory: $0, scope: provider.baseURL.absoluteString) }
         // The certificate and key are read now, so a bad file fails at start with its name.
         if let files = options.tlsFiles { _ = try HTTPService.tlsConfiguration(files) }
@@ -33,12 +41,18 @@ public struct WebDAVServer: Sendable {
     /// connections and lets the requests in flight finish. `onListening` gets the bound port
     /// (useful with port 0).
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let handler = self.handler
+        let handler = self.handler, links = self.links
         // A client that waits for `100 Continue` before sending a body gets it once the request
-        // is known to go ahead (authenticated, a path inside the root).
+        // is known to go ahead (authenticated, a path inside the root); links take no body.
         try await HTTPService.run(host: options.host, port: options.port, tls: options.tlsFiles, logger: logger,
-                                  acceptsBody: { handler.acceptsBody(of: $0) },
-                                  respond: { await handler.respond(to: $0) },
+                                  acceptsBody: { request in
+                                      if let links, links.claims(request) { return false }
+                                      return handler.acceptsBody(of: request)
+                                  },
+                                  respond: { request in
+                                      if let links, links.claims(request) { return await links.respond(to: request) }
+                                      return await handler.respond(to: request)
+                                  },
                                   onListening: onListening)
     }
 }

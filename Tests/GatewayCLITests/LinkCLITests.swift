@@ -154,6 +154,44 @@ struct LinkCLITests {
         #expect(bare.status == 301 && bare.headers.contains("/s/\(token)/shared/"))
     }
 
+    @Test("serve webdav --links: one listener answers links without credentials and WebDAV behind its login", .timeLimit(.minutes(1)))
+    func webDAVServerWithLinks() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let content = Data("shared through the WebDAV server's own listener\n".utf8)
+        try s.write("files/reports/q3.txt", content)
+        let port = try Self.freePort()
+        try s.write("config.json", Data("""
+        {"links": {"base_url": "http://127.0.0.1:\(port)", "secret_env": "LINK_SECRET"},
+         "remotes": {"docs": {"type": "local", "root": "\(s.path("files"))"}}}
+        """.utf8))
+        let env = ["GATEWAY_CONFIG": s.path("config.json"), "LINK_SECRET": Self.secret, "DAV_PASS": "dav-pass"]
+        let log = s.path("serve.log")
+        let running = try s.runner.start(["serve", "webdav", "--links", "--user", "alice", "--password-env", "DAV_PASS",
+                                          "--addr", "127.0.0.1:\(port)", "--baseurl", "/dav", "docs:"], extraEnvironment: env, stderrFile: log)
+        defer { running.kill() }
+        var started = false
+        for _ in 0..<200 where !started {
+            started = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("serving public links at")
+            if !started { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try #require(started, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+
+        let url = try await Self.link(s, ["docs:reports/q3.txt"], env: env)
+        #expect(url.hasPrefix("http://127.0.0.1:\(port)/s/"), "\(url)")
+        let fetched = try Self.fetch(url)
+        #expect(fetched.status == 200 && fetched.body == content, "a link needs no login")
+        #expect(try Self.fetch(url.replacingOccurrences(of: "/s/", with: "/s/x")).status == 403, "a tampered token")
+        let dav = "http://127.0.0.1:\(port)/dav/reports/q3.txt"
+        #expect(try Self.fetch(dav).status == 401, "WebDAV keeps its login")
+        let logged = try Self.fetch(dav, ["-u", "alice:dav-pass"])
+        #expect(logged.status == 200 && logged.body == content)
+        // Without a links object the flag is refused at start, saying what to add.
+        try s.write("config.json", Data(#"{"remotes": {"docs": {"type": "local", "root": "\#(s.path("files"))"}}}"#.utf8))
+        let refused = try await s.runner.run(["serve", "webdav", "--links", "--no-auth", "--addr", "127.0.0.1:0", "docs:"], extraEnvironment: env)
+        #expect(refused.status == 2 && refused.stderr.contains("links"), "\(refused.stderr)")
+    }
+
     @Test("links to WebDAV (Apache) and FTP (vsftpd) remotes are served with the config's credentials", .timeLimit(.minutes(1)))
     func remoteBackends() async throws {
         let s = try CLIScratch()

@@ -54,6 +54,11 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
         prints a warning unless the address is loopback. --tls-cert and --tls-key (PEM files)
         serve HTTPS, with HTTP/2 for clients that offer it.
 
+        --links also answers the config's public links (what `gateway serve links` does) on the
+        same listener: paths under the links' prefix (/s/, or the base URL's path and /s/) are
+        links, checked by their token and open to anyone holding one; everything else is WebDAV
+        behind its authentication. Use --baseurl to keep the two apart (e.g. --baseurl /dav).
+
         Examples:
           DAV_PASS=secret gateway serve webdav --user alice --password-env DAV_PASS photos:
           gateway serve webdav --no-auth --read-only --addr 127.0.0.1:9000 ./public
@@ -70,6 +75,8 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
     @Flag(name: .customLong("read-only"), help: "Refuse every change (403).") var readOnly = false
     @Option(help: "URL path prefix to serve under, e.g. /dav.") var baseurl = ""
     @Flag(name: .customLong("allow-depth-infinity"), help: "Answer PROPFIND with Depth: infinity (a walk of everything).") var allowDepthInfinity = false
+    @Flag(help: "Also answer public links (`gateway link`, config \"links\") under their path, /s/ by default, without authentication: one listener for WebDAV and links.")
+    var links = false
     @Argument(help: "REMOTE:PATH or a local path: the folder to serve.") var location: String
 
     func validate() throws {
@@ -115,16 +122,25 @@ struct ServeWebDAVCommand: AsyncParsableCommand {
                                          readOnly: readOnly, allowDepthInfinity: allowDepthInfinity,
                                          htpasswdFile: htpasswd, tlsCertificateFile: listen.tlsCert, tlsKeyFile: listen.tlsKey)
         let server: WebDAVServer
+        var linkServer: PublicLinkServer?
         do {
+            if links {
+                linkServer = try PublicLinkServer(resolver: context.resolver, configuration: context.configuration,
+                                                  stateDirectory: context.stateDirectory, environment: ProcessInfo.processInfo.environment,
+                                                  logger: accessLog)
+            }
             server = try WebDAVServer(provider: provider, root: target.path, options: options, logger: accessLog,
-                                      stateDirectory: context.stateDirectory)
+                                      stateDirectory: context.stateDirectory, links: linkServer)
         } catch {
             Diagnostics.printLine("serve: \(ErrorMessage.reason(for: error))")
             throw ExitCode(2)
         }
-        let listen = self.listen, prefix = baseurl
+        let listen = self.listen, prefix = baseurl, linkPrefix = linkServer?.prefix
         try await server.run { bound in
             Diagnostics.printLine("serving \(target.original) at \(listen.url(port: bound, path: prefix + "/")) (Ctrl-C stops)")
+            if let linkPrefix {
+                Diagnostics.printLine("serving public links at \(listen.url(port: bound, path: linkPrefix)) on the same listener")
+            }
         }
     }
 }
