@@ -10,7 +10,9 @@ struct TrashCommand: AsyncParsableCommand {
         Removals and overwrites by the gateway go to the remote's trash: a folder on network remotes
         (`trash_dir`, by default `.gateway-trash` at the remote's root), the desktop trash for local
         files (~/.local/share/Trash, or .Trash-UID at the top of another file system: file managers
-        and trash-cli see the same items). Each item keeps its original path and deletion time.
+        and trash-cli see the same items). A WebDAV remote on Nextcloud or ownCloud (vendor) uses
+        the server's own trash bin, shared with its web interface, unless trash_dir is set. Each
+        item keeps its original path and deletion time.
         """),
         subcommands: [TrashListCommand.self, TrashRestoreCommand.self, TrashEmptyCommand.self]
     )
