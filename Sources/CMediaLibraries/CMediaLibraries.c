@@ -4,6 +4,17 @@
 #include <pthread.h>
 #include <stdio.h>
 
+// The libraries' names: their sonames on Linux, their install names on Apple's systems.
+#if defined(__APPLE__)
+#define GW_GOBJECT_LIBRARY "libgobject-2.0.0.dylib"
+#define GW_VIPS_LIBRARY "libvips.42.dylib"
+#define GW_POPPLER_LIBRARY "libpoppler-glib.8.dylib"
+#else
+#define GW_GOBJECT_LIBRARY "libgobject-2.0.so.0"
+#define GW_VIPS_LIBRARY "libvips.so.42"
+#define GW_POPPLER_LIBRARY "libpoppler-glib.so.8"
+#endif
+
 #define GW_FIELD(name) gw_##name##_fn name;
 static struct { GW_GLIB_FUNCTIONS(GW_FIELD) } glib;
 static struct { GW_VIPS_FUNCTIONS(GW_FIELD) } vips;
@@ -30,7 +41,7 @@ static char glib_message[512];
 static int glib_failed = 1;
 
 static void load_glib(void) {
-    static const char *soname = "libgobject-2.0.so.0";
+    static const char *soname = GW_GOBJECT_LIBRARY;
     char message[512] = "";
     int failed = 0;
     void *handle = open_library(soname, message, sizeof message);
@@ -50,7 +61,7 @@ static void drop_log(const char *domain, int level, const char *text, void *cont
 }
 
 static void load_vips(void) {
-    static const char *soname = "libvips.so.42";
+    static const char *soname = GW_VIPS_LIBRARY;
     char message[512] = "";
     int failed = 0;
     pthread_once(&glib_once, load_glib);
@@ -62,6 +73,12 @@ static void load_vips(void) {
     if (handle == NULL) failed = 1;
 #define GW_RESOLVE_VIPS(name) GW_RESOLVE(handle, vips, name)
     GW_VIPS_FUNCTIONS(GW_RESOLVE_VIPS)
+    // The readers need libvips 8.13 or later (custom sources, fail_on, vips_block_untrusted_set);
+    // VIPS_INIT's own check compares with headers this loader does not use.
+    if (failed == 0 && (vips.vips_version(0) != 8 || vips.vips_version(1) < 13)) {
+        snprintf(message, sizeof message, "libvips %d.%d is older than the 8.13 the gateway needs", vips.vips_version(0), vips.vips_version(1));
+        failed = 1;
+    }
     if (failed == 0 && vips.vips_init("gateway") != 0) {
         snprintf(message, sizeof message, "libvips could not start");
         failed = 1;
@@ -92,7 +109,7 @@ static char poppler_message[512];
 static int poppler_failed = 1;
 
 static void load_poppler(void) {
-    static const char *soname = "libpoppler-glib.so.8";
+    static const char *soname = GW_POPPLER_LIBRARY;
     char message[512] = "";
     int failed = 0;
     pthread_once(&glib_once, load_glib);

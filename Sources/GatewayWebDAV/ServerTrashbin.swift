@@ -39,15 +39,17 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
     private let available = Mutex<Bool?>(nil)
 
     /// The trash bin of the remote at `configuration`'s URL; `nil` when the vendor has none the
-    /// gateway knows, or the URL is not one of the server's WebDAV endpoints, or the user's id is
-    /// unknown (a `remote.php/webdav` URL with a bearer token).
+    /// gateway knows, or the URL is not `…/remote.php/dav/files/USER/…` (which names the user's id).
     init?(configuration: HTTPClientConfiguration, vendor: WebDAVProvider.Vendor, stateDirectory: URL, logger: Logger) {
         switch vendor {
         case .nextcloud: dialect = .nextcloud
         case .owncloud: dialect = .owncloud
         case .other: return nil
         }
-        guard let endpoint = VendorEndpoint(baseURL: configuration.baseURL), let user = endpoint.user ?? configuration.user,
+        // The trash bin's URL names the user's id, which only a `remote.php/dav/files/USER/` URL
+        // gives (a login name may differ from it: an email address, LDAP): a `remote.php/webdav/`
+        // remote keeps the gateway's trash folder.
+        guard let endpoint = VendorEndpoint(baseURL: configuration.baseURL), let user = endpoint.user,
               !user.isEmpty, let root = endpoint.url("/remote.php/dav/") else { return nil }
         self.endpoint = endpoint
         self.user = user
@@ -72,14 +74,9 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
         return Data("""
             <?xml version="1.0" encoding="utf-8"?>
             <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns"><d:prop>\
-            <d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/>\(properties)</d:prop></d:propfind>
+            <d:resourcetype/><d:getcontentlength/><d:getlastmodified/><d:getetag/><oc:fileid/>\(properties)</d:prop></d:propfind>
             """.utf8)
     }
-
-    static let fileIDBody = Data("""
-        <?xml version="1.0" encoding="utf-8"?>
-        <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:fileid/></d:prop></d:propfind>
-        """.utf8)
 
     // MARK: TrashLocator
 
@@ -107,8 +104,9 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
 
     /// The record of `name`, asked of the server.
     private func fetchInfo(_ name: String) async throws -> TrashInfo {
-        let resources = try await dav.describe("\(collection)/\(name)", body: propfindBody, folder: false)
-        guard let resource = resources.first, let info = Self.info(resource) else {
+        let (_, resource) = try await probe("\(collection)/\(name)", remotePath: name)
+        guard let resource else { throw FileProviderHTTPError(statusCode: 404, path: name, serverText: "not in the trash bin") }
+        guard let info = Self.info(resource) else {
             throw FileProviderError.malformedResponse(path: name, detail: "the server's trash bin gives no original location for \(name)")
         }
         return info
@@ -167,12 +165,12 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
     }
 
     /// A listed item of the trash bin (not the trash bin itself), its record kept for ``info(of:)``.
-    private func entry(_ resource: DAVResource) -> TrashEntry? {
+    private func entry(_ resource: DAVResource, keep: Bool = true) -> TrashEntry? {
         guard resource.status.map({ (200..<300).contains($0) }) ?? true,
               let path = dav.paths.remotePath(fromHref: resource.href, requestPath: collection),
               path != collection, RemotePath.parent(of: path) == collection else { return nil }
         let name = RemotePath.lastComponent(of: path)
-        if let info = Self.info(resource) {
+        if keep, let info = Self.info(resource) {
             listed.withLock {
                 // Taken one by one as the listing is read; a reader that never takes them cannot
                 // make this grow past a bound.
@@ -195,49 +193,84 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
 
     /// Deletes the item at `path` (the server moves it into its trash bin) and returns the name it
     /// has there.
+    ///
+    /// The item is looked at first: its file id and ETag, and the server's clock. The `DELETE`
+    /// is conditional on that ETag (an item replaced in between is not trashed in its place), and
+    /// the trash bin entry found afterwards must carry the same file id (or, where the server
+    /// gives none, the same original path and a deletion time no earlier than the look), so an
+    /// older entry of the same path is never taken for it.
     public func moveIn(_ path: String, as name: String) async throws -> String {
         try await checkAvailable(path)
         let recorded = recordedPath(for: path)
         let source = davPath(files: recorded)
+        let (looked, item) = try await probe(source, remotePath: path)
+        guard let item else { throw FileProviderHTTPError(statusCode: 404, path: path, serverText: "no such item") }
+        let id = item.fileID.flatMap { $0.isEmpty || $0.utf8.count > 64 || !$0.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) ? nil : $0 }
+        func matches(_ entry: DAVResource?, notBefore second: Int64?) -> Bool {
+            guard let entry, let info = Self.info(entry), info.path == recorded else { return false }
+            if let id, let entryID = entry.fileID { return entryID == id }
+            guard let second else { return true }
+            return (info.deletionDate.map { Int64($0.timeIntervalSince1970) } ?? .min) >= second
+        }
         switch dialect {
         case .owncloud:
-            let resources = try await dav.describe(source, body: Self.fileIDBody, folder: false)
-            guard let id = resources.first?.fileID, !id.isEmpty, id.utf8.count <= 64,
-                  id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            guard let id else {
                 throw FileProviderError.malformedResponse(path: path, detail: "the server gives no file id for \(path), which would name it in its trash bin")
             }
-            _ = try await delete(source, remotePath: path)
+            _ = try await delete(source, remotePath: path, ifMatch: item.etag)
+            guard matches(try await probe("\(collection)/\(id)", remotePath: path).resource, notBefore: nil) else {
+                throw Self.notKept(path, remote: dav.name)
+            }
             return id
         case .nextcloud:
-            let date = try await delete(source, remotePath: path)
-            // Nextcloud names the item NAME.dSECONDS, the time of the deletion (the answer's Date,
-            // or a second before), moved on a second while the name is taken (the same path
-            // trashed twice in one second): the last of a run of names holding this path is it.
-            if let date {
-                let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
-                let base = RemotePath.lastComponent(of: path)
-                func holds(_ second: Int64) async -> Bool { (try? await fetchInfo("\(base).d\(second)"))?.path == recorded }
-                for start in [seconds, seconds - 1, seconds - 2] where await holds(start) {
-                    var last = start
-                    while last < start + 20, await holds(last + 1) { last += 1 }
-                    return "\(base).d\(last)"
+            let base = RemotePath.lastComponent(of: path)
+            // Nextcloud names the item NAME.dSECONDS, the second of the deletion, and an entry of
+            // that name from the same second (any path) is replaced: wait until the server's clock
+            // has moved past any such entry.
+            var second = looked.map(Self.seconds)
+            var waited = 0
+            while let current = second, waited < 5, try await probe("\(collection)/\(base).d\(current)", remotePath: path).resource != nil {
+                try await Task.sleep(for: .milliseconds(1_050))
+                waited += 1
+                second = try await probe(source, remotePath: path).date.map(Self.seconds)
+            }
+            let notBefore = looked.map(Self.seconds)
+            let deleted = try await delete(source, remotePath: path, ifMatch: item.etag).map(Self.seconds)
+            if let deleted {
+                for candidate in stride(from: deleted, through: max(notBefore ?? deleted - 2, deleted - 5), by: -1) {
+                    let name = "\(base).d\(candidate)"
+                    if matches(try await probe("\(collection)/\(name)", remotePath: path).resource, notBefore: notBefore) { return name }
                 }
             }
-            // Not where the clock says (a server whose Date is off): the listing's latest match.
+            // Not where the clock says: the listing's match (by file id, or the latest no older
+            // than the look).
             var best: (name: String, date: Date)?
-            for try await entry in entries() {
-                guard let info = try? await info(of: entry.name), info.path == recorded else { continue }
-                let deleted = info.deletionDate ?? .distantPast
-                if best == nil || deleted > best!.date || (deleted == best!.date && entry.name > best!.name) {
-                    best = (entry.name, deleted)
-                }
+            func consider(_ resource: DAVResource) {
+                guard matches(resource, notBefore: notBefore), let entry = entry(resource, keep: false) else { return }
+                let date = Self.info(resource)?.deletionDate ?? .distantPast
+                if best == nil || date > best!.date || (date == best!.date && entry.name > best!.name) { best = (entry.name, date) }
             }
-            guard let best else {
-                throw CocoaError.described(.fileWriteUnknown, path: path, remote: dav.name,
-                                           reason: "the server deleted \(path) but its trash bin does not hold it")
+            let parser = MultistatusParser()
+            for try await chunk in try await dav.propfind(collection, depth: "1", body: propfindBody, folder: true) {
+                try parser.feed(chunk, path: collection)
+                for resource in parser.drain() { consider(resource) }
             }
+            try parser.finish(path: collection)
+            for resource in parser.drain() { consider(resource) }
+            guard let best else { throw Self.notKept(path, remote: dav.name) }
             return best.name
         }
+    }
+
+    /// The error when the server deleted an item but its trash bin does not hold it.
+    static func notKept(_ path: String, remote: String) -> CocoaError {
+        CocoaError.described(.fileWriteUnknown, path: path, remote: remote,
+                             reason: "the server deleted \(path) but its trash bin does not hold it (a server deletes for good what is over its trash bin's size limit)")
+    }
+
+    static func seconds(_ date: Date) -> Int64 {
+        let value = date.timeIntervalSince1970.rounded(.down)
+        return value.isFinite && abs(value) < 1e15 ? Int64(value) : 0
     }
 
     /// Moves the trashed item `name` back to `path`; fails, changing nothing, when something is
@@ -255,17 +288,52 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
             try await restoreMove("\(collection)/\(name)", to: target, remotePath: path)
         case .nextcloud:
             // Nextcloud restores to the original location only: there, then on to `path`.
+            // Its original folder must be there (else Nextcloud restores to the user's root) and
+            // the original path free (else it restores under another name).
             let original = try await fetchInfo(name).path
-            if original != recorded, try await dav.itemIfPresent(path: davPath(files: original)) != nil {
-                throw CocoaError.described(.fileWriteFileExists, path: path, remote: dav.name,
-                                           reason: "Nextcloud restores \(name) to \(original) first, where something is now")
+            if original != recorded {
+                if try await dav.itemIfPresent(path: davPath(files: original)) != nil {
+                    throw CocoaError.described(.fileWriteFileExists, path: path, remote: dav.name,
+                                               reason: "Nextcloud restores \(name) to \(original) first, where something is now")
+                }
+                let originalParent = RemotePath.parent(of: original)
+                if originalParent != "/", try await dav.itemIfPresent(path: davPath(files: originalParent)) == nil {
+                    throw CocoaError.described(.fileNoSuchFile, path: path, remote: dav.name,
+                                               reason: "Nextcloud restores \(name) to \(original) first, and \(originalParent) is missing")
+                }
             }
             try await restoreMove("\(collection)/\(name)", to: "/trashbin/\(user)/restore/\(name)", remotePath: path)
-            if original != recorded { try await dav.moveItem(path: davPath(files: original), to: target, overwrite: false) }
+            if original != recorded {
+                guard try await dav.itemIfPresent(path: davPath(files: original)) != nil else {
+                    throw CocoaError.described(.fileWriteUnknown, path: path, remote: dav.name,
+                                               reason: "Nextcloud restored \(name) somewhere other than \(original); look for it there")
+                }
+                try await dav.moveItem(path: davPath(files: original), to: target, overwrite: false)
+            }
         }
     }
 
     // MARK: Requests
+
+    /// A `PROPFIND Depth: 0` of `source` (a small answer; its first response only): the server's
+    /// `Date`, and the item's properties, `nil` when it is missing.
+    private func probe(_ source: String, remotePath path: String) async throws -> (date: Date?, resource: DAVResource?) {
+        let (head, body) = try await dav.send("PROPFIND", source, headers: [WebDAVProvider.xmlContentType, (name: "Depth", value: "0")],
+                                              body: .data(propfindBody))
+        let date = head.header("date").flatMap(DAVDate.http)
+        switch head.status {
+        case 207:
+            let parser = MultistatusParser()
+            try parser.feed(body, path: path)
+            try parser.finish(path: path)
+            let resource = parser.drain().first { $0.status.map { (200..<300).contains($0) } ?? true }
+            return (date, resource)
+        case 404:
+            return (date, nil)
+        default:
+            throw dav.failure(head, body: body, path: path)
+        }
+    }
 
     /// A `MOVE` out of the trash bin, its errors named by the remote's `path`.
     private func restoreMove(_ source: String, to destination: String, remotePath path: String) async throws {
@@ -278,10 +346,13 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
         }
     }
 
-    /// Sends `DELETE` for `source` and returns the answer's `Date`, if it has one.
-    private func delete(_ source: String, remotePath path: String) async throws -> Date? {
-        let (head, body) = try await dav.send("DELETE", source)
+    /// Sends `DELETE` for `source` (only while its ETag is `ifMatch`, when given) and returns the
+    /// answer's `Date`, if it has one.
+    private func delete(_ source: String, remotePath path: String, ifMatch: String?) async throws -> Date? {
+        let (head, body) = try await dav.send("DELETE", source, headers: ifMatch.map { [(name: "If-Match", value: $0)] } ?? [])
         switch head.status {
+        case 412:
+            throw FileProviderError.versionMismatch(path: path, expected: ifMatch ?? "", actual: nil)
         case 207:
             if let itemFailure = try dav.multistatusFailure(body, path: path, method: "DELETE") { throw itemFailure }
         case 200..<300:
@@ -297,7 +368,9 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
     private func checkAvailable(_ path: String) async throws {
         if available.withLock({ $0 }) == true { return }
         do {
-            _ = try await dav.describe(collection, body: propfindBody, folder: true)
+            guard try await probe(collection + "/", remotePath: path).resource != nil else {
+                throw FileProviderHTTPError(statusCode: 404, path: path, serverText: "no trash bin")
+            }
             available.withLock { $0 = true }
         } catch where [.notFound, .unsupported].contains(error.failureKind) || (error as? FileProviderHTTPError).map({ [405, 501].contains($0.statusCode) }) == true {
             throw FileProviderError.unsupported(

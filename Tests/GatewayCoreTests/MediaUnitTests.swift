@@ -19,7 +19,7 @@ struct MediaUnitTests {
     func mediaLibrariesLoad() {
         // CMediaLibrariesCheck compared each listed declaration with the libraries' headers when it
         // compiled; here every one of them resolves in the installed libraries.
-        #expect(gw_media_libraries_checked() == 39)
+        #expect(gw_media_libraries_checked() == 40)
         var message: UnsafePointer<CChar>?
         #expect(gw_media_load_vips(&message) == 0, "\(message.map { String(cString: $0) } ?? "")")
         #expect(gw_media_load_poppler(&message) == 0, "\(message.map { String(cString: $0) } ?? "")")

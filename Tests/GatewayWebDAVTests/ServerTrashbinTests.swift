@@ -43,7 +43,7 @@ struct ServerTrashbinTests {
         try await Self.write(setup, "/Docs/report 1.txt", "first report")
         try await Self.write(setup, "/Docs/tree/inner/deep.txt", "deep")
         let trash = try #require(provider.trash)
-        #expect(trash.locator is ServerTrashbin, "the server's trash bin, not a trash folder")
+        #expect(trash.locator is ServerTrashLocator, "the server's trash bin, not a trash folder")
 
         let file = try await provider.removeItemUndoably(path: "/report 1.txt", recursive: false)
         #expect(!server.exists("/Docs/report 1.txt"))
@@ -65,10 +65,10 @@ struct ServerTrashbinTests {
         #expect(server.trashbin.isEmpty)
     }
 
-    @Test("an overwrite sends the previous content to the trash bin; undo puts it back",
-          arguments: [TrashbinDAVServer.Dialect.nextcloud, .owncloud])
-    func overwriteAndUndo(_ dialect: TrashbinDAVServer.Dialect) async throws {
-        let server = try TrashbinDAVServer(dialect)
+    @Test("an overwrite sends the previous content to the trash bin; undo puts it back (the same name trashed twice in a second)",
+          arguments: [(TrashbinDAVServer.Dialect.nextcloud, true), (.nextcloud, false), (.owncloud, true)])
+    func overwriteAndUndo(_ dialect: TrashbinDAVServer.Dialect, fileIDs: Bool) async throws {
+        let server = try TrashbinDAVServer(dialect, trashbinFileIDs: fileIDs)
         defer { server.stop() }
         let provider = try Self.provider(server)
         try await Self.write(provider, "/a.txt", "old")
@@ -80,6 +80,26 @@ struct ServerTrashbinTests {
         #expect(server.trashbin.map(\.location) == ["a.txt"])
         try await provider.undo(record)
         #expect(try await Self.read(provider, "/a.txt") == "old")
+        // Undo sent the newer content to the trash bin too: nothing was replaced there.
+        #expect(server.trashbin.count == 1)
+        let bin = try #require(provider.trash)
+        let newer = try #require(try await Self.items(bin).first)
+        #expect(newer.size == 3 && newer.originalPath == "/a.txt")
+    }
+
+    @Test("a trash folder used before the vendor was set still restores, is listed, and is skipped by copies")
+    func earlierTrashFolder() async throws {
+        let server = try TrashbinDAVServer(.nextcloud)
+        defer { server.stop() }
+        let before = try Self.provider(server, trashDir: ".gateway-trash")
+        try await Self.write(before, "/old.txt", "kept in the folder")
+        let record = try await before.removeItemUndoably(path: "/old.txt", recursive: false)
+        let now = try Self.provider(server)
+        let trash = try #require(now.trash)
+        #expect(Set(try await Self.items(trash).compactMap(\.originalPath)) == ["/old.txt"])
+        #expect(await trash.folderPaths() == ["/.gateway-trash"], "copies skip it")
+        try await now.undo(record)
+        #expect(try await Self.read(now, "/old.txt") == "kept in the folder")
     }
 
     @Test("trash list, restore elsewhere, empty --older-than; items outside the remote's root are not listed")
@@ -163,7 +183,7 @@ struct ServerTrashbinTests {
             configuration: HTTPClientConfiguration(baseURL: URL(string: "http://127.0.0.1:\(server.port)/remote.php/webdav/")!,
                                                    remoteName: "w", user: "alice", password: "secret"),
             vendor: .nextcloud)
-        let bin = try #require(webdavEndpoint.trash?.locator as? ServerTrashbin)
-        #expect(bin.user == "alice", "remote.php/webdav: the trash bin of the configured user")
+        #expect(webdavEndpoint.trash?.locator is ProviderTrashVolume,
+                "remote.php/webdav names no user id (a login name may differ): the gateway's trash folder")
     }
 }

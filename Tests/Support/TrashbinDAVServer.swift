@@ -7,8 +7,8 @@ import Foundation
 /// - a `DELETE` moves the item into the user's trash bin (unless the trash bin app is "off"):
 ///   Nextcloud names it `NAME.dSECONDS` in `/remote.php/dav/trashbin/USER/trash/` and restores it
 ///   with a `MOVE` into `…/restore/` (to its original location; an occupied one gets
-///   `NAME (restored)`, as Nextcloud does); the same name trashed twice in one second moves on a
-///   second; ownCloud lists it by file id in
+///   `NAME (restored)`, as Nextcloud does); an entry of the same name from the same second is
+///   replaced, as Nextcloud's `move2trash` does; ownCloud lists it by file id in
 ///   `/remote.php/dav/trash-bin/USER/` and restores it with a `MOVE` to any path of the user's
 ///   files (`Overwrite: F` gives 412 over an existing item, a missing folder 409);
 /// - trash bin entries carry `trashbin-original-location` (the path in the user's files, without
@@ -63,7 +63,10 @@ public final class TrashbinDAVServer: Sendable {
 
     /// `trashbinEnabled: false` plays a server whose trash bin app is off: `DELETE` is final and
     /// the trash bin's URL answers 404.
-    public init(_ dialect: Dialect, user: String = "alice", password: String = "secret", trashbinEnabled: Bool = true) throws {
+    /// `trashbinFileIDs: false` leaves `oc:fileid` out of trash bin entries (Nextcloud documents
+    /// only its three `nc:` properties there).
+    public init(_ dialect: Dialect, user: String = "alice", password: String = "secret", trashbinEnabled: Bool = true,
+                trashbinFileIDs: Bool = true) throws {
         self.dialect = dialect
         self.user = user
         self.password = password
@@ -73,7 +76,9 @@ public final class TrashbinDAVServer: Sendable {
             guard request.headers["authorization"] == expected else {
                 return .http("401 Unauthorized", headers: [("WWW-Authenticate", "Basic realm=\"stand-in\"")])
             }
-            return state.mutate { Self.answer(request, dialect: dialect, user: user, trashbinEnabled: trashbinEnabled, state: &$0) }
+            return state.mutate {
+                Self.answer(request, dialect: dialect, user: user, trashbinEnabled: trashbinEnabled, trashbinFileIDs: trashbinFileIDs, state: &$0)
+            }
         }
     }
 
@@ -93,7 +98,7 @@ public final class TrashbinDAVServer: Sendable {
         path.split(separator: "/").joined(separator: "/")
     }
 
-    private static func answer(_ request: ScriptedRequest, dialect: Dialect, user: String, trashbinEnabled: Bool,
+    private static func answer(_ request: ScriptedRequest, dialect: Dialect, user: String, trashbinEnabled: Bool, trashbinFileIDs: Bool,
                                state: inout State) -> ScriptedReply {
         let path = request.path
         let filesPrefix = "/remote.php/dav/files/\(user)"
@@ -111,14 +116,15 @@ public final class TrashbinDAVServer: Sendable {
                 var responses = response(href: trashPrefix + "/", node: Node(isFolder: true, id: 0), dialect: dialect)
                 if request.headers["depth"] == "1" {
                     for (entry, item) in state.trash {
-                        responses += response(href: trashPrefix + "/" + escape(entry), node: item.tree[""]!, dialect: dialect, trashed: item)
+                        responses += response(href: trashPrefix + "/" + escape(entry), node: item.tree[""]!, dialect: dialect, trashed: item,
+                                              fileID: trashbinFileIDs)
                     }
                 }
                 return .multistatus(responses, namespaces: true)
             }
             guard let item = state.trash[name] else { return .http("404 Not Found") }
-            return .multistatus(response(href: trashPrefix + "/" + escape(name), node: item.tree[""]!, dialect: dialect, trashed: item),
-                                namespaces: true)
+            return .multistatus(response(href: trashPrefix + "/" + escape(name), node: item.tree[""]!, dialect: dialect, trashed: item,
+                                         fileID: trashbinFileIDs), namespaces: true)
         case "DELETE":
             if name.isEmpty { state.trash = [:] } else if state.trash.removeValue(forKey: name) == nil { return .http("404 Not Found") }
             return .http("204 No Content")
@@ -181,12 +187,13 @@ public final class TrashbinDAVServer: Sendable {
             state.nextID += 1
             return .http("201 Created")
         case "DELETE":
-            guard !name.isEmpty, state.files[name] != nil else { return .http("404 Not Found") }
+            guard !name.isEmpty, let node = state.files[name] else { return .http("404 Not Found") }
+            if let wanted = request.headers["if-match"], wanted != etag(node) { return .http("412 Precondition Failed") }
             let tree = take(name, from: &state.files)
             if trashbinEnabled {
-                var seconds = Int64(Date().timeIntervalSince1970)
-                // Nextcloud: the same name trashed twice in one second moves on a second.
-                while dialect == .nextcloud, state.trash["\(last(of: name)).d\(seconds)"] != nil { seconds += 1 }
+                // Nextcloud: an entry of the same name from the same second is replaced (its
+                // move2trash unlinks it), whatever path it came from.
+                let seconds = Int64(Date().timeIntervalSince1970)
                 let entry = dialect == .nextcloud ? "\(last(of: name)).d\(seconds)" : String(tree[""]!.id)
                 state.trash[entry] = Trashed(tree: tree, location: name, deleted: seconds)
             }
@@ -246,11 +253,11 @@ public final class TrashbinDAVServer: Sendable {
         return formatter.string(from: date)
     }
 
-    private static func response(href: String, node: Node, dialect: Dialect, trashed: Trashed? = nil) -> String {
+    private static func response(href: String, node: Node, dialect: Dialect, trashed: Trashed? = nil, fileID: Bool = true) -> String {
         var properties = node.isFolder ? "<D:resourcetype><D:collection/></D:resourcetype>"
             : "<D:resourcetype/><D:getcontentlength>\(node.data.count)</D:getcontentlength>"
         properties += "<D:getlastmodified>\(httpDate(node.modified))</D:getlastmodified><D:getetag>\(etag(node))</D:getetag>"
-        properties += "<oc:fileid>\(node.id)</oc:fileid>"
+        if fileID { properties += "<oc:fileid>\(node.id)</oc:fileid>" }
         if let trashed {
             let prefix = dialect == .nextcloud ? "nc" : "oc"
             let nameProperty = dialect == .nextcloud ? "trashbin-filename" : "trashbin-original-filename"
@@ -269,9 +276,10 @@ public final class TrashbinDAVServer: Sendable {
 }
 
 extension ScriptedReply {
-    /// A 207 whose root declares ownCloud's (`oc:`) and Nextcloud's (`nc:`) namespaces too.
+    /// A 207 whose root declares ownCloud's (`oc:`) and Nextcloud's (`nc:`) namespaces too, with
+    /// the server's `Date`.
     static func multistatus(_ responses: String, namespaces: Bool) -> ScriptedReply {
-        http("207 Multi-Status", headers: [("Content-Type", "application/xml; charset=utf-8")],
+        http("207 Multi-Status", headers: [("Content-Type", "application/xml; charset=utf-8"), ("Date", TrashbinDAVServer.httpDate(Date()))],
              body: "<?xml version=\"1.0\" encoding=\"utf-8\"?><D:multistatus xmlns:D=\"DAV:\" xmlns:oc=\"http://owncloud.org/ns\" "
                 + "xmlns:nc=\"http://nextcloud.org/ns\">\(responses)</D:multistatus>")
     }

@@ -94,6 +94,7 @@ typedef unsigned int (*gw_g_log_set_handler_fn)(const char *domain, int levels, 
 typedef unsigned long (*gw_g_signal_connect_data_fn)(void *instance, const char *signal, void (*handler)(void),
                                                      void *context, gw_release_callback release, unsigned int flags);
 typedef int (*gw_vips_init_fn)(const char *argv0);
+typedef int (*gw_vips_version_fn)(int flag);
 typedef void (*gw_vips_cache_set_max_fn)(int max);
 typedef void (*gw_vips_cache_set_max_mem_fn)(size_t max);
 typedef void (*gw_vips_cache_set_max_files_fn)(int max);
@@ -139,7 +140,7 @@ enum {
 // The lists the loader resolves and the check compares, one X(name) per function.
 #define GW_GLIB_FUNCTIONS(X) X(g_free) X(g_object_unref) X(g_error_free) X(g_log_set_handler) X(g_signal_connect_data)
 #define GW_VIPS_FUNCTIONS(X)                                                                                        \
-    X(vips_init) X(vips_cache_set_max) X(vips_cache_set_max_mem) X(vips_cache_set_max_files)                      \
+    X(vips_init) X(vips_version) X(vips_cache_set_max) X(vips_cache_set_max_mem) X(vips_cache_set_max_files)                      \
     X(vips_block_untrusted_set) X(vips_operation_block_set) X(vips_source_custom_new)                             \
     X(vips_source_new_from_descriptor) X(vips_image_new_from_source) X(vips_thumbnail_source)                     \
     X(vips_pngsave_buffer) X(vips_jpegsave_buffer) X(vips_flatten) X(vips_array_double_new) X(vips_area_unref)    \
