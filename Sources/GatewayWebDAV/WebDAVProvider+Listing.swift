@@ -195,14 +195,27 @@ extension WebDAVProvider {
     }
 
     /// The responses of a `PROPFIND Depth: 0` on `remote` asking for `body`'s properties, parsed
-    /// as the (small) answer streams.
+    /// as the answer streams: the first, and the first whose href is `remote` (at most two). A
+    /// server that ignores the depth (or a hostile one that never stops) cannot make it grow.
     func describe(_ remote: String, body: Data, folder: Bool) async throws -> [DAVResource] {
         let parser = MultistatusParser()
+        var first: DAVResource?
+        var named: DAVResource?
+        func keep(_ resources: [DAVResource]) {
+            for resource in resources {
+                if first == nil { first = resource }
+                if named == nil, paths.remotePath(fromHref: resource.href, requestPath: remote) == remote { named = resource }
+            }
+        }
         for try await chunk in try await propfind(remote, depth: "0", body: body, folder: folder) {
             try parser.feed(chunk, path: remote)
+            keep(parser.drain())
         }
         try parser.finish(path: remote)
-        return parser.drain()
+        keep(parser.drain())
+        guard let first else { return [] }
+        guard let named, named != first else { return [first] }
+        return [first, named]
     }
 
     public func attributesOfItem(path: String) async throws -> FileObject {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import GatewayTestSupport
 import GatewayTransport
+@testable import GatewayWebDAV
 import StorageGateway
 import Testing
 
@@ -75,6 +76,25 @@ struct HostileServerTests {
         defer { server.stop() }
         let items = try await Self.provider(server).contentsOfDirectory(path: "/folder").collectAll()
         #expect(items.map(\.name) == ["a.txt"])
+    }
+
+    @Test("a stat answered with a whole listing (Depth ignored) finds the item and keeps two responses, not all")
+    func depthIgnored() async throws {
+        // 30,000 siblings first, the item itself last: what a server that ignores `Depth: 0` for
+        // a file's parent-style answer, or a hostile one, sends.
+        var responses = ScriptedReply.response(href: "/dav/", folder: true)
+        for index in 0..<30_000 { responses += ScriptedReply.response(href: "/dav/sibling-\(index).txt", size: "1") }
+        responses += ScriptedReply.response(href: "/dav/item.txt", size: "12345")
+        let body = responses
+        let server = try ScriptedHTTPServer { request in
+            request.method == "PROPFIND" ? .multistatus(body) : .http("404 Not Found")
+        }
+        defer { server.stop() }
+        let provider = Self.provider(server)
+        let item = try await provider.attributesOfItem(path: "/item.txt")
+        #expect(item.path == "/item.txt" && item.size == 12345)
+        let kept = try await provider.describe("/item.txt", body: WebDAVProvider.propfindBody, folder: false)
+        #expect(kept.count == 2, "the first response and the item's own, nothing else")
     }
 
     @Test("multistatus bodies that nest without end, hold endless elements or texts, or stop early fail clearly and quickly")
