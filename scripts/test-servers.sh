@@ -4,8 +4,10 @@
 #   test-servers.sh stop
 # Servers: Apache httpd + mod_dav (Basic auth at /dav/, Digest at /dav-digest/, Bearer at
 # /dav-bearer/, HTTPS + HTTP/2), `rclone serve webdav`, vsftpd (plain FTP and explicit FTPS with
-# require_ssl_reuse), pyftpdlib (MLSD; and a "legacy" one without MLSD that refuses LIST -a), ProFTPD (MLSD, SITE CPFR/CPTO copies, HASH)
-# and Xandikos (WebDAV with RFC 6578 sync-collection).
+# require_ssl_reuse), pyftpdlib (MLSD; and a "legacy" one without MLSD that refuses LIST -a), ProFTPD (MLSD, SITE CPFR/CPTO copies, HASH),
+# Xandikos (WebDAV with RFC 6578 sync-collection), and three more stock WebDAV servers at /dav/ with
+# Basic auth: nginx (dav + dav-ext modules), lighttpd (mod_webdav, SQLite properties and locks) and
+# WsgiDAV (cheroot, no property manager).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -27,6 +29,9 @@ start)
     pyftpdlib_legacy_url=$(bash scripts/servers/pyftpdlib.sh start "$state" "$(free_port)" legacy)
     proftpd_url=$(bash scripts/servers/proftpd.sh start "$state" "$(free_port)")
     xandikos_url=$(bash scripts/servers/xandikos.sh start "$state" "$(free_port)")
+    nginx_url=$(bash scripts/servers/nginx-webdav.sh start "$state" "$(free_port)")
+    lighttpd_url=$(bash scripts/servers/lighttpd-webdav.sh start "$state" "$(free_port)")
+    wsgidav_url=$(bash scripts/servers/wsgidav.sh start "$state" "$(free_port)")
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
 export GATEWAY_TEST_WEBDAV_DIGEST_URL=${apache_base}dav-digest/
@@ -38,6 +43,12 @@ export GATEWAY_TEST_WEBDAV_TLS_CA=$state/apache/tls/cert.pem
 export GATEWAY_TEST_WEBDAV_RCLONE_URL=$rclone_url
 export GATEWAY_TEST_WEBDAV_XANDIKOS_URL=$xandikos_url
 export GATEWAY_TEST_XANDIKOS_LOG=$state/xandikos/server.log
+export GATEWAY_TEST_WEBDAV_NGINX_URL=$nginx_url
+export GATEWAY_TEST_NGINX_ACCESS_LOG=$state/nginx/access.log
+export GATEWAY_TEST_WEBDAV_LIGHTTPD_URL=$lighttpd_url
+export GATEWAY_TEST_LIGHTTPD_ACCESS_LOG=$state/lighttpd/access.log
+export GATEWAY_TEST_WEBDAV_WSGIDAV_URL=$wsgidav_url
+export GATEWAY_TEST_WSGIDAV_LOG=$state/wsgidav/server.log
 export GATEWAY_TEST_WEBDAV_USER=gateway
 export GATEWAY_TEST_WEBDAV_PASSWORD=gateway-test
 export GATEWAY_TEST_FTP_VSFTPD_URL=$vsftpd_url
@@ -62,6 +73,9 @@ stop)
     bash scripts/servers/pyftpdlib.sh stop "$state" legacy || true
     bash scripts/servers/proftpd.sh stop "$state" || true
     bash scripts/servers/xandikos.sh stop "$state" || true
+    bash scripts/servers/nginx-webdav.sh stop "$state" || true
+    bash scripts/servers/lighttpd-webdav.sh stop "$state" || true
+    bash scripts/servers/wsgidav.sh stop "$state" || true
     ;;
 *)
     echo "usage: $0 start|stop" >&2
