@@ -68,7 +68,13 @@ extension FTPProvider {
                     }
                     do {
                         let entry = machine ? try MLSDParser.parse(line!) : try LISTParser.parse(line!, now: now)
-                        if let entry, let item = fileObject(entry, in: folder, exactTimes: machine) { entries.append(item) }
+                        if let entry, let item = fileObject(entry, in: folder, exactTimes: machine) {
+                            entries.append(item)
+                        } else if let entry, entry.name != ".", entry.name != ".." {
+                            // An empty name or one with "/" is no member of this folder: a line that
+                            // cannot be understood, not one to drop without a word.
+                            throw FTPListParseError(line: line!, reason: "a name that cannot be a member of the folder")
+                        }
                     } catch {
                         logger.warning("unparseable listing line", metadata: ["path": .string(folder), "line": .string(String(line!.prefix(200)))])
                         if unparseable.count < 3 { unparseable.append(error as? FTPListParseError ?? FTPListParseError(line: line!, reason: "\(error)")) }

@@ -132,9 +132,17 @@ extension WebDAVProvider {
     }
 
     /// The items of parsed responses: those the server reports as fine and that lie in the remote.
-    func items(from resources: [DAVResource], requestPath: String) -> [FileObject] {
-        resources.compactMap { resource in
-            guard resource.status.map({ (200..<300).contains($0) }) ?? true else { return nil }
+    /// A member answered with a `404` (gone since) is left out; one answered with another error
+    /// status (a `403` for a member it will not show, a `507` for an answer it cut short) fails the
+    /// listing, naming it: leaving it out would make a copy or sync miss it without a word.
+    func items(from resources: [DAVResource], requestPath: String) throws -> [FileObject] {
+        try resources.compactMap { resource in
+            if let status = resource.status, !(200..<300).contains(status) {
+                guard status != 404, let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
+                throw FileProviderError.truncated(
+                    path: requestPath,
+                    reason: "the server's listing of \(requestPath) gives \(path) as \(status) \(FileProviderHTTPError(statusCode: status, path: path).reasonPhrase) instead of its properties")
+            }
             return fileObject(resource, requestPath: requestPath)
         }
     }
@@ -174,7 +182,7 @@ extension WebDAVProvider {
                 guard let activeParser = parser, !finished else { return nil }
                 var entries: [FileObject] = []
                 while true {
-                    for item in self.items(from: activeParser.drain(), requestPath: folder) {
+                    for item in try self.items(from: activeParser.drain(), requestPath: folder) {
                         if item.path == folder {
                             if !item.isDirectory { throw CocoaError.posix(ENOTDIR, path: folder, remote: self.name) }
                             continue
@@ -184,7 +192,7 @@ extension WebDAVProvider {
                     if entries.count >= pageSize { return ListingPage(entries: entries, isLast: false) }
                     guard let chunk = try await body!.next() else {
                         try activeParser.finish(path: folder)
-                        entries += self.items(from: activeParser.drain(), requestPath: folder).filter { $0.path != folder }
+                        entries += try self.items(from: activeParser.drain(), requestPath: folder).filter { $0.path != folder }
                         finished = true
                         return ListingPage(entries: entries, isLast: true)
                     }
@@ -249,8 +257,15 @@ extension WebDAVProvider {
 }
 
 extension WebDAVProvider {
-    /// The whole tree in one `PROPFIND Depth: infinity`, parsed while it streams; servers that refuse
-    /// infinite depth (403, as Apache does by default) are walked folder by folder instead.
+    /// The whole tree in one `PROPFIND Depth: infinity`, parsed while it streams, but never trusted
+    /// to be whole without evidence. RFC 4918 §9.1 lets a server refuse infinite depth (403, as
+    /// Apache does by default; then the tree is walked folder by folder), and some servers instead
+    /// answer 207 with fewer levels than asked (one: the folder and its members). So the folders at
+    /// the deepest level of an answer, which it cannot show to be empty, are listed with
+    /// `Depth: 1` afterwards (``DepthEvidence``). When one of them has members the answer left out,
+    /// or the server refused, the remote is walked folder by folder from then on (learned once per
+    /// provider, said once at `-v`). Items are never reported twice: a folder at the deepest level
+    /// has no member in the answer.
     public func walk(path: String, pageSize: Int) -> PullSequence<FileObject> {
         let root: String
         do {
@@ -258,41 +273,106 @@ extension WebDAVProvider {
         } catch {
             return PullSequence { { throw error } }
         }
+        guard infiniteDepthUsable else { return walkFolderByFolder(path: root, pageSize: pageSize) }
         return PullSequence { [self] in
             var body: ByteStream.AsyncIterator?
             var parser: MultistatusParser?
+            var evidence = DepthEvidence(root: root)
+            /// The folder-by-folder walks that finish the tree: of the root when the server
+            /// refused infinite depth, else of each deepest folder of the answer.
             var fallback: PullSequence<FileObject>.AsyncIterator?
+            var unverified: [String] = []
             var pending: [FileObject] = []
             var finished = false
             return {
-                if var walker = fallback {
-                    defer { fallback = walker }
-                    return try await walker.next()
-                }
-                if parser == nil {
-                    do {
-                        body = try await self.propfind(root, depth: "infinity", body: self.listingPropfindBody, folder: true).makeAsyncIterator()
-                        parser = MultistatusParser()
-                    } catch let error as FileProviderHTTPError where [403, 400, 501].contains(error.statusCode) {
-                        self.logger.debug("Depth: infinity refused; walking folder by folder", metadata: ["path": .string(root)])
-                        var walker = self.walkFolderByFolder(path: root, pageSize: pageSize).makeAsyncIterator()
-                        let first = try await walker.next()
-                        fallback = walker
-                        return first
+                while true {
+                    if var walker = fallback {
+                        if let item = try await walker.next() {
+                            fallback = walker
+                            if evidence.isVerifying { self.learnInfiniteDepth(truncated: evidence.levels, path: root) }
+                            return item
+                        }
+                        fallback = nil
                     }
-                }
-                while pending.isEmpty {
-                    if finished { return nil }
-                    if let chunk = try await body!.next() {
-                        try parser!.feed(chunk, path: root)
-                    } else {
-                        try parser!.finish(path: root)
-                        finished = true
+                    if parser == nil {
+                        do {
+                            body = try await self.propfind(root, depth: "infinity", body: self.listingPropfindBody, folder: true).makeAsyncIterator()
+                            parser = MultistatusParser()
+                        } catch let error as FileProviderHTTPError where [403, 400, 501].contains(error.statusCode) {
+                            self.learnInfiniteDepth(refused: error.statusCode, path: root)
+                            parser = MultistatusParser()
+                            finished = true
+                            fallback = self.walkFolderByFolder(path: root, pageSize: pageSize).makeAsyncIterator()
+                            continue
+                        }
                     }
-                    pending = self.items(from: parser!.drain(), requestPath: root).filter { $0.path != root }.reversed()
+                    if let item = pending.popLast() { return item }
+                    if !finished {
+                        if let chunk = try await body!.next() {
+                            try parser!.feed(chunk, path: root)
+                        } else {
+                            try parser!.finish(path: root)
+                            finished = true
+                        }
+                        pending = try self.items(from: parser!.drain(), requestPath: root).filter { $0.path != root }.reversed()
+                        for item in pending { evidence.saw(item) }
+                        if finished { unverified = evidence.takeDeepestFolders().reversed() }
+                        continue
+                    }
+                    guard let folder = unverified.popLast() else { return nil }
+                    // Members of a deepest folder, without the folder itself (already reported).
+                    fallback = TreeWalk.folderByFolder(self, path: folder, pageSize: pageSize).makeAsyncIterator()
                 }
-                return pending.popLast()
             }
         }
+    }
+
+    /// Whether walks still begin with `Depth: infinity` (no refusal or short answer seen yet).
+    var infiniteDepthUsable: Bool { learnedInfiniteDepth.withLock { $0 } != false }
+
+    /// The server refused `Depth: infinity`: walk folder by folder from now on.
+    func learnInfiniteDepth(refused status: Int, path: String) {
+        guard learnedInfiniteDepth.withLock({ let first = $0 != false; $0 = false; return first }) else { return }
+        logger.debug("Depth: infinity refused; walking folder by folder", metadata: ["path": .string(path), "status": .stringConvertible(status)])
+    }
+
+    /// The server answered `Depth: infinity` with fewer levels than the tree has: walk folder by
+    /// folder from now on, and say so once.
+    func learnInfiniteDepth(truncated levels: Int, path: String) {
+        guard learnedInfiniteDepth.withLock({ let first = $0 != false; $0 = false; return first }) else { return }
+        logger.info("the server answered Depth: infinity with only \(levels) level\(levels == 1 ? "" : "s") of the tree; walking folder by folder",
+                    metadata: ["path": .string(path)])
+    }
+}
+
+/// What a `Depth: infinity` answer shows of its own depth: the deepest level it reached and the
+/// folders there. Those folders have no member in the answer, so it cannot tell whether they are
+/// empty or the server stopped there; they are listed again. Only the folders of one level are
+/// kept, and only while that level is the deepest.
+struct DepthEvidence: Sendable {
+    let root: String
+    /// The deepest level seen (1 for the root's members).
+    private(set) var levels = 0
+    private var deepestFolders: [String] = []
+    /// Whether the answer is over and its deepest folders are being listed.
+    private(set) var isVerifying = false
+
+    init(root: String) { self.root = root }
+
+    /// Notes one item of the answer.
+    mutating func saw(_ item: FileObject) {
+        let level = RemotePath.relative(item.path, to: root).map { $0.split(separator: "/").count } ?? 0
+        if level > levels {
+            levels = level
+            deepestFolders.removeAll()
+        }
+        if level == levels, item.isDirectory { deepestFolders.append(item.path) }
+    }
+
+    /// The folders at the deepest level, to list; from now on the walk verifies.
+    mutating func takeDeepestFolders() -> [String] {
+        isVerifying = true
+        defer { deepestFolders = [] }
+        return deepestFolders
     }
 }

@@ -47,6 +47,7 @@ extension WebDAVProvider: SnapshotMonitoring {
         }
         syncCollectionSupport.withLock { $0 = .supported }
         let nextToken = Mutex<String?>(nil)
+        let truncated = Mutex(false)
         let entries = PullSequence<FolderDeltaEntry> { [self] in
             let parser = MultistatusParser()
             var body = stream.makeAsyncIterator()
@@ -63,8 +64,13 @@ extension WebDAVProvider: SnapshotMonitoring {
                         nextToken.withLock { $0 = parser.syncToken }
                     }
                     for resource in parser.drain().reversed() {
-                        guard let path = self.paths.remotePath(fromHref: resource.href, requestPath: folder), path != folder,
-                              RemotePath.parent(of: path) == folder else { continue }
+                        guard let path = self.paths.remotePath(fromHref: resource.href, requestPath: folder) else { continue }
+                        if path == folder, resource.status == 507 {
+                            // RFC 6578 3.6: the server cut the answer; its token covers only what it sent.
+                            truncated.withLock { $0 = true }
+                            continue
+                        }
+                        guard path != folder, RemotePath.parent(of: path) == folder else { continue }
                         if resource.status == 404 {
                             pending.append(.removed(name: RemotePath.lastComponent(of: path)))
                         } else if resource.status.map({ (200..<300).contains($0) }) ?? true,
@@ -76,6 +82,7 @@ extension WebDAVProvider: SnapshotMonitoring {
                 return pending.popLast()
             }
         }
-        return FolderDelta(isComplete: token == nil, entries: entries, nextToken: { nextToken.withLock { $0 } })
+        return FolderDelta(isComplete: token == nil, entries: entries, nextToken: { nextToken.withLock { $0 } },
+                           wasTruncated: { truncated.withLock { $0 } })
     }
 }

@@ -79,6 +79,9 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
     let serverTrashbin: ServerTrashbin?
     /// What `auto` learned from the server, once asked.
     let learnedAtomicPut = Mutex<Bool?>(nil)
+    /// Whether walks may begin with `PROPFIND Depth: infinity`: `false` once the server refused
+    /// one or answered it with fewer levels than the tree has (``walk(path:pageSize:)``).
+    let learnedInfiniteDepth = Mutex<Bool?>(nil)
     /// Whether the server answers `sync-collection` reports (RFC 6578), once asked.
     let syncCollectionSupport = Mutex(FolderDeltaSupport.unknown)
 

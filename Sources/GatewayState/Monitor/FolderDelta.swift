@@ -17,12 +17,18 @@ public struct FolderDelta: Sendable {
     public var entries: PullSequence<FolderDeltaEntry>
     /// The token for the next delta, known once ``entries`` ended.
     public var nextToken: @Sendable () -> String?
+    /// Whether the server cut the answer short (RFC 6578 3.6: a `507` for the folder itself),
+    /// known once ``entries`` ended. A cut delta is never complete: members it does not name stay,
+    /// and the next token brings the rest.
+    public var wasTruncated: @Sendable () -> Bool
 
     /// Creates a delta.
-    public init(isComplete: Bool, entries: PullSequence<FolderDeltaEntry>, nextToken: @escaping @Sendable () -> String?) {
+    public init(isComplete: Bool, entries: PullSequence<FolderDeltaEntry>, nextToken: @escaping @Sendable () -> String?,
+                wasTruncated: @escaping @Sendable () -> Bool = { false }) {
         self.isComplete = isComplete
         self.entries = entries
         self.nextToken = nextToken
+        self.wasTruncated = wasTruncated
     }
 }
 

@@ -129,11 +129,13 @@ struct SnapshotRound {
         var createdHere: [(SnapshotEntry, FileObject)] = []
         var complete = true
         var nextToken: (@Sendable () -> String?)?
+        var wasTruncated: (@Sendable () -> Bool)?
         do {
             var observed: PullSequence<Observed>.AsyncIterator
             if let delta, !isNew, let changes = try await readDelta(delta, folder: folder, path: path, outcome: &outcome) {
                 complete = changes.isComplete
                 nextToken = changes.nextToken
+                wasTruncated = changes.wasTruncated
                 observed = PullSequence<Observed> {
                     var entries = changes.entries.makeAsyncIterator()
                     return {
@@ -195,6 +197,7 @@ struct SnapshotRound {
             return []
         }
         if let token = nextToken?() { outcome.tokens[folder] = token }
+        if wasTruncated?() == true { complete = false }
         if !complete {
             // A delta names only what changed: the other members stay, and their folders are read too.
             if recursive && (fullTree || inFullSubtree) {
