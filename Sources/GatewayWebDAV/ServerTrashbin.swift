@@ -217,7 +217,7 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
             guard let id else {
                 throw FileProviderError.malformedResponse(path: path, detail: "the server gives no file id for \(path), which would name it in its trash bin")
             }
-            _ = try await delete(source, remotePath: path, ifMatch: item.etag)
+            _ = try await delete(source, remotePath: path, folder: item.isCollection, ifMatch: item.etag)
             guard matches(try await probe("\(collection)/\(id)", remotePath: path).resource, notBefore: nil) else {
                 throw Self.notKept(path, remote: dav.name)
             }
@@ -235,7 +235,7 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
                 second = try await probe(source, remotePath: path).date.map(Self.seconds)
             }
             let notBefore = looked.map(Self.seconds)
-            let deleted = try await delete(source, remotePath: path, ifMatch: item.etag).map(Self.seconds)
+            let deleted = try await delete(source, remotePath: path, folder: item.isCollection, ifMatch: item.etag).map(Self.seconds)
             if let deleted {
                 for candidate in stride(from: deleted, through: max(notBefore ?? deleted - 2, deleted - 5), by: -1) {
                     let name = "\(base).d\(candidate)"
@@ -346,10 +346,10 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
         }
     }
 
-    /// Sends `DELETE` for `source` (only while its ETag is `ifMatch`, when given) and returns the
+    /// Sends `DELETE` for `source` (a `folder` with its trailing slash; only while its ETag is `ifMatch`, when given) and returns the
     /// answer's `Date`, if it has one.
-    private func delete(_ source: String, remotePath path: String, ifMatch: String?) async throws -> Date? {
-        let (head, body) = try await dav.send("DELETE", source, headers: ifMatch.map { [(name: "If-Match", value: $0)] } ?? [])
+    private func delete(_ source: String, remotePath path: String, folder: Bool, ifMatch: String?) async throws -> Date? {
+        let (head, body) = try await dav.send("DELETE", source, folder: folder, headers: ifMatch.map { [(name: "If-Match", value: $0)] } ?? [])
         switch head.status {
         case 412:
             throw FileProviderError.versionMismatch(path: path, expected: ifMatch ?? "", actual: nil)

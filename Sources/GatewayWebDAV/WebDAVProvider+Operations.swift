@@ -52,7 +52,10 @@ extension WebDAVProvider {
         progress?.addFile()
     }
 
-    /// COPY or MOVE on the server, with an absolute, encoded `Destination`.
+    /// COPY or MOVE on the server, with an absolute, encoded `Destination`. A folder is addressed
+    /// with its trailing slash, source and `Destination` alike (RFC 4918 §5.2, §8.3): nginx's
+    /// dav module answers 400 to `MOVE /a` for a folder and lighttpd redirects it, so the source is
+    /// looked at first (which also reports a missing source plainly, whatever the server says).
     private func transfer(_ method: String, _ path: String, to destination: String, overwrite: Bool) async throws {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
@@ -64,12 +67,13 @@ extension WebDAVProvider {
         if target.hasPrefix(source + "/") {
             throw FileProviderError.invalidPath(path: target, reason: "cannot \(method.lowercased()) a folder into itself")
         }
+        let folder = try await attributesOfItem(path: source).isDirectory
         var headers: [(name: String, value: String)] = [
-            (name: "Destination", value: paths.url(target).absoluteString),
+            (name: "Destination", value: paths.url(target, folder: folder).absoluteString),
             (name: "Overwrite", value: overwrite ? "T" : "F"),
         ]
         if method == "COPY" { headers.append((name: "Depth", value: "infinity")) }
-        let (head, body) = try await send(method, source, headers: headers)
+        let (head, body) = try await send(method, source, folder: folder, headers: headers)
         switch head.status {
         case 207:
             if let itemFailure = try multistatusFailure(body, path: source, method: method) { throw itemFailure }
@@ -78,7 +82,7 @@ extension WebDAVProvider {
         case 412:
             throw existsError(target)
         default:
-            // Servers differ in how they report a missing source (404, 403, 409): look.
+            // Servers differ in how they report a source that went away meanwhile (404, 403, 409).
             if head.status != 404, try await itemIfPresent(path: source) == nil {
                 throw FileProviderHTTPError(statusCode: 404, path: source, serverText: "no such item")
             }
@@ -86,21 +90,19 @@ extension WebDAVProvider {
         }
     }
 
+    /// `DELETE`, with a folder's trailing slash (nginx answers 409 to a folder's URL without it).
+    /// The item is looked at first: for its type, and, when not `recursive`, whether a folder is
+    /// empty (a `DELETE` of a collection is always recursive in WebDAV).
     public func removeItem(path: String, recursive: Bool) async throws {
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else {
             throw FileProviderError.invalidPath(path: remote, reason: "refusing to remove the remote's root")
         }
-        var folder = false
-        if !recursive {
-            // DELETE on a collection is always recursive in WebDAV: check emptiness first.
-            let item = try await attributesOfItem(path: remote)
-            folder = item.isDirectory
-            if folder {
-                var pages = contentsOfDirectory(path: remote, pageSize: 1).makeAsyncIterator()
-                if let page = try await pages.next(), !page.entries.isEmpty {
-                    throw CocoaError.posix(ENOTEMPTY, path: remote, remote: name, writing: true)
-                }
+        let folder = try await attributesOfItem(path: remote).isDirectory
+        if folder, !recursive {
+            var pages = contentsOfDirectory(path: remote, pageSize: 1).makeAsyncIterator()
+            if let page = try await pages.next(), !page.entries.isEmpty {
+                throw CocoaError.posix(ENOTEMPTY, path: remote, remote: name, writing: true)
             }
         }
         let (head, body) = try await send("DELETE", remote, folder: folder)

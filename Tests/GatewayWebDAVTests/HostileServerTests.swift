@@ -195,16 +195,42 @@ struct HostileServerTests {
         #expect(try await provider.contents(path: "/max1", offset: .max, length: .max) == Data())
     }
 
+    @Test("a listing that gives a member an error status fails naming it; a 404 member (gone since) is left out")
+    func memberWithErrorStatus() async throws {
+        let server = try ScriptedHTTPServer { request in
+            guard request.method == "PROPFIND" else { return .http("405 Method Not Allowed") }
+            let members = ScriptedReply.response(href: "/dav/f/", folder: true) + ScriptedReply.response(href: "/dav/f/a.txt", size: "1")
+                + "<D:response><D:href>/dav/f/gone.txt</D:href><D:status>HTTP/1.1 404 Not Found</D:status></D:response>"
+            if request.target.hasPrefix("/dav/ok") {
+                return .multistatus(members.replacingOccurrences(of: "/dav/f/", with: "/dav/ok/"))
+            }
+            return .multistatus(members + "<D:response><D:href>/dav/f/secret.txt</D:href><D:status>HTTP/1.1 403 Forbidden</D:status></D:response>")
+        }
+        defer { server.stop() }
+        let provider = Self.provider(server)
+        #expect(try await provider.contentsOfDirectory(path: "/ok").collectAll().map(\.name) == ["a.txt"])
+        let listing = await Self.failure { _ = try await provider.contentsOfDirectory(path: "/f").collectAll() }
+        let text = listing.map { ErrorMessage.reason(for: $0) } ?? ""
+        #expect(text.contains("/f/secret.txt as 403"), "\(text)")
+        let walk = await Self.failure { for try await _ in provider.walk(path: "/f") {} }
+        #expect((walk.map { ErrorMessage.reason(for: $0) } ?? "").contains("/f/secret.txt as 403"))
+    }
+
     @Test("DELETE answered 207 names every member that failed; 409 to DELETE is not worded as a missing parent")
     func deleteMultistatus() async throws {
         let server = try ScriptedHTTPServer { request in
             switch (request.method, request.target) {
-            case ("DELETE", "/dav/tree"):
+            case ("PROPFIND", let target):
+                // A delete looks the item up first: tree and many are folders (deleted as "name/").
+                let folder = !target.hasPrefix("/dav/conflict")
+                let href = folder && !target.hasSuffix("/") ? target + "/" : target
+                return .multistatus(ScriptedReply.response(href: href, size: folder ? nil : "1", folder: folder))
+            case ("DELETE", "/dav/tree/"):
                 let failed = ["a.txt": "423 Locked", "sub/b.txt": "403 Forbidden"].map { name, status in
                     "<D:response><D:href>/dav/tree/\(name)</D:href><D:status>HTTP/1.1 \(status)</D:status></D:response>"
                 }.joined()
                 return .multistatus(failed)
-            case ("DELETE", "/dav/many"):
+            case ("DELETE", "/dav/many/"):
                 return .multistatus((0..<12).map { "<D:response><D:href>/dav/many/f\($0)</D:href><D:status>HTTP/1.1 423 Locked</D:status></D:response>" }.joined())
             case ("DELETE", "/dav/conflict"):
                 return .http("409 Conflict", body: "<html><title>409 Conflict</title></html>")
