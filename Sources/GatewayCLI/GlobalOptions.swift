@@ -20,8 +20,10 @@ struct GlobalOptions: ParsableArguments {
     private static let flags: Set<String> = ["-v", "--verbose", "-q", "--quiet", "--progress"]
 
     /// Moves global options written before the subcommand to after it, where ArgumentParser
-    /// expects them.
-    static func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
+    /// expects them. The subcommand is followed down the command tree to its leaf
+    /// (`gateway --config f trash list x:` becomes `gateway trash list --config f x:`), so nested
+    /// subcommands take them in either place too.
+    static func hoistingGlobalOptions(_ arguments: [String], root: any ParsableCommand.Type = GatewayCommand.self) -> [String] {
         var leading: [String] = []
         var index = 0
         while index < arguments.count {
@@ -32,8 +34,7 @@ struct GlobalOptions: ParsableArguments {
             } else if valued.contains(argument), index + 1 < arguments.count {
                 leading += [argument, arguments[index + 1]]
                 index += 2
-            } else if let name = valued.first(where: { argument.hasPrefix($0 + "=") }) {
-                _ = name
+            } else if valued.contains(where: { argument.hasPrefix($0 + "=") }) {
                 leading.append(argument)
                 index += 1
             } else {
@@ -41,13 +42,24 @@ struct GlobalOptions: ParsableArguments {
             }
         }
         guard !leading.isEmpty, index < arguments.count else { return arguments }
-        // The subcommand, then its own subcommand if it has one (`config validate`).
-        var head = [arguments[index]]
-        index += 1
-        if head[0] == "config", index < arguments.count, !arguments[index].hasPrefix("-") {
+        // The subcommand, then its own subcommands down to the leaf (`trash list`, `serve webdav`).
+        var head: [String] = []
+        var command = root
+        while index < arguments.count, let next = subcommand(of: command, named: arguments[index]) {
             head.append(arguments[index])
+            command = next
+            index += 1
+        }
+        if head.isEmpty {
+            // Not a subcommand (`help`, a typo): left for ArgumentParser to explain.
+            head = [arguments[index]]
             index += 1
         }
         return head + leading + arguments[index...]
+    }
+
+    /// The subcommand of `command` called `name` (or one of its aliases).
+    private static func subcommand(of command: any ParsableCommand.Type, named name: String) -> (any ParsableCommand.Type)? {
+        command.configuration.subcommands.first { $0._commandName == name || $0.configuration.aliases.contains(name) }
     }
 }
