@@ -111,7 +111,10 @@ extension WebDAVProvider {
     func fileObject(_ resource: DAVResource, requestPath: String, describing: Bool = false) -> FileObject? {
         guard let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
         let modified = resource.lastModified.flatMap(DAVDate.http)
-        let version = resource.etag ?? resource.lastModified.map { "lm:\($0)" }
+        // Without an ETag (nginx), the time (to the second) and a file's size stand for the version.
+        let version = resource.etag ?? resource.lastModified.map {
+            "lm:\($0)" + (resource.isCollection ? "" : resource.contentLength.map { " size \($0)" } ?? "")
+        }
         var extra: [String: String] = [:]
         if describing, let etag = resource.etag { extra["etag"] = etag }
         // The stamp's hashes stay in the stamp: they are what the uploader knew of its source, not
@@ -169,8 +172,8 @@ extension WebDAVProvider {
                     let stream: ByteStream
                     do {
                         stream = try await self.propfind(folder, depth: "1", body: self.listingPropfindBody(details), folder: true)
-                    } catch let error as FileProviderHTTPError where [400, 404, 405, 409].contains(error.statusCode) {
-                        // A file asked for as a folder ("name/"): Apache answers 400, others 404 or 409.
+                    } catch let error as FileProviderHTTPError where [400, 403, 404, 405, 409].contains(error.statusCode) {
+                        // A file asked for as a folder ("name/"): Apache answers 400, lighttpd 403, others 404 or 409.
                         if let item = try? await self.attributesOfItem(path: folder), !item.isDirectory {
                             throw CocoaError.posix(ENOTDIR, path: folder, remote: self.name)
                         }

@@ -68,6 +68,11 @@ extension WebDAVProvider {
             throw FileProviderError.invalidPath(path: target, reason: "cannot \(method.lowercased()) a folder into itself")
         }
         let folder = try await attributesOfItem(path: source).isDirectory
+        if await needsDirectPut(target) {
+            throw FileProviderError.unsupported(
+                operation: "a server-side \(method.lowercased()) to \(target): this server changes some characters of names given in a Destination header",
+                path: target)
+        }
         var headers: [(name: String, value: String)] = [
             (name: "Destination", value: paths.url(target, folder: folder).absoluteString),
             (name: "Overwrite", value: overwrite ? "T" : "F"),
@@ -78,6 +83,12 @@ extension WebDAVProvider {
         case 207:
             if let itemFailure = try multistatusFailure(body, path: source, method: method) { throw itemFailure }
         case 200..<300:
+            // A name the probe could not vouch for: look that it arrived under its name.
+            if learnedDestinationChanges.withLock({ $0 }) == nil, !Self.probedCharacters(in: target).isEmpty,
+               try await itemIfPresent(path: target) == nil {
+                throw FileProviderError.malformedResponse(
+                    path: target, detail: "the server confirmed the \(method.lowercased()) to \(target), but nothing stands under that name")
+            }
             return
         case 412:
             throw existsError(target)

@@ -25,6 +25,8 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
               options.contentHashes.isEmpty, !rangedUploadsRefused.withLock({ $0 }) else { return nil }
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
+        // Ranges go to a temporary renamed at the end: not for a name the server would change.
+        if await needsDirectPut(remote) { return nil }
         if !options.overwrite {
             let existing = try await itemIfPresent(path: remote)
             if existing?.isDirectory == true { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
@@ -132,6 +134,7 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
         let clock = ContinuousClock()
         let started = clock.now
         let answer = try await commit(target, to: remote, overwrite: options.overwrite)
+        _ = try await verifyCommitted(remote, size: size)
         logger.debug("wrote file in ranges", metadata: ["path": .string(remote), "bytes": .stringConvertible(size)])
         await recordSourceStamp(at: remote, size: size, options: options, answer: answer, elapsed: started.duration(to: clock.now))
         if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }

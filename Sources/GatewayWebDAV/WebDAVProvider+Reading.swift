@@ -28,6 +28,11 @@ extension WebDAVProvider {
             var request = HTTPRequest(method: "GET", url: url, path: remote, headers: headers)
             request.responseBuffer = options.bufferSize
             let (head, body) = try await client.stream(request)
+            if let expected = options.ifVersion, (200..<300).contains(head.status), let served = head.header("etag"),
+               !ETag.sameOpaque(served, expected) {
+                // A server that ignores If-Match on GET (lighttpd) still names what it sends.
+                throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: served)
+            }
             switch head.status {
             case 200:
                 // The server ignored the range: skip and cut here.

@@ -21,9 +21,16 @@ extension WebDAVProvider {
         var direct = options.atomically && options.overwrite && options.ifVersion == nil && buffered
             && (options.expectedSize == nil || options.expectedSize == stream.expectedLength)
         if direct { direct = await serverPutIsAtomic() }
-        let target = options.atomically && !direct
-            ? RemotePath.temporaryPath(for: remote)
-            : remote
+        // A name this server would change in a Destination goes straight to its name (not atomic:
+        // see WebDAVProvider+Destination). What stood there before decides what a failure removes.
+        var inPlace = false
+        var existedBefore = true
+        if options.atomically, !direct, await needsDirectPut(remote) {
+            inPlace = true
+            existedBefore = try await itemIfPresent(path: remote) != nil
+        }
+        let renames = options.atomically && !direct && !inPlace
+        let target = renames ? RemotePath.temporaryPath(for: remote) : remote
         let (counted, counter) = AtomicWrite.counting(stream, progress: options.progress)
         var headers: [(name: String, value: String)] = []
         if let date = options.modificationDate, vendor != .other {
@@ -53,7 +60,7 @@ extension WebDAVProvider {
                 upload = .data(data)
                 headers.append((name: "Content-Type", value: ""))
             }
-            if direct { try await options.beforeReplacing?(remote) }
+            if direct || inPlace { try await options.beforeReplacing?(remote) }
             let clock = ContinuousClock()
             var started = clock.now
             let (head, body) = try await send("PUT", target, headers: headers, body: upload)
@@ -64,10 +71,11 @@ extension WebDAVProvider {
             }
             let written = counter.value
             try AtomicWrite.checkLength(written, expected: options.expectedSize ?? stream.expectedLength, path: remote)
-            if options.atomically && !direct {
+            if renames {
                 try await options.beforeReplacing?(remote)
                 started = clock.now
                 answer = try await commit(target, to: remote, overwrite: options.overwrite)
+                _ = try await verifyCommitted(remote, size: written)
             }
             logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written)])
             await recordSourceStamp(at: remote, size: written, options: options, answer: answer, elapsed: started.duration(to: clock.now))
@@ -78,10 +86,15 @@ extension WebDAVProvider {
             // Remove what this write left: the temporary, or (not atomic) a partial upload. Never the
             // target of a refused conditional write, which holds someone else's newer file.
             // A direct (atomic) PUT left nothing: the server kept the previous file.
-            if !direct, AtomicWrite.discards(error, atomically: options.atomically) { await discard(target) }
-            // An upload into a missing folder: 409 (RFC 4918), or a stream the server reset (HTTP/2)
-            // before its 409 arrived. Name the missing folder as every backend does ("not found").
-            if error.failureKind == .connectionLost || (error as? FileProviderHTTPError)?.statusCode == 409,
+            if inPlace {
+                if !existedBefore { await discard(remote) }
+            } else if !direct, AtomicWrite.discards(error, atomically: options.atomically) {
+                await discard(target)
+            }
+            // An upload into a missing folder: 409 (RFC 4918), 500 (nginx), or a stream the server
+            // reset (HTTP/2) before its 409 arrived. Name the missing folder as every backend does
+            // ("not found").
+            if error.failureKind == .connectionLost || [409, 500].contains((error as? FileProviderHTTPError)?.statusCode ?? 0),
                await parentIsMissing(remote) {
                 throw CocoaError.posix(ENOENT, path: RemotePath.parent(of: remote), remote: name, writing: true)
             }

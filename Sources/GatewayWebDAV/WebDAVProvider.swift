@@ -82,6 +82,9 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
     /// Whether walks may begin with `PROPFIND Depth: infinity`: `false` once the server refused
     /// one or answered it with fewer levels than the tree has (``walk(path:pageSize:)``).
     let learnedInfiniteDepth = Mutex<Bool?>(nil)
+    /// The characters the server changes in a name given in `Destination`, once probed
+    /// (``destinationChangedCharacters(in:)``).
+    let learnedDestinationChanges = Mutex<Set<Character>?>(nil)
     /// Whether the server answers `sync-collection` reports (RFC 6578), once asked.
     let syncCollectionSupport = Mutex(FolderDeltaSupport.unknown)
 

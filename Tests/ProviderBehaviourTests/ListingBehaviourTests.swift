@@ -187,14 +187,16 @@ struct ListingBehaviourTests {
                 try await s.provider.writeContents(path: s.path("names/" + name), data: Data("\(index)".utf8))
             }
             let listed = try await s.provider.contentsOfDirectory(path: s.path("names")).collectAll()
-            #expect(Set(listed.map(\.name)) == Set(names))
+            // A server whose listings hide dot files (nginx) still answers for each by name, below.
+            #expect(Set(listed.map(\.name)) == Set(names).filter { fixture.listsDotFiles || !$0.hasPrefix(".") })
             for (index, name) in names.enumerated() {
                 let item = try await s.provider.attributesOfItem(path: s.path("names/" + name))
                 #expect(item.name == name)
                 let data = try await s.provider.contents(path: s.path("names/" + name))
                 #expect(data == Data("\(index)".utf8), "contents of \(name)")
             }
-            #expect(listed.first { $0.name == ".hidden" }?.isHidden == true)
+            #expect(try await s.provider.attributesOfItem(path: s.path("names/.hidden")).isHidden)
+            if fixture.listsDotFiles { #expect(listed.first { $0.name == ".hidden" }?.isHidden == true) }
             for name in names { try await s.provider.removeItem(path: s.path("names/" + name), recursive: false) }
             #expect(try await s.provider.contentsOfDirectory(path: s.path("names")).collectAll().isEmpty)
         }

@@ -20,6 +20,9 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     /// Whether names may hold control characters such as a tab (FTP cannot carry them: libcurl
     /// refuses them in FTP paths, and FTP commands are lines of text).
     var controlCharactersInNames = true
+    /// Whether listings show names that start with a dot (nginx's dav-ext leaves them out, though
+    /// each answers on its own: the gateway looks such names up directly where it matters).
+    var listsDotFiles = true
     /// Creates a provider and an empty scratch folder, and returns a cleanup. With links, the
     /// provider is the backend's `…WithLinks` variant (what the registry makes when the
     /// configuration has a `links` object).
@@ -29,6 +32,7 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
 
     /// Every backend the suite runs against.
     static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone,
+                                         .webdavNginx, .webdavLighttpd, .webdavWsgiDAV,
                                          .ftpVsftpd, .ftpVsftpdTLS, .ftpPyftpdlib, .ftpProftpd, .ftpLegacy]
 
     /// FTP on vsftpd (LIST only, no MLSD), started by `scripts/test-servers.sh`.
@@ -76,11 +80,21 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     /// WebDAV on `rclone serve webdav` (Go's x/net/webdav), started by `scripts/test-servers.sh`.
     static let webdavRclone = webdav("webdav-rclone", urlVariable: "GATEWAY_TEST_WEBDAV_RCLONE_URL")
 
+    /// WebDAV on nginx with its dav module and dav-ext (Debian's defaults: Depth infinity refused,
+    /// no dead properties, no ETags in listings, folders only with their trailing slash).
+    static let webdavNginx = webdav("webdav-nginx", urlVariable: "GATEWAY_TEST_WEBDAV_NGINX_URL", listsDotFiles: false)
+    /// WebDAV on lighttpd's mod_webdav (folder URLs without a slash redirected with 308; names with
+    /// control characters refused with 400).
+    static let webdavLighttpd = webdav("webdav-lighttpd", urlVariable: "GATEWAY_TEST_WEBDAV_LIGHTTPD_URL", controlCharactersInNames: false)
+    /// WebDAV on WsgiDAV (Python; cuts Destination at ';' and '?', refuses dead properties).
+    static let webdavWsgiDAV = webdav("webdav-wsgidav", urlVariable: "GATEWAY_TEST_WEBDAV_WSGIDAV_URL")
+
     /// A WebDAV fixture: each test works in a fresh folder on the server, removed afterwards.
     /// A missing server is a failure, never a skip.
     static func webdav(_ name: String, urlVariable: String, caFileVariable: String? = nil,
-                       bearerTokenVariable: String? = nil, vendor: WebDAVProvider.Vendor = .other) -> ProviderFixture {
-        ProviderFixture(name: name) { links in
+                       bearerTokenVariable: String? = nil, vendor: WebDAVProvider.Vendor = .other,
+                       controlCharactersInNames: Bool = true, listsDotFiles: Bool = true) -> ProviderFixture {
+        ProviderFixture(name: name, controlCharactersInNames: controlCharactersInNames, listsDotFiles: listsDotFiles) { links in
             let server = try TestServers.webdav(urlVariable: urlVariable)
             var configuration = server.configuration(remoteName: name)
             if let bearerTokenVariable {
