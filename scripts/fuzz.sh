@@ -5,6 +5,8 @@
 # Fuzz/Artifacts/<harness>/ (git-ignored). Prints one summary line per harness.
 #
 #   scripts/fuzz.sh [SECONDS] [HARNESS...]     e.g. scripts/fuzz.sh 60, scripts/fuzz.sh 30 FuzzLIST
+#   scripts/fuzz.sh --long [HARNESS...]        10^6 executions per harness (capped at an hour each):
+#                                              the long runs docs/fuzzing.md reports; CI runs 10 s
 #
 # Environment:
 #   GATEWAY_FUZZ_SECONDS   seconds per harness when SECONDS is not given (default 60)
@@ -25,7 +27,11 @@ root=$(pwd)
 
 all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata FuzzServeRequests)
 seconds=${GATEWAY_FUZZ_SECONDS:-60}
-if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
+if [ $# -gt 0 ] && [ "$1" = --long ]; then
+    seconds=${GATEWAY_FUZZ_SECONDS:-3600}
+    export GATEWAY_FUZZ_RUNS=${GATEWAY_FUZZ_RUNS:-1000000}
+    shift
+elif [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
     seconds=$1
     shift
 fi

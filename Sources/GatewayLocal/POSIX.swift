@@ -94,7 +94,7 @@ enum POSIX {
     /// A `timespec` pair for `futimens`/`utimensat` that sets the modification time only.
     static func times(modification date: Date) -> [timespec] {
         let seconds = date.timeIntervalSince1970.rounded(.down)
-        let nanoseconds = Int((date.timeIntervalSince1970 - seconds) * 1e9)
-        return [timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(seconds), tv_nsec: nanoseconds)]
+        let nanoseconds = seconds.isFinite ? Int(saturating: (date.timeIntervalSince1970 - seconds) * 1e9) : 0
+        return [timespec(tv_sec: 0, tv_nsec: utimeOmit), timespec(tv_sec: Int(saturating: seconds), tv_nsec: nanoseconds)]
     }
 }

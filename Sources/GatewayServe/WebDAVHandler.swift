@@ -172,7 +172,7 @@ struct WebDAVHandler: Sendable {
         if let tag = item.versionTag, !tag.isEmpty {
             return tag.hasPrefix("\"") || tag.hasPrefix("W/\"") ? tag : "\"\(tag.replacingOccurrences(of: "\"", with: ""))\""
         }
-        let time = item.modificationDate.map { Int64($0.timeIntervalSince1970 * 1000) } ?? 0
+        let time = item.modificationDate.map { Int64(saturating: $0.timeIntervalSince1970 * 1000) } ?? 0
         return "W/\"\(item.size ?? 0)-\(time)\""
     }
 }

@@ -1,4 +1,5 @@
 import GatewayCore
+import Synchronization
 
 extension CopyEngine {
     /// Deletes what the destination has and the source lacks, only when every copy succeeded.
@@ -12,7 +13,7 @@ extension CopyEngine {
         // First find the extras (a folder counts once, its contents go with it), then delete them:
         // deleting while walking would pull folders from under the walk. The source is looked up
         // through a folder index: one listing per source folder, not one request per item.
-        let sourceIndex = FolderIndex(provider: source.provider, root: source.path)
+        let sourceIndex = FolderIndex(provider: source.provider, root: source.path) { state.event(.detail($0)) }
         // The destination's trash (and temporaries) stay: never extras.
         var filter = await TreeFilter([destination.provider])
         var extras: [FileObject] = []
@@ -100,7 +101,8 @@ extension CopyEngine {
         }
 
         // The source walk feeds `checkers` comparing tasks through a bounded queue.
-        let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps)
+        let details = Details()
+        let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps, onUnlisted: details.add)
         let queue = WorkQueue<(item: FileObject, relative: String)>(capacity: options.checkers * 32)
         // Trash folders and gateway temporaries are not content on either side.
         let filter = await TreeFilter([source.provider])
@@ -139,7 +141,7 @@ extension CopyEngine {
             }
         }
 
-        let sourceIndex = FolderIndex(provider: source.provider, root: source.path)
+        let sourceIndex = FolderIndex(provider: source.provider, root: source.path, onUnlisted: details.add)
         var destinationFilter = landingFilter
         do {
             for try await item in destination.provider.walk(path: destination.path) {
@@ -152,6 +154,7 @@ extension CopyEngine {
         } catch where error.failureKind == .notFound {
             // No destination folder at all: everything is missing, nothing extra.
         }
+        report.details = details.lines
         report.missing.sort()
         report.different.sort()
         report.extra.sort()
@@ -166,4 +169,13 @@ private enum CheckVerdict: Sendable {
     case missing
     case different
     case failed(String)
+}
+
+/// Detail lines gathered from concurrent tasks (each text once, in order).
+final class Details: Sendable {
+    private let gathered = Mutex<[String]>([])
+
+    @Sendable func add(_ line: String) { gathered.withLock { if !$0.contains(line) { $0.append(line) } } }
+
+    var lines: [String] { gathered.withLock { $0 } }
 }

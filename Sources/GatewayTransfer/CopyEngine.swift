@@ -91,7 +91,7 @@ public struct CopyEngine: Sendable {
             throw FileProviderError.unsupported(operation: "creating folders", path: destination.path)
         }
         let options = self.options
-        let index = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps)
+        let index = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps) { state.event(.detail($0)) }
 
         try await withThrowingTaskGroup(of: Void.self) { outer in
             // Transfers: copy (or skip) each checked file.

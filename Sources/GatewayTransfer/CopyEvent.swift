@@ -86,6 +86,9 @@ public enum CopyEvent: Sendable {
     case failed(path: String, operation: String, side: CopySide, item: String, error: any Error)
     /// A note for the operator (for example why sync deleted nothing).
     case notice(String)
+    /// A detail worth a line in a verbose log (for example that a server's listings leave out
+    /// dot files, so they are looked up one by one).
+    case detail(String)
 }
 
 /// The outcome of a copy engine run.
@@ -128,6 +131,9 @@ public struct CheckReport: Sendable {
     public var errors: [String] = []
     /// Notes for the operator (for example that no hash could be compared).
     public var notices: [String] = []
+    /// Details worth a line in a verbose log (for example that a server's listings leave out dot
+    /// files, so they were looked up one by one).
+    public var details: [String] = []
 
     /// Creates an empty report.
     public init() {}

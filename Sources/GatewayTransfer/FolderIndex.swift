@@ -8,6 +8,11 @@ import GatewayCore
 /// Only the most recently used folders are kept (parents-first walks touch a folder's files
 /// together), and a folder with more than ``entryLimit`` entries is not kept at all: its files are
 /// looked up one by one, so memory stays bounded whatever the folder sizes.
+///
+/// A name starting with `.` that a listing lacks is looked up directly before it counts as
+/// missing: some servers leave such names out of listings (nginx's dav-ext module) though they
+/// answer for them, and a copy would otherwise upload them again every time, and a sync delete
+/// them as extras. The first one found this way is reported once (``init(provider:root:details:onUnlisted:)``).
 actor FolderIndex {
     private let provider: any FileProviderBasic
     private let root: String
@@ -16,21 +21,41 @@ actor FolderIndex {
     private var order: [String] = []
     private let capacity = 16
     static let entryLimit = 50_000
+    private let onUnlisted: (@Sendable (String) -> Void)?
+    private var reportedUnlisted = false
 
     /// An index of the tree at `root`; `details` are asked of every listing (a destination's
-    /// ``ListingDetails/sourceStamps``, which the comparisons use).
-    init(provider: any FileProviderBasic, root: String, details: ListingDetails = []) {
+    /// ``ListingDetails/sourceStamps``, which the comparisons use). `onUnlisted` is told, once,
+    /// that a listing left out a name starting with `.` which exists.
+    init(provider: any FileProviderBasic, root: String, details: ListingDetails = [], onUnlisted: (@Sendable (String) -> Void)? = nil) {
         self.provider = provider
         self.root = root
         self.details = details
+        self.onUnlisted = onUnlisted
     }
 
     /// The item at `relative` (below the root), or `nil` when there is none.
     func item(at relative: String) async throws -> FileObject? {
         let folder = relative.lastIndex(of: "/").map { String(relative[..<$0]) } ?? ""
         let name = RemotePath.lastComponent(of: "/" + relative)
-        if let entries = try await listing(of: folder) { return entries[name] }
+        if let entries = try await listing(of: folder) {
+            if let found = entries[name] { return found }
+            guard name.hasPrefix(".") else { return nil }
+            // Not listed, yet perhaps there (a listing without dot files): ask.
+            let found = try await lookUp(relative)
+            if found != nil, !reportedUnlisted {
+                reportedUnlisted = true
+                onUnlisted?("\(provider.name): the server's listings leave out names starting with '.'; "
+                    + "such names are looked up one by one (docs/backends/webdav.md)")
+            }
+            return found
+        }
         // Too large to keep: ask for this one item.
+        return try await lookUp(relative)
+    }
+
+    /// The item at `relative` by one lookup, `nil` when there is none.
+    private func lookUp(_ relative: String) async throws -> FileObject? {
         do {
             return try await provider.attributesOfItem(path: try RemotePath.join(root, relative))
         } catch where error.failureKind == .notFound || error.failureKind == .notADirectory {

@@ -210,7 +210,7 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
             guard let entry, let info = Self.info(entry), info.path == recorded else { return false }
             if let id, let entryID = entry.fileID { return entryID == id }
             guard let second else { return true }
-            return (info.deletionDate.map { Int64($0.timeIntervalSince1970) } ?? .min) >= second
+            return (info.deletionDate.map { Int64(saturating: $0.timeIntervalSince1970) } ?? .min) >= second
         }
         switch dialect {
         case .owncloud:

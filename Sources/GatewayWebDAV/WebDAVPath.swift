@@ -21,8 +21,9 @@ struct WebDAVPath: Sendable {
     }
 
     /// The percent-encoded path below the base for a normalized remote path (`/a b/c` gives `a%20b/c`):
-    /// in each segment, RFC 3986's unreserved characters stay and every other UTF-8 byte becomes
-    /// `%XX` (upper-case hex). Byte by byte: Foundation's `addingPercentEncoding` (through CFString)
+    /// in each segment, RFC 3986's unreserved characters and `=` stay and every other UTF-8 byte
+    /// becomes `%XX` (upper-case hex). (`=` is allowed in a path, and Xandikos stores a folder's
+    /// `Destination` without decoding it: the trash's names escape with `=`, so they arrive whole.) Byte by byte: Foundation's `addingPercentEncoding` (through CFString)
     /// was 6 % of the client's CPU time in a small-file upload, which builds two URLs per file.
     static func encode(_ remotePath: String) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
@@ -31,7 +32,7 @@ struct WebDAVPath: Sendable {
         for (index, segment) in RemotePath.components(of: remotePath).enumerated() {
             if index > 0 { encoded.append(UInt8(ascii: "/")) }
             for byte in segment.utf8 {
-                if isUnreserved(byte) {
+                if isUnreserved(byte) || byte == UInt8(ascii: "=") {
                     encoded.append(byte)
                 } else {
                     encoded.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])

@@ -1,5 +1,5 @@
 import Foundation
-public import GatewayCore
+import GatewayCore
 import GatewayTransport
 
 /// Names a server may change on the way through a `Destination` header, and the check that a
@@ -40,46 +40,80 @@ extension WebDAVProvider {
     /// Whether a write of `remote` must go straight to its name with `PUT`, since this server
     /// changes such a name given in `Destination` (probed once per remote, in `remote`'s folder).
     func needsDirectPut(_ remote: String) async -> Bool {
+        await destinationChanges(remote, folder: false)
+    }
+
+    /// Whether this server would change `remote`'s name given in a `Destination` for a file or,
+    /// with `folder`, a folder (each probed once per remote, in `remote`'s folder).
+    func destinationChanges(_ remote: String, folder: Bool) async -> Bool {
+        // Nextcloud and ownCloud (SabreDAV) decode a Destination as a URL, and a probe's removal
+        // there would fill the user's trash bin.
+        guard vendor == .other else { return false }
         let characters = Self.probedCharacters(in: remote)  // every folder of the path is in the Destination too
-        guard !characters.isEmpty, let changed = await destinationChangedCharacters(in: RemotePath.parent(of: remote)) else { return false }
+        guard !characters.isEmpty,
+              let changed = await destinationChangedCharacters(in: RemotePath.parent(of: remote), folder: folder) else { return false }
         return !characters.isDisjoint(with: changed)
     }
 
     /// The probed characters this server changes in a `Destination` name: asked once with probes
     /// in `folder`, then remembered. `nil` when the probe could not run (nothing learned; the
     /// check after each rename still guards the write).
-    func destinationChangedCharacters(in folder: String) async -> Set<Character>? {
-        if let known = learnedDestinationChanges.withLock({ $0 }) { return known }
+    func destinationChangedCharacters(in folder: String, folder isFolder: Bool = false) async -> Set<Character>? {
+        if let known = learnedChanges(folder: isFolder) { return known }
+        // One probe at a time: concurrent uploads wait for the first one's answer.
+        return await destinationProbeLock.withLock {
+            if let known = learnedChanges(folder: isFolder) { return known }
+            return await probeDestination(in: folder, folder: isFolder)
+        }
+    }
+
+    private func probeDestination(in folder: String, folder isFolder: Bool) async -> Set<Character>? {
         var changed: Set<Character> = []
-        if await destinationKeeps(String(Self.probedCharacters), in: folder) != true {
+        if await destinationKeeps(String(Self.probedCharacters), in: folder, folder: isFolder) != true {
             // One by one. A character whose probe could not be written (a server that refuses
             // names with a tab) counts as changed: such names go by direct PUT, and fail plainly.
             var anyProbed = false
             for character in Self.probedCharacters {
-                let kept = await destinationKeeps(String(character), in: folder)
+                let kept = await destinationKeeps(String(character), in: folder, folder: isFolder)
                 if kept != nil { anyProbed = true }
                 if kept != true { changed.insert(character) }
             }
             guard anyProbed else { return nil }
             let names: [Character: String] = [" ": "space", "\t": "control characters", "\u{E9}": "non-ASCII characters"]
             let list = changed.map { names[$0] ?? "'\($0)'" }.sorted().joined(separator: ", ")
-            logger.info("the server changes or refuses names with \(list) given in a Destination header; writing such names with a direct PUT")
+            logger.info(isFolder
+                ? "the server changes or refuses folder names with \(list) given in a Destination header; moves of such folders are refused"
+                : "the server changes or refuses names with \(list) given in a Destination header; writing such names with a direct PUT")
         }
-        learnedDestinationChanges.withLock { $0 = changed }
+        if isFolder {
+            learnedFolderDestinationChanges.withLock { $0 = changed }
+        } else {
+            learnedDestinationChanges.withLock { $0 = changed }
+        }
         return changed
+    }
+
+    /// What the probes learned for files or folders (`nil`: not yet).
+    func learnedChanges(folder: Bool) -> Set<Character>? {
+        folder ? learnedFolderDestinationChanges.withLock { $0 } : learnedDestinationChanges.withLock { $0 }
     }
 
     /// Moves a one-byte probe to a name ending in `characters` and tells whether it arrived under
     /// that name; removes it wherever it went. `nil` when the probe could not be written or moved.
-    private func destinationKeeps(_ characters: String, in folder: String) async -> Bool? {
+    private func destinationKeeps(_ characters: String, in folder: String, folder isFolder: Bool) async -> Bool? {
         let stem = ".gateway-probe-" + String(UUID().uuidString.prefix(8)).lowercased()
         let source = folder.appendingPathComponentRemote(stem + ".partial")
         let target = folder.appendingPathComponentRemote(stem + " x" + characters + "y")
+        let discard: @Sendable (String) async -> Void = { [self] path in
+            if isFolder { _ = try? await send("DELETE", path, folder: true) } else { await self.discard(path) }
+        }
         do {
-            let (put, _) = try await send("PUT", source, headers: [(name: "Content-Type", value: "")], body: .data(Data("p".utf8)))
-            guard put.isSuccess else { return nil }
-            let (moved, _) = try await send("MOVE", source, headers: [
-                (name: "Destination", value: paths.url(target).absoluteString), (name: "Overwrite", value: "F"),
+            let (made, _) = isFolder
+                ? try await send("MKCOL", source, folder: true)
+                : try await send("PUT", source, headers: [(name: "Content-Type", value: "")], body: .data(Data("p".utf8)))
+            guard made.isSuccess else { return nil }
+            let (moved, _) = try await send("MOVE", source, folder: isFolder, headers: [
+                (name: "Destination", value: paths.url(target, folder: isFolder).absoluteString), (name: "Overwrite", value: "F"),
             ])
             guard moved.isSuccess else {
                 await discard(source)

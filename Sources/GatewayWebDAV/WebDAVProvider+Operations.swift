@@ -67,11 +67,19 @@ extension WebDAVProvider {
         if target.hasPrefix(source + "/") {
             throw FileProviderError.invalidPath(path: target, reason: "cannot \(method.lowercased()) a folder into itself")
         }
-        let folder = try await attributesOfItem(path: source).isDirectory
-        if await needsDirectPut(target) {
-            throw FileProviderError.unsupported(
-                operation: "a server-side \(method.lowercased()) to \(target): this server changes some characters of names given in a Destination header",
-                path: target)
+        let item = try await attributesOfItem(path: source)
+        let folder = item.isDirectory
+        if await destinationChanges(target, folder: folder) {
+            // The server would store the item under another name (WebDAVProvider+Destination).
+            if folder {
+                try await transferMembers(method, source, to: target, overwrite: overwrite)
+                return
+            }
+            // A file goes through this client instead, straight to its name.
+            let options = WriteOptions(overwrite: overwrite, expectedSize: item.size, modificationDate: item.modificationDate)
+            _ = try await write(path: target, from: try await readStream(path: source, options: ReadOptions()), options: options)
+            if method == "MOVE" { try await removeItem(path: source, recursive: false) }
+            return
         }
         var headers: [(name: String, value: String)] = [
             (name: "Destination", value: paths.url(target, folder: folder).absoluteString),
@@ -84,7 +92,8 @@ extension WebDAVProvider {
             if let itemFailure = try multistatusFailure(body, path: source, method: method) { throw itemFailure }
         case 200..<300:
             // A name the probe could not vouch for: look that it arrived under its name.
-            if learnedDestinationChanges.withLock({ $0 }) == nil, !Self.probedCharacters(in: target).isEmpty,
+            if vendor == .other, learnedChanges(folder: folder) == nil,
+               !Self.probedCharacters(in: target).isEmpty,
                try await itemIfPresent(path: target) == nil {
                 throw FileProviderError.malformedResponse(
                     path: target, detail: "the server confirmed the \(method.lowercased()) to \(target), but nothing stands under that name")
@@ -99,6 +108,24 @@ extension WebDAVProvider {
             }
             throw failure(head, body: body, path: head.status == 409 ? target : source)
         }
+    }
+
+    /// Moves or copies a folder member by member into a new folder at `target`, for a server that
+    /// would change the folder's name in a `Destination` (Xandikos keeps a folder's `Destination`
+    /// percent-encoded): each member goes by its own `MOVE` or `COPY` (or through this client),
+    /// then a moved folder is removed. Not atomic, but every item arrives under its name.
+    private func transferMembers(_ method: String, _ source: String, to target: String, overwrite: Bool) async throws {
+        if let existing = try await itemIfPresent(path: target) {
+            guard overwrite else { throw existsError(target) }
+            try await removeItem(path: existing.path, recursive: true)
+        }
+        try await createFolder(path: target, withIntermediateDirectories: false)
+        var names: [String] = []
+        for try await page in contentsOfDirectory(path: source, pageSize: 1000) { names += page.entries.map(\.name) }
+        for name in names {
+            try await transfer(method, source.appendingPathComponentRemote(name), to: target.appendingPathComponentRemote(name), overwrite: false)
+        }
+        if method == "MOVE" { try await removeItem(path: source, recursive: true) }
     }
 
     /// `DELETE`, with a folder's trailing slash (nginx answers 409 to a folder's URL without it).
@@ -135,7 +162,7 @@ extension WebDAVProvider {
         // Nextcloud and ownCloud accept DAV:lastmodified as a Unix time in PROPPATCH.
         let body = Data("""
             <?xml version="1.0" encoding="utf-8"?>
-            <d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:lastmodified>\(Int64(date.timeIntervalSince1970))</d:lastmodified></d:prop></d:set></d:propertyupdate>
+            <d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><d:lastmodified>\(Int64(saturating: date.timeIntervalSince1970))</d:lastmodified></d:prop></d:set></d:propertyupdate>
             """.utf8)
         let (head, response) = try await send("PROPPATCH", remote, headers: [Self.xmlContentType], body: .data(body))
         guard head.isSuccess else { throw failure(head, body: response, path: remote) }

@@ -113,7 +113,7 @@ extension WebDAVProvider {
         // A time the parser would refuse (beyond ±10,000 years) is not recorded.
         let time = options.modificationDate.flatMap { abs($0.timeIntervalSince1970) < StoredStamp.timeLimit ? $0 : nil }
         let stamp = StoredStamp(modificationDate: time, size: size,
-                                written: Int64(dated.timeIntervalSince1970).addingReportingOverflow(slack).partialValue,
+                                written: Int64(saturating: dated.timeIntervalSince1970).addingReportingOverflow(slack).partialValue,
                                 hashes: options.contentHashes)
         do {
             try await writeStamp(stamp, at: remote)

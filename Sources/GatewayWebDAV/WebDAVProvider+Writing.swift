@@ -34,7 +34,7 @@ extension WebDAVProvider {
         let (counted, counter) = AtomicWrite.counting(stream, progress: options.progress)
         var headers: [(name: String, value: String)] = []
         if let date = options.modificationDate, vendor != .other {
-            headers.append((name: "X-OC-Mtime", value: String(Int64(date.timeIntervalSince1970))))
+            headers.append((name: "X-OC-Mtime", value: String(Int64(saturating: date.timeIntervalSince1970))))
         }
         if vendor != .other, let checksum = OwnCloudChecksums.header(for: options.contentHashes) {
             headers.append((name: "OC-Checksum", value: checksum))

@@ -85,6 +85,10 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
     /// The characters the server changes in a name given in `Destination`, once probed
     /// (``destinationChangedCharacters(in:)``).
     let learnedDestinationChanges = Mutex<Set<Character>?>(nil)
+    /// The same for a folder's name (Xandikos decodes a file's `Destination`, not a folder's).
+    let learnedFolderDestinationChanges = Mutex<Set<Character>?>(nil)
+    /// Held while a `Destination` probe runs.
+    let destinationProbeLock = AsyncLock()
     /// Whether the server answers `sync-collection` reports (RFC 6578), once asked.
     let syncCollectionSupport = Mutex(FolderDeltaSupport.unknown)
 

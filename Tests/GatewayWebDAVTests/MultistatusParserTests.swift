@@ -223,9 +223,10 @@ struct WebDAVPathTests {
     func encode() {
         #expect(WebDAVPath.encode("/a b/c#d/x?.txt") == "a%20b/c%23d/x%3F.txt")
         #expect(WebDAVPath.encode("/100%/naïve") == "100%25/na%C3%AFve")
-        // The same as Foundation's encoding of each segment with only the unreserved characters kept.
+        // The same as Foundation's encoding of each segment with only the unreserved characters and
+        // "=" kept (see WebDAVPath.encode).
         var unreserved = CharacterSet()
-        unreserved.insert(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        unreserved.insert(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~=")
         for path in ["/", "/a", "/a b/c+d&e=f;g,h", "/ü/e\u{301}/日本語/🙂 x", "/[x]/(y)/{z}/'q'/\"w\"/`", "/a%2Fb/~user/.hidden/-._~",
                      "/tab\there/new\nline/nul?/#frag/@at:colon/!$*"] {
             let expected = path.split(separator: "/", omittingEmptySubsequences: true)

@@ -147,14 +147,35 @@ public final class RecordingDAVServer: Sendable {
 
     public init() throws {
         let heads = self.heads
+        let files = Locked<[String: Int]>([:])
         server = try LoopbackServer { client in
             var buffer: [UInt8] = []
             while let request = HTTPTestRequest.read(from: client, buffer: &buffer) {
                 heads.mutate { $0.append(request.head) }
-                guard request.readBody(from: client, buffer: &buffer) != nil else { return }
-                let status = ["OPTIONS": "200 OK", "PROPFIND": "404 Not Found", "PUT": "201 Created", "MOVE": "201 Created"][request.method]
-                    ?? "204 No Content"
-                let reply = Array("HTTP/1.1 \(status)\r\nDAV: 1, 2\r\nContent-Length: 0\r\n\r\n".utf8)
+                guard let body = request.readBody(from: client, buffer: &buffer) else { return }
+                // Files stand where a PUT or MOVE put them, so a write's check of its final name passes.
+                var status = ["OPTIONS": "200 OK", "PUT": "201 Created", "MOVE": "201 Created"][request.method] ?? "204 No Content"
+                var answer = ""
+                switch request.method {
+                case "PUT":
+                    files.mutate { $0[request.path] = body.count }
+                case "MOVE":
+                    if let destination = request.header("destination").flatMap(URL.init(string:))?.path {
+                        files.mutate { $0[destination] = $0.removeValue(forKey: request.path) }
+                    }
+                case "PROPFIND":
+                    if let size = files.value[request.path] {
+                        status = "207 Multi-Status"
+                        answer = "<?xml version=\"1.0\"?><D:multistatus xmlns:D=\"DAV:\"><D:response><D:href>\(request.path)</D:href>"
+                            + "<D:propstat><D:prop><D:resourcetype/><D:getcontentlength>\(size)</D:getcontentlength></D:prop>"
+                            + "<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response></D:multistatus>"
+                    } else {
+                        status = "404 Not Found"
+                    }
+                default:
+                    break
+                }
+                let reply = Array("HTTP/1.1 \(status)\r\nDAV: 1, 2\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)".utf8)
                 _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
         }

@@ -55,6 +55,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         out.flush()
         for notice in report.notices { Diagnostics.printLine(notice) }
+        if global.verbose { for detail in report.details { Diagnostics.printLine(detail) } }
         for error in report.errors { Diagnostics.printLine("check \(error)") }
         if !global.quiet {
             let differences = report.missing.count + report.extra.count + report.different.count

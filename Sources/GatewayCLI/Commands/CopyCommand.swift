@@ -222,6 +222,8 @@ struct EventPrinter: Sendable {
             if !quiet { emit("\(operation) \(name(path, in: source)): attempt \(attempt) failed (\(error)); retrying in \(Format.duration(delay))") }
         case .notice(let text):
             if !quiet { emit(text) }
+        case .detail(let text):
+            if verbose { emit(text) }
         case .copied(let path, let bytes):
             if verbose { emit("\(operation == "move" ? "moved" : "copied") \(name(path, in: source)) (\(Format.bytes(bytes)))") }
         case .deleted(let path):
@@ -249,7 +251,7 @@ enum SummaryPrinter {
             + "(\(Format.bytes(summary.bytes))), skipped \(summary.skipped), failed \(summary.failed)"
         if operation == "sync" { line += ", deleted \(summary.deleted)" }
         line += String(format: ", %.1fs", seconds)
-        if seconds > 0, summary.bytes > 0 { line += ", \(Format.bytes(Int64(Double(summary.bytes) / seconds)))/s" }
+        if seconds > 0, summary.bytes > 0 { line += ", \(Format.bytes(Int64(saturating: Double(summary.bytes) / seconds)))/s" }
         Diagnostics.printLine(line)
     }
 }

@@ -49,7 +49,7 @@ struct WatchCommand: AsyncParsableCommand {
         let monitor = try context.capability((any FileProviderMonitor).self, of: provider, operation: "watch", location: target)
         let printer = ChangePrinter(base: target.path, json: json)
         let stateFile = state.map { StateFile(path: $0, location: location, recursive: recursive) }
-        let options = MonitorOptions(recursive: recursive, interval: .milliseconds(Int64(interval * 1000)))
+        let options = MonitorOptions(recursive: recursive, interval: .seconds(saturating: interval))
 
         var anchor: SyncAnchor
         var catchingUp: Bool

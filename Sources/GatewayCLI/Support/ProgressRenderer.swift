@@ -79,7 +79,7 @@ final class ProgressRenderer: Sendable {
     static func totals(_ snapshot: TransferProgress.Snapshot, naming: Bool = true) -> String {
         var text = "Transferred: \(Format.bytes(snapshot.completedBytes))"
         if let total = snapshot.totalBytes { text += " / \(Format.bytes(total))" }
-        if let fraction = snapshot.fractionCompleted { text += ", \(Int(fraction * 100))%" }
+        if let fraction = snapshot.fractionCompleted { text += ", \(Int(saturating: fraction * 100))%" }
         text += ", \(Format.bytes(Int64(snapshot.bytesPerSecond)))/s"
         if let eta = snapshot.estimatedTimeRemaining { text += ", ETA \(Format.duration(eta))" }
         if let files = snapshot.totalFiles { text += ", files \(snapshot.completedFiles)/\(files)" }
@@ -96,7 +96,7 @@ final class ProgressRenderer: Sendable {
             for part in snapshot.active.prefix(10) {
                 var figures = ""
                 if let total = part.totalBytes, total > 0 {
-                    figures = "\(Int(min(1, Double(part.completedBytes) / Double(total)) * 100))% /\(Format.bytes(total))"
+                    figures = "\(Int(saturating: min(1, Double(part.completedBytes) / Double(total)) * 100))% /\(Format.bytes(total))"
                 } else {
                     figures = Format.bytes(part.completedBytes)
                 }

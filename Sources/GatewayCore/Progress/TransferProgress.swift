@@ -202,7 +202,7 @@ public final class TransferProgress: Sendable {
             if let total = state.totalBytes, rate > 0 {
                 // Capped at about 31 years: a hostile total near Int64.max must not trap the conversion.
                 let remaining = min(1e9, Double(max(0, total - state.completedBytes)) / rate)
-                eta = .milliseconds(Int64((remaining * 1000).rounded()))
+                eta = .seconds(saturating: remaining)
             }
             return Snapshot(
                 completedBytes: state.completedBytes, totalBytes: state.totalBytes,

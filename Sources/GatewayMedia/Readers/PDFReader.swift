@@ -54,8 +54,8 @@ enum PDFReader {
             var width = 0.0, height = 0.0
             gw_poppler_page_get_size(page, &width, &height)
             if width.isFinite, height.isFinite, width > 0, height > 0, width < 1e7, height < 1e7 {
-                metadata.width = Int(width.rounded())
-                metadata.height = Int(height.rounded())
+                metadata.width = Int(saturating: width.rounded())
+                metadata.height = Int(saturating: height.rounded())
             }
         }
         return true

@@ -2,7 +2,10 @@ import Synchronization
 
 /// A lock held across suspension points (one snapshot round at a time per store): waiters queue in
 /// order and resume one by one.
-final class AsyncLock: Sendable {
+public final class AsyncLock: Sendable {
+    /// An unlocked lock.
+    public init() {}
+
     private struct State {
         var locked = false
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -10,7 +13,8 @@ final class AsyncLock: Sendable {
 
     private let state = Mutex(State())
 
-    func lock() async {
+    /// Waits for the lock and takes it.
+    public func lock() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = state.withLock { state -> Bool in
                 if state.locked {
@@ -24,7 +28,8 @@ final class AsyncLock: Sendable {
         }
     }
 
-    func unlock() {
+    /// Gives the lock to the next waiter, or frees it.
+    public func unlock() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.waiters.isEmpty {
                 state.locked = false
@@ -35,7 +40,8 @@ final class AsyncLock: Sendable {
         next?.resume()
     }
 
-    func withLock<T>(_ body: () async throws -> T) async rethrows -> T {
+    /// Runs `body` holding the lock.
+    public func withLock<T>(_ body: () async throws -> T) async rethrows -> T {
         await lock()
         defer { unlock() }
         return try await body()
