@@ -91,7 +91,9 @@ public struct CopyEngine: Sendable {
             throw FileProviderError.unsupported(operation: "creating folders", path: destination.path)
         }
         let options = self.options
-        let index = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps) { state.event(.detail($0)) }
+        let index = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps,
+                                onUnlisted: { state.event(.detail($0)) },
+                                onLeftover: { await Self.removeLeftover($0, on: target, dryRun: options.dryRun, state: state) })
 
         try await withThrowingTaskGroup(of: Void.self) { outer in
             // Transfers: copy (or skip) each checked file.
@@ -244,6 +246,23 @@ public struct CopyEngine: Sendable {
             // A listing that fails stops the walk; what was queued still transfers, and the run
             // reports the failure (so sync deletes nothing).
             state.fail("", operation: "list", error: error)
+        }
+    }
+
+    /// Removes an upload's temporary that a killed run left in a destination folder
+    /// (``TemporaryName``), saying so; a dry run only says what it would remove.
+    static func removeLeftover(_ item: FileObject, on provider: (any FileProviderOperations)?, dryRun: Bool, state: RunState) async {
+        let size = item.size.map { " (\($0) bytes)" } ?? ""
+        guard !dryRun else {
+            state.event(.notice("would remove \(item.path)\(size): an upload's temporary left by an interrupted run"))
+            return
+        }
+        guard let provider else { return }
+        do {
+            try await provider.removeItem(path: item.path, recursive: false)
+            state.event(.notice("removed \(item.path)\(size): an upload's temporary left by an interrupted run"))
+        } catch {
+            state.event(.notice("could not remove \(item.path), an upload's temporary left by an interrupted run: \(ErrorMessage.reason(for: error))"))
         }
     }
 }

@@ -22,16 +22,22 @@ actor FolderIndex {
     private let capacity = 16
     static let entryLimit = 50_000
     private let onUnlisted: (@Sendable (String) -> Void)?
+    /// Told of each abandoned temporary a listing shows (``TemporaryName``), once per listing.
+    private let onLeftover: (@Sendable (FileObject) async -> Void)?
     private var reportedUnlisted = false
 
     /// An index of the tree at `root`; `details` are asked of every listing (a destination's
     /// ``ListingDetails/sourceStamps``, which the comparisons use). `onUnlisted` is told, once,
     /// that a listing left out a name starting with `.` which exists.
-    init(provider: any FileProviderBasic, root: String, details: ListingDetails = [], onUnlisted: (@Sendable (String) -> Void)? = nil) {
+    /// `onLeftover` is handed every abandoned temporary (an upload's, left by a run that was
+    /// killed) a listing shows.
+    init(provider: any FileProviderBasic, root: String, details: ListingDetails = [], onUnlisted: (@Sendable (String) -> Void)? = nil,
+         onLeftover: (@Sendable (FileObject) async -> Void)? = nil) {
         self.provider = provider
         self.root = root
         self.details = details
         self.onUnlisted = onUnlisted
+        self.onLeftover = onLeftover
     }
 
     /// The item at `relative` (below the root), or `nil` when there is none.
@@ -71,11 +77,19 @@ actor FolderIndex {
             let provider = self.provider
             let path = try RemotePath.join(root, folder)
             let details = self.details
+            let onLeftover = self.onLeftover
             task = Task { () throws -> [String: FileObject]? in
                 var entries: [String: FileObject] = [:]
                 do {
                     for try await page in provider.contentsOfDirectory(path: path, pageSize: 1000, details: details) {
-                        for item in page.entries { entries[item.name] = item }
+                        for item in page.entries {
+                            if let onLeftover, !item.isDirectory, let temporary = TemporaryName(item.name),
+                               temporary.isAbandoned(modified: item.modificationDate) {
+                                await onLeftover(item)
+                                continue
+                            }
+                            entries[item.name] = item
+                        }
                         if entries.count > Self.entryLimit { return nil }
                     }
                 } catch where error.failureKind == .notFound || error.failureKind == .notADirectory {

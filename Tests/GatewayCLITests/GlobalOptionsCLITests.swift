@@ -60,6 +60,7 @@ struct GlobalOptionsCLITests {
             "about": ["about", "loc:"],
             "cat": ["cat", "loc:dir/a.txt"],
             "check": ["check", "loc:dir", "loc:copy"],
+            "cleanup": ["cleanup", "--dry-run", "loc:"],
             "config types": ["config", "types"],
             "config validate": ["config", "validate"],
             "copy": ["copy", "loc:dir", "loc:copy"],
@@ -85,7 +86,8 @@ struct GlobalOptionsCLITests {
         #expect(Set(calls.keys) == Set(leaves.map { $0.joined(separator: " ") }), "a leaf without a real call here, or a call for none")
         // In this order: later calls use what earlier ones made.
         let order = ["remotes", "config validate", "config types", "ls", "stat", "cat", "rcat", "rm", "trash list", "trash restore",
-                     "trash empty", "mkdir", "move", "copy", "check", "sync", "about", "watch", "undo", "link", "meta", "thumbnail"]
+                     "trash empty", "mkdir", "move", "copy", "check", "sync", "about", "watch", "undo", "link", "meta", "thumbnail",
+                     "cleanup"]
         for name in order {
             let arguments = global + calls[name]!
             let result = try await s.runner.run(arguments, stdin: Data("bravo\n".utf8), extraEnvironment: environment)

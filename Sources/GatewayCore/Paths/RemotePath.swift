@@ -95,10 +95,11 @@ public enum RemotePath {
     }
 
     /// The hidden name an atomic write uses beside its target until the data is complete:
-    /// `.NAME.gateway-RANDOM.partial`, without the original name when that would exceed 255 bytes.
-    /// Every provider uses it, so leftovers from a killed process are recognisable.
+    /// `.NAME.gateway-HOST-PID-RANDOM.partial`, without the original name when that would exceed
+    /// 255 bytes. Every provider uses it, so leftovers from a killed process are recognisable, and
+    /// a later run on this machine knows its writer is gone (``TemporaryName``).
     public static func temporaryName(for name: String) -> String {
-        let suffix = ".gateway-\(String(UInt32.random(in: 0...UInt32.max), radix: 36)).partial"
+        let suffix = ".gateway-\(TemporaryName.ownerTag)-\(String(UInt32.random(in: 0...UInt32.max), radix: 36)).partial"
         let base = name.utf8.count + suffix.utf8.count + 1 > 255 ? "" : name
         return "." + base + suffix
     }
