@@ -95,15 +95,18 @@ struct FTPCLITests {
         #expect(result.stderr.contains("do not report quota"))
     }
 
-    @Test("a missing path: exit 1 and 'no such file or directory'")
+    @Test("a missing path: exit 1 and 'FTP 550 not found' with the server's own words (550 can also mean no permission)")
     func missingPath() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
         let environment = try await configure(s)
         for remote in ["vsftpd", "pyftpd"] {
-            let result = try await s.runner.run(["stat", "\(remote):no-such-\(UUID().uuidString.prefix(6))"], extraEnvironment: environment)
+            let missing = "no-such-\(UUID().uuidString.prefix(6))"
+            let result = try await s.runner.run(["stat", "\(remote):\(missing)"], extraEnvironment: environment)
             #expect(result.status == 1)
-            #expect(result.stderr.contains("not found") || result.stderr.contains("no such file"), "\(result.stderr)")
+            // vsftpd answers SIZE with "Could not get file size.", pyftpdlib MLST with "No such file or directory.".
+            let words = remote == "vsftpd" ? "Could not get file size." : "No such file or directory."
+            #expect(result.stderr == "gateway: stat \(remote):\(missing): FTP 550 not found: \(words)\n", "\(result.stderr)")
         }
     }
 }

@@ -317,14 +317,18 @@ struct ServeCLITests {
         #expect(badCert.status == 2 && badCert.stderr.contains("tls-cert"), "\(badCert.stderr)")
     }
 
-    /// A process's resident memory now and at its peak (VmRSS, VmHWM), in KiB.
-    static func memory(of pid: Int32) -> (now: Int, peak: Int) {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        func value(_ key: String) -> Int {
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }) else { return -1 }
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
+    /// A process's resident memory now and at its peak (VmRSS, VmHWM), in KiB; throws when /proc
+    /// cannot be read (a figure of -1 would make the memory checks pass without checking).
+    static func memory(of pid: Int32) throws -> (now: Int, peak: Int) {
+        let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        func value(_ key: String) throws -> Int {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
+                  let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
+                throw CLITestSetupError("no \(key) in /proc/\(pid)/status")
+            }
+            return kilobytes
         }
-        return (value("VmRSS"), value("VmHWM"))
+        return (try value("VmRSS"), try value("VmHWM"))
     }
 
     @Test("a folder of 100,000 entries is listed (PROPFIND Depth 1) as it is read: all there, memory flat", .timeLimit(.minutes(3)))
@@ -344,12 +348,12 @@ struct ServeCLITests {
         let pid = served.running.process.processIdentifier
         // Warm up (first request, thread pools), then note where memory stands.
         _ = try Self.tool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-u", "\(Self.user):\(Self.password)", served.url + "/"], in: s.base)
-        let before = Self.memory(of: pid)
+        let before = try Self.memory(of: pid)
         let body = s.path("listing.xml")
         let result = try Self.tool("/usr/bin/curl", ["-s", "-X", "PROPFIND", "-H", "Depth: 1", "-u", "\(Self.user):\(Self.password)",
                                                      "-D", s.path("head.txt"), "-o", body, "-w", "%{http_code} %{time_starttransfer} %{time_total}",
                                                      served.url + "/many/"], in: s.base)
-        let after = Self.memory(of: pid)
+        let after = try Self.memory(of: pid)
         let parts = result.output.split(separator: " ")
         try #require(parts.count == 3 && parts[0] == "207", "\(result.output)")
         let firstByte = Double(parts[1]) ?? 0, total = Double(parts[2]) ?? 0

@@ -762,7 +762,7 @@ struct ListingFuzzTests {
             "Mar", " -> ", "<DIR>", "AM", "PM", "type=", "; ", "slink:", "+", "[", "]",
         ]
         let lines = (unixListCorpus + dosListCorpus + mlsdCorpus).map(\.line)
-        var outcomes = 0
+        var entries = 0, skipped = 0, failed = 0
         for line in lines {
             for _ in 0..<60 {
                 var characters = Array(line)
@@ -781,19 +781,22 @@ struct ListingFuzzTests {
                 }
                 let mutated = String(characters)
                 for outcome in [listOutcome(mutated), mlsdOutcome(mutated)] {
-                    outcomes += 1
                     switch outcome {
                     case .entry(let entry):
+                        entries += 1
                         #expect(!entry.name.isEmpty)
                     case .skipped:
-                        break
+                        skipped += 1
                     case .failed(let error):
+                        failed += 1
                         #expect(error.line == String(mutated.prefix(200)))
                         #expect(!error.reason.isEmpty)
                     }
                 }
             }
         }
-        #expect(outcomes == lines.count * 60 * 2)
+        // Edits that keep a line readable and edits that break it both happen: a parser that
+        // refused everything, or accepted everything, fails here.
+        #expect(entries > lines.count * 10 && failed > lines.count * 10, "entries \(entries), skipped \(skipped), failed \(failed)")
     }
 }

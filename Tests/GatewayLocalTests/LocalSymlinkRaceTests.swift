@@ -27,6 +27,10 @@ struct LocalSymlinkRaceTests {
         var operations = 0
         var readsOfOutside = 0
         var writesOutside = 0
+        /// Writes into `dir` that succeeded (it was the real folder) and that were refused (it was
+        /// the link): a race that saw only one of the two proved nothing.
+        var writesDone = 0
+        var writesRefused = 0
     }
 
     /// Swaps `root/dir` (a real folder) and `root/link` (a symbolic link to `outside`) back and forth
@@ -66,8 +70,9 @@ struct LocalSymlinkRaceTests {
     }
 
     /// Runs the race for `duration` against a provider made by `makeProvider` (given the root), and
-    /// on (up to three times as long) until at least `minimumRounds` rounds of operations and twice
-    /// as many swaps happened, so a loaded machine still races enough.
+    /// on (up to twenty times as long, a bound only a broken run reaches) until at least
+    /// `minimumRounds` rounds of operations and twice as many swaps happened, so a loaded machine
+    /// still races enough; the caller checks that they did.
     static func run(duration: Duration, minimumRounds: Int = 1000, makeProvider: (String) throws -> LocalFileProvider) async throws -> Outcome {
         let base = try TemporaryFolder.make(prefix: "gateway-race")
         defer { base.remove() }
@@ -99,7 +104,7 @@ struct LocalSymlinkRaceTests {
         let start = clock.now
         func enough() -> Bool {
             let elapsed = clock.now - start
-            if elapsed >= duration * 3 { return true }
+            if elapsed >= duration * 20 { return true }
             return elapsed >= duration && outcome.operations >= minimumRounds
                 && race.rounds.load(ordering: .relaxed) >= 2 * minimumRounds
         }
@@ -107,7 +112,11 @@ struct LocalSymlinkRaceTests {
             let n = outcome.operations
             outcome.operations += 1
             // Writes into the folder (atomic, in place, and a copy into it)...
-            _ = try? await provider.writeContents(path: "/dir/data.txt", data: Data("inside".utf8))
+            if (try? await provider.writeContents(path: "/dir/data.txt", data: Data("inside".utf8))) != nil {
+                outcome.writesDone += 1
+            } else {
+                outcome.writesRefused += 1
+            }
             _ = try? await provider.writeContents(path: "/dir/new-\(n % 8).txt", data: Data("new".utf8), atomically: false)
             try? await provider.copyItem(path: "/source.txt", to: "/dir/copied.txt", overwrite: true, progress: nil)
             try? await provider.createFolder(path: "/dir/made", withIntermediateDirectories: true)
@@ -151,8 +160,10 @@ struct LocalSymlinkRaceTests {
         let outcome = try await Self.run(duration: .seconds(2), makeProvider: resolution.provider(root:))
         print("local symlink race (\(resolution.rawValue)): \(outcome.rounds) swaps, \(outcome.operations) rounds of operations, "
               + "\(outcome.readsOfOutside) reads of outside content, \(outcome.writesOutside) rounds that changed outside")
-        #expect(outcome.rounds > 0, "the swapping thread never ran")
-        #expect(outcome.operations > 0)
+        #expect(outcome.rounds >= 2000, "the swapping thread hardly ran: \(outcome.rounds) swaps")
+        #expect(outcome.operations >= 1000, "only \(outcome.operations) rounds of operations")
+        // Both states were met: writes into the real folder went through, writes through the link were refused.
+        #expect(outcome.writesDone > 0 && outcome.writesRefused > 0, "done \(outcome.writesDone), refused \(outcome.writesRefused)")
         #expect(outcome.readsOfOutside == 0, "reads returned the outside file's contents")
         #expect(outcome.writesOutside == 0, "writes changed the folder outside the root")
     }

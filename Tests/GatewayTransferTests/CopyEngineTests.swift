@@ -212,8 +212,18 @@ struct CopyEngineTests {
             let log = EventLog()
             let task = Task { try await engine.run(.copy, from: source, to: destination, progress: progress, onEvent: log.record) }
             while progress.snapshot.completedBytes < 1_000_000 { try await Task.sleep(for: .milliseconds(2)) }
+            let clock = ContinuousClock()
+            let cancelled = clock.now
             task.cancel()
-            _ = await task.result
+            let result = await task.result
+            let stopped = cancelled.duration(to: clock.now)
+            // It stopped: with a cancellation, or at least before every file was copied.
+            switch result {
+            case .success(let summary): #expect(summary.copied < 4, "the run went on to the end: \(summary)")
+            case .failure(let error): #expect(error is CancellationError || error.failureKind == .cancelled, "\(error)")
+            }
+            // Promptly: a bound many times what it takes (a few milliseconds), never reached by a working run.
+            #expect(stopped < .seconds(5), "stopped \(stopped) after the cancel")
             // The caller's cancellation is not also reported as failures.
             #expect(log.failures.isEmpty, "\(log.failures)")
             let left = try await to.provider.contentsOfDirectory(path: to.path("dst")).collectAll().map(\.name)
