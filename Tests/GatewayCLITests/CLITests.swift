@@ -242,7 +242,14 @@ struct CLITests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         try input.fileHandleForWriting.write(contentsOf: Data(count: 1_000_000))
-        usleep(300_000)
+        // Mid-transfer once the upload's temporary exists (a bound only a broken run reaches).
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(20)
+        func temporaryExists() -> Bool {
+            ((try? FileManager.default.contentsOfDirectory(atPath: s.base)) ?? []).contains { $0.hasPrefix(".partial.bin.gateway-") }
+        }
+        while !temporaryExists(), clock.now < deadline { usleep(5_000) }
+        #expect(temporaryExists(), "the transfer never started")
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
         #expect(process.terminationStatus == 130)
