@@ -72,9 +72,33 @@ enum ApacheAccessLog {
         guard let path = ProcessInfo.processInfo.environment["GATEWAY_TEST_APACHE_ACCESS_LOG"] else {
             throw Missing(variable: "GATEWAY_TEST_APACHE_ACCESS_LOG")
         }
-        try await Task.sleep(for: .milliseconds(200))
+        try await waitForEarlierRequests(log: path)
         return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
             .filter { $0.hasPrefix(method + " ") && $0.contains(fragment) }
+    }
+
+    /// Apache writes a line once it has answered, so the caller's last requests may not be in the
+    /// log yet: send one more, a marker, and wait until its own line is there (bounded by a time
+    /// only a broken run reaches), instead of sleeping a guessed while.
+    private static func waitForEarlierRequests(log path: String) async throws {
+        guard let base = ProcessInfo.processInfo.environment["GATEWAY_TEST_WEBDAV_APACHE_URL"] else {
+            throw Missing(variable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+        }
+        let marker = "gateway-log-marker-\(UUID().uuidString)"
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "-o", "/dev/null", base + marker]
+        curl.standardOutput = FileHandle.nullDevice
+        curl.standardError = FileHandle.nullDevice
+        try curl.run()
+        curl.waitUntilExit()
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(20)
+        while clock.now < deadline {
+            if (try? String(contentsOfFile: path, encoding: .utf8))?.contains(marker) == true { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw TestSetupError("Apache never logged the marker request \(marker) in \(path)")
     }
 
     typealias Missing = TestServers.Missing
