@@ -30,7 +30,17 @@ struct SyncCollectionTests {
     }
 
     /// The server's access-log lines for `method` on the folder itself, from line `after` on.
-    static func requests(_ setup: Setup, _ method: String, after: Int) throws -> [String] {
+    /// Xandikos logs a request once answered: a marker request is sent first and its line waited
+    /// for, so the caller's requests are all there (no guessed sleep).
+    static func requests(_ setup: Setup, _ method: String, after: Int) async throws -> [String] {
+        let marker = "gateway-log-marker-\(UUID().uuidString)"
+        _ = try? await setup.provider.itemIfPresent(path: "/" + marker)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(20)
+        while try !String(contentsOfFile: setup.logPath, encoding: .utf8).contains(marker) {
+            guard clock.now < deadline else { throw TestSetupError("Xandikos never logged the marker request") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
         let lines = try String(contentsOfFile: setup.logPath, encoding: .utf8).split(separator: "\n").map(String.init)
         return lines.dropFirst(after).filter { $0.contains("\"\(method) ") && $0.contains(setup.base + "/ ") }
     }
@@ -53,9 +63,8 @@ struct SyncCollectionTests {
         let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
         #expect(Set(caught.changes) == [SeenChange(.created, "d.txt"), SeenChange(.modified, "a.txt"), SeenChange(.removed, "b.txt"),
                                         SeenChange(.renamed, "c2.txt", from: "c.txt")], "\(caught.changes)")
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(try Self.requests(s, "REPORT", after: mark).count == 1, "one sync-collection report for the round")
-        let listings = try Self.requests(s, "PROPFIND", after: mark)
+        #expect(try await Self.requests(s, "REPORT", after: mark).count == 1, "one sync-collection report for the round")
+        let listings = try await Self.requests(s, "PROPFIND", after: mark)
         #expect(listings.isEmpty, "no listing of the folder: \(listings)")
         // Quiet round: still one small report, nothing new.
         let again = try await MonitorChecks.catchUp(s.provider, since: caught.anchor, base: s.base)
@@ -85,9 +94,8 @@ struct SyncCollectionTests {
         let mark = try Self.logLength(s)
         let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
         #expect(caught.changes == [SeenChange(.created, "b.txt")])
-        try await Task.sleep(for: .milliseconds(200))
         // The refused token, then a report without one.
-        #expect(try Self.requests(s, "REPORT", after: mark).count == 2)
+        #expect(try await Self.requests(s, "REPORT", after: mark).count == 2)
         try? await s.provider.removeItem(path: s.base, recursive: true)
     }
 
@@ -103,8 +111,8 @@ struct SyncCollectionTests {
         try s.outside.write(s.base + "/sub/y.txt", Data("y".utf8))
         let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
         #expect(Set(caught.changes) == [SeenChange(.created, "sub2"), SeenChange(.created, "sub/y.txt")], "\(caught.changes)")
-        #expect(try !Self.requests(s, "PROPFIND", after: mark).isEmpty, "the folder is listed")
-        #expect(try Self.requests(s, "REPORT", after: mark).isEmpty, "no delta is asked once deltas are known to leave folders out")
+        #expect(try await !Self.requests(s, "PROPFIND", after: mark).isEmpty, "the folder is listed")
+        #expect(try await Self.requests(s, "REPORT", after: mark).isEmpty, "no delta is asked once deltas are known to leave folders out")
         try? await s.provider.removeItem(path: s.base, recursive: true)
     }
 }
