@@ -47,6 +47,16 @@ final class BackgroundGateway: @unchecked Sendable {
                      sourceLocation: sourceLocation)
     }
 
+    /// Waits until stderr holds `text` (a readiness line), bounded by a time only a broken run reaches.
+    func waitForStderr(_ text: String, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if stderr.contains(text) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("\"\(text)\" not on stderr within \(timeout): \(stderr)", sourceLocation: sourceLocation)
+    }
+
     /// Sends SIGINT and waits for the exit; returns the status and how long it took.
     func interrupt() async throws -> (status: Int32, took: Duration) {
         let started = ContinuousClock.now
@@ -74,8 +84,9 @@ struct WatchCLITests {
         try FileManager.default.createDirectory(atPath: s.path("tree/sub"), withIntermediateDirectories: true)
         try s.write("tree/old.txt", Data("o".utf8))
         let state = ["GATEWAY_STATE_DIR": s.path("state")]
-        let watch = try BackgroundGateway(s.runner, ["watch", "-R", s.path("tree")], extraEnvironment: state)
-        try await Task.sleep(for: .milliseconds(800))
+        let watch = try BackgroundGateway(s.runner, ["-v", "watch", "-R", s.path("tree")], extraEnvironment: state)
+        // -v says "watching LOCATION" once the anchor is taken: every change after it is reported.
+        try await watch.waitForStderr("watching ")
         try s.write("tree/new.txt", Data("n".utf8))
         try s.write("tree/sub/inner.txt", Data("i".utf8))
         try await watch.waitForLines(["created new.txt", "created sub/inner.txt"], timeout: .seconds(5))

@@ -25,11 +25,15 @@ struct StateStoreTests {
         // Another process holds the same kind of lock (flock(2)) on the lock file, as another gateway would.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        holder.arguments = ["-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); time.sleep(30)",
-                            path + ".lock"]
+        // It says "locked" on stdout once it holds the lock: the test waits for that line, not a guessed while.
+        holder.arguments = ["-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+                            + "print('locked', flush=True); time.sleep(30)", path + ".lock"]
+        let ready = Pipe()
+        holder.standardOutput = ready
         try holder.run()
         defer { if holder.isRunning { holder.terminate() } }
-        try await Task.sleep(for: .milliseconds(500))
+        let said = ready.fileHandleForReading.availableData  // blocks until the line (or EOF if python died)
+        #expect(String(decoding: said, as: UTF8.self).hasPrefix("locked"), "the holder never took the lock")
         do {
             _ = try StateStore.open(path: path, schema: Self.schema)
             Issue.record("a held store must not open")

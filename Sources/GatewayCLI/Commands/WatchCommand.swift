@@ -62,6 +62,8 @@ struct WatchCommand: AsyncParsableCommand {
             if once { return }
             catchingUp = false
         }
+        // From here on every change is reported (the stream first catches up from the anchor).
+        context.logger.info("watching \(location)")
 
         var outage: Outage?
         while true {
