@@ -203,3 +203,32 @@ struct FTPFailureTests {
         #expect(problems(#"{"type": "ftp", "url": "ftp://h/", "user": "u", "password_env": "X", "tls": "explicit", "passive": false}"#).isEmpty)
     }
 }
+
+/// Issue 36: a listing entry that cannot be a member of the folder (a name with "/", or empty)
+/// fails the listing by name, like a line in no known format; it is never dropped without a word.
+@Suite("FTP listings with entries that cannot be members")
+struct FTPImpossibleEntryTests {
+    static func provider(_ server: ScriptedFTPServer) -> FTPProvider {
+        FTPProvider(configuration: FTPClientConfiguration(baseURL: URL(string: server.url)!, remoteName: "scripted", user: "u", password: "p",
+                                                          connectTimeout: .seconds(5), idleTimeout: .seconds(10)))
+    }
+
+    @Test("MLSD and LIST: a name with '/' fails the listing, naming the line; good entries alone list", arguments: [true, false])
+    func slashInName(machine: Bool) async throws {
+        let good = machine ? "type=file;size=1;modify=20261120100000; good.txt" : "-rw-r--r-- 1 u g 1 Nov 20 10:00 good.txt"
+        let bad = machine ? "type=file;size=1;modify=20261120100000; a/b.txt" : "-rw-r--r-- 1 u g 1 Nov 20 10:00 a/b.txt"
+        let clean = try ScriptedFTPServer(listing: [good], machine: machine)
+        defer { clean.stop() }
+        #expect(try await Self.provider(clean).contentsOfDirectory(path: "/").collectAll().map(\.name) == ["good.txt"])
+
+        let server = try ScriptedFTPServer(listing: [good, bad], machine: machine)
+        defer { server.stop() }
+        do {
+            let items = try await Self.provider(server).contentsOfDirectory(path: "/").collectAll()
+            Issue.record("a listing with an impossible name succeeded: \(items.map(\.name))")
+        } catch {
+            #expect(error.failureKind == .malformedResponse, "\(error)")
+            #expect(ErrorMessage.reason(for: error).contains("a/b.txt"), "\(ErrorMessage.reason(for: error))")
+        }
+    }
+}
