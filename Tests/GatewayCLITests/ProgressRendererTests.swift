@@ -35,6 +35,22 @@ struct ProgressRendererTests {
         #expect(ProgressRenderer.block(progress.snapshot, width: 60).count == 1, "no transfer in flight: totals only")
     }
 
+    @Test("rates and totals from hostile sizes never trap: infinite, huge or not a number")
+    func hostileRates() {
+        let progress = TransferProgress()
+        progress.addToTotals(bytes: .max, files: 1)
+        let child = progress.makeChild(totalBytes: .max, name: "huge.bin")
+        child.addBytes(.max)
+        for rate in [Double.infinity, -.infinity, .nan, 1e300] {
+            var snapshot = progress.snapshot
+            snapshot.bytesPerSecond = rate
+            for index in snapshot.active.indices { snapshot.active[index].bytesPerSecond = rate }
+            let lines = ProgressRenderer.block(snapshot, width: 80)
+            #expect(lines[0].hasPrefix("Transferred: "), "\(rate): \(lines)")
+            #expect(lines.count == 3 && lines[2].hasPrefix(" * huge.bin: "), "\(rate): \(lines)")
+        }
+    }
+
     @Test("redrawing in place: the cursor goes back over the block's lines")
     func erase() {
         #expect(ProgressRenderer.erase(0) == "")

@@ -80,7 +80,7 @@ final class ProgressRenderer: Sendable {
         var text = "Transferred: \(Format.bytes(snapshot.completedBytes))"
         if let total = snapshot.totalBytes { text += " / \(Format.bytes(total))" }
         if let fraction = snapshot.fractionCompleted { text += ", \(Int(saturating: fraction * 100))%" }
-        text += ", \(Format.bytes(Int64(snapshot.bytesPerSecond)))/s"
+        text += ", \(Format.bytes(Int64(saturating: snapshot.bytesPerSecond)))/s"
         if let eta = snapshot.estimatedTimeRemaining { text += ", ETA \(Format.duration(eta))" }
         if let files = snapshot.totalFiles { text += ", files \(snapshot.completedFiles)/\(files)" }
         if naming, snapshot.active.isEmpty, let item = snapshot.currentItem { text += ", \(item)" }
@@ -100,7 +100,7 @@ final class ProgressRenderer: Sendable {
                 } else {
                     figures = Format.bytes(part.completedBytes)
                 }
-                figures += ", \(Format.bytes(Int64(part.bytesPerSecond)))/s"
+                figures += ", \(Format.bytes(Int64(saturating: part.bytesPerSecond)))/s"
                 let room = max(8, width - figures.count - 6)
                 lines.append(" * \(middleTruncated(TerminalText.escaped(part.name), to: room)): \(figures)")
             }
