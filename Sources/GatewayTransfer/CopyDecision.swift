@@ -32,7 +32,7 @@ public enum CopyDecision: Sendable, Equatable {
             destination.modificationDate = stamped
             comparesTimes = true
         }
-        let tolerance = Double(precision.components.seconds) + Double(precision.components.attoseconds) / 1e18
+        let tolerance = precision.inSeconds
         // Identical files first, so that a move can tell "same file" from "kept as it is".
         if source.size == destination.size, let checksum {
             switch checksum {

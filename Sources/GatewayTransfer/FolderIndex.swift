@@ -25,6 +25,9 @@ actor FolderIndex {
     /// Told of each abandoned temporary a listing shows (``TemporaryName``), once per listing.
     private let onLeftover: (@Sendable (FileObject) async -> Void)?
     private var reportedUnlisted = false
+    /// Whether a listing here has shown a name starting with `.`: the server lists them, so one
+    /// missing from a listing is missing, and needs no look-up of its own.
+    private var listsDotNames = false
 
     /// An index of the tree at `root`; `details` are asked of every listing (a destination's
     /// ``ListingDetails/sourceStamps``, which the comparisons use). `onUnlisted` is told, once,
@@ -46,7 +49,11 @@ actor FolderIndex {
         let name = RemotePath.lastComponent(of: "/" + relative)
         if let entries = try await listing(of: folder) {
             if let found = entries[name] { return found }
-            guard name.hasPrefix(".") else { return nil }
+            guard name.hasPrefix("."), !listsDotNames else { return nil }
+            if entries.keys.contains(where: { $0.hasPrefix(".") }) {
+                listsDotNames = true
+                return nil
+            }
             // Not listed, yet perhaps there (a listing without dot files): ask.
             let found = try await lookUp(relative)
             if found != nil, !reportedUnlisted {

@@ -118,24 +118,23 @@ enum ETag {
     /// RFC 9110's weak comparison: equal opaque tags, whether or not either is marked weak
     /// (`W/`). Apache marks a file's ETag weak during the second it was written and strong after,
     /// for the same contents.
-    /// Whether two tags name the same version, read loosely: without a weak marker or quotes
-    /// (WsgiDAV lists its ETags unquoted and sends them quoted). For a tag from one place (a GET)
-    /// checked against one from another (a listing). `lm:` tags never match an ETag.
-    static func sameOpaque(_ a: String, _ b: String) -> Bool {
-        if b.hasPrefix("lm:") { return true }
+    static func sameVersion(_ a: String?, _ b: String?) -> Bool {
+        guard let a, let b else { return a == b }
+        return opaque(a) == opaque(b)
+    }
+
+    /// The weak comparison without quotes either, for a tag from one place (a GET's `ETag`) checked
+    /// against one from another (a listing): WsgiDAV lists its ETags unquoted and sends them quoted.
+    static func sameUnquoted(_ a: String, _ b: String) -> Bool {
         func bare(_ tag: String) -> Substring {
-            var tag = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
-            if tag.count >= 2, tag.first == "\"", tag.last == "\"" { tag = tag.dropFirst().dropLast() }
-            return tag
+            let tag = opaque(tag)
+            return tag.count >= 2 && tag.first == "\"" && tag.last == "\"" ? tag.dropFirst().dropLast() : tag
         }
         return bare(a) == bare(b)
     }
 
-    static func sameVersion(_ a: String?, _ b: String?) -> Bool {
-        guard let a, let b else { return a == b }
-        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
-        return opaque(a) == opaque(b)
-    }
+    /// The tag without its weak marker.
+    private static func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
 }
 
 /// ownCloud/Nextcloud content checksums: `oc:checksums` values and `OC-Checksum` headers, written

@@ -23,8 +23,9 @@ struct WebDAVPath: Sendable {
     /// The percent-encoded path below the base for a normalized remote path (`/a b/c` gives `a%20b/c`):
     /// in each segment, RFC 3986's unreserved characters and `=` stay and every other UTF-8 byte
     /// becomes `%XX` (upper-case hex). (`=` is allowed in a path, and Xandikos stores a folder's
-    /// `Destination` without decoding it: the trash's names escape with `=`, so they arrive whole.) Byte by byte: Foundation's `addingPercentEncoding` (through CFString)
-    /// was 6 % of the client's CPU time in a small-file upload, which builds two URLs per file.
+    /// `Destination` without decoding it: the trash's names escape with `=`, so they arrive whole.)
+    /// Byte by byte: Foundation's `addingPercentEncoding` (through CFString) was 6 % of the
+    /// client's CPU time in a small-file upload, which builds two URLs per file.
     static func encode(_ remotePath: String) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var encoded: [UInt8] = []

@@ -85,17 +85,13 @@ extension WebDAVProvider {
                 ? "the server changes or refuses folder names with \(list) given in a Destination header; moves of such folders are refused"
                 : "the server changes or refuses names with \(list) given in a Destination header; writing such names with a direct PUT")
         }
-        if isFolder {
-            learnedFolderDestinationChanges.withLock { $0 = changed }
-        } else {
-            learnedDestinationChanges.withLock { $0 = changed }
-        }
+        learnedDestinationChanges.withLock { $0[isFolder] = changed }
         return changed
     }
 
     /// What the probes learned for files or folders (`nil`: not yet).
     func learnedChanges(folder: Bool) -> Set<Character>? {
-        folder ? learnedFolderDestinationChanges.withLock { $0 } : learnedDestinationChanges.withLock { $0 }
+        learnedDestinationChanges.withLock { $0[folder] }
     }
 
     /// Moves a one-byte probe to a name ending in `characters` and tells whether it arrived under

@@ -331,18 +331,26 @@ extension WebDAVProvider {
     }
 
     /// Whether walks still begin with `Depth: infinity` (no refusal or short answer seen yet).
-    var infiniteDepthUsable: Bool { learnedInfiniteDepth.withLock { $0 } != false }
+    var infiniteDepthUsable: Bool { usesInfiniteDepth.withLock { $0 } }
+
+    /// Stops walks from using `Depth: infinity`; `true` the first time only (so it is said once).
+    private func stopUsingInfiniteDepth() -> Bool {
+        usesInfiniteDepth.withLock { used in
+            defer { used = false }
+            return used
+        }
+    }
 
     /// The server refused `Depth: infinity`: walk folder by folder from now on.
     func learnInfiniteDepth(refused status: Int, path: String) {
-        guard learnedInfiniteDepth.withLock({ let first = $0 != false; $0 = false; return first }) else { return }
+        guard stopUsingInfiniteDepth() else { return }
         logger.debug("Depth: infinity refused; walking folder by folder", metadata: ["path": .string(path), "status": .stringConvertible(status)])
     }
 
     /// The server answered `Depth: infinity` with fewer levels than the tree has: walk folder by
     /// folder from now on, and say so once.
     func learnInfiniteDepth(truncated levels: Int, path: String) {
-        guard learnedInfiniteDepth.withLock({ let first = $0 != false; $0 = false; return first }) else { return }
+        guard stopUsingInfiniteDepth() else { return }
         logger.info("the server answered Depth: infinity with only \(levels) level\(levels == 1 ? "" : "s") of the tree; walking folder by folder",
                     metadata: ["path": .string(path)])
     }

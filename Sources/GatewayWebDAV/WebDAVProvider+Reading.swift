@@ -28,8 +28,9 @@ extension WebDAVProvider {
             var request = HTTPRequest(method: "GET", url: url, path: remote, headers: headers)
             request.responseBuffer = options.bufferSize
             let (head, body) = try await client.stream(request)
-            if let expected = options.ifVersion, (200..<300).contains(head.status), let served = head.header("etag"),
-               !ETag.sameOpaque(served, expected) {
+            // (An `lm:` tag, no ETag in listings, was compared above.)
+            if let expected = options.ifVersion, !expected.hasPrefix("lm:"), (200..<300).contains(head.status),
+               let served = head.header("etag"), !ETag.sameUnquoted(served, expected) {
                 // A server that ignores If-Match on GET (lighttpd) still names what it sends.
                 throw FileProviderError.versionMismatch(path: remote, expected: expected, actual: served)
             }

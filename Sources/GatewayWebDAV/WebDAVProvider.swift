@@ -81,12 +81,11 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
     let learnedAtomicPut = Mutex<Bool?>(nil)
     /// Whether walks may begin with `PROPFIND Depth: infinity`: `false` once the server refused
     /// one or answered it with fewer levels than the tree has (``walk(path:pageSize:)``).
-    let learnedInfiniteDepth = Mutex<Bool?>(nil)
+    let usesInfiniteDepth = Mutex(true)
     /// The characters the server changes in a name given in `Destination`, once probed
-    /// (``destinationChangedCharacters(in:)``).
-    let learnedDestinationChanges = Mutex<Set<Character>?>(nil)
-    /// The same for a folder's name (Xandikos decodes a file's `Destination`, not a folder's).
-    let learnedFolderDestinationChanges = Mutex<Set<Character>?>(nil)
+    /// (``destinationChangedCharacters(in:folder:)``), for files (`false`) and folders (`true`):
+    /// Xandikos decodes a file's `Destination`, not a folder's.
+    let learnedDestinationChanges = Mutex<[Bool: Set<Character>]>([:])
     /// Held while a `Destination` probe runs.
     let destinationProbeLock = AsyncLock()
     /// Whether the server answers `sync-collection` reports (RFC 6578), once asked.

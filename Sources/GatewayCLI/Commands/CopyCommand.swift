@@ -237,7 +237,7 @@ struct EventPrinter: Sendable {
 /// The final summary: always on stderr (unless --quiet), and as JSON on stdout with --json.
 enum SummaryPrinter {
     static func print(_ summary: CopySummary, operation: String, json: Bool, quiet: Bool) {
-        let seconds = Double(summary.elapsed.components.seconds) + Double(summary.elapsed.components.attoseconds) / 1e18
+        let seconds = summary.elapsed.inSeconds
         if json {
             StandardOutput.writeRaw(Data((JSON.encode([
                 "copied": JSONField.integer(Int64(summary.copied)), "skipped": .integer(Int64(summary.skipped)),

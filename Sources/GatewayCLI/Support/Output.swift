@@ -75,8 +75,7 @@ enum Format {
     static func duration(_ duration: Duration) -> String {
         let seconds = Int(duration.components.seconds)
         if seconds < 10 {
-            let exact = Double(seconds) + Double(duration.components.attoseconds) / 1e18
-            return String(format: "%.1fs", exact)
+            return String(format: "%.1fs", duration.inSeconds)
         }
         if seconds < 60 { return "\(seconds)s" }
         if seconds < 3600 { return String(format: "%dm%02ds", seconds / 60, seconds % 60) }

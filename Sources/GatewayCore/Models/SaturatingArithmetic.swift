@@ -36,6 +36,11 @@ extension Int {
 }
 
 extension Duration {
+    /// The length in seconds, fractions included.
+    public var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
     /// `seconds` as a duration, clamped to about ±292 years (whole milliseconds); zero for NaN.
     public static func seconds(saturating seconds: Double) -> Duration {
         .milliseconds(Int64(saturating: (seconds * 1000).rounded()))

@@ -67,8 +67,7 @@ public struct TemporaryName: Sendable, Equatable {
             return true
         }
         guard let modified else { return false }
-        let seconds = Double(age.components.seconds) + Double(age.components.attoseconds) / 1e18
-        return now.timeIntervalSince(modified) >= seconds
+        return now.timeIntervalSince(modified) >= age.inSeconds
     }
 
     /// The owner part of a new temporary name for this process: `HOST-PID`.

@@ -113,7 +113,7 @@ public final class TransferProgress: Sendable {
             state.completedBytes = state.completedBytes.saturatingAdding(count)
             let interval = now - state.lastSampleTime
             if interval >= .milliseconds(200) {
-                let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+                let seconds = interval.inSeconds
                 let instant = Double(state.completedBytes - state.lastSampleBytes) / seconds
                 state.rate = state.rate == 0 ? instant : 0.7 * state.rate + 0.3 * instant
                 state.lastSampleTime = now
@@ -195,7 +195,7 @@ public final class TransferProgress: Sendable {
 
     private func ownSnapshot(elapsed: Duration) -> Snapshot {
         state.withLock { state in
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.inSeconds
             var rate = state.rate
             if rate == 0, seconds > 0 { rate = Double(state.completedBytes) / seconds }
             var eta: Duration?

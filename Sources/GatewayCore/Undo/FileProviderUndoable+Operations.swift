@@ -203,7 +203,7 @@ extension FileProviderUndoable {
     /// (a FAT volume keeps two seconds), at least a second.
     private var timeTolerance: Double {
         let precision = capabilities.modificationTimePrecision
-        return max(1, Double(precision.components.seconds) + Double(precision.components.attoseconds) / 1e18)
+        return max(1, precision.inSeconds)
     }
 
     /// Moves what is at `path` into the trash; `nil` when nothing is there or there is no trash.
