@@ -70,6 +70,8 @@ fi
 printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}, "gwserve": {"type": "webdav", "url": "http://127.0.0.1:18321/"}}}\n' \
     "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" > "$work/config.json"
 export GATEWAY_CONFIG="$work/config.json"
+# The gateway's local state (source stamps, journals) in the run's folder, not the user's.
+export GATEWAY_STATE_DIR="$work/state-main"
 
 echo "preparing data: ${size_mib} MiB file, ${small_files} x 4 KiB files, ${listing_entries}-entry folder"
 head -c "$((size_mib * 1024 * 1024))" /dev/urandom > "$work/big.bin"
@@ -150,7 +152,7 @@ for ((round = 1; round <= rounds; round++)); do
     dav_clean; measure "dav small files: rclone copy (pacer_min_sleep=0)" env RCLONE_WEBDAV_PACER_MIN_SLEEP=0 rclone copy "$work/small" dav:up
     dav_clean; measure "dav small files: (default) rclone copy, 10ms pacer" rclone copy "$work/small" dav:up
     dav_clean; measure "dav small files: gateway copy" "$gateway" copy --quiet "$work/small" dav:up
-    dav_clean; measure "dav small files: gateway copy, dead_properties false (no source stamps)" env GATEWAY_REMOTE_DAV_DEAD_PROPERTIES=false "$gateway" copy --quiet "$work/small" dav:up
+    dav_clean; measure "dav small files: gateway copy, dead_properties true (stamps on the server too)" env GATEWAY_REMOTE_DAV_DEAD_PROPERTIES=true "$gateway" copy --quiet "$work/small" dav:up
     [ "$(ls "$dav_root/up" | wc -l)" -eq "$small_files" ] || { echo "WebDAV small-file upload incomplete" >&2; exit 1; }
     # A 10,000-entry folder: curl's raw PROPFIND transfer is the baseline.
     # The same four properties a listing of ours asks for (curl's bodiless PROPFIND is allprop).
@@ -206,7 +208,7 @@ for ((round = 1; round <= rounds; round++)); do
         measure "$remote watch $largest: gateway watch -R, 3 rounds" sh -c \
             "timeout -s INT 12 '$gateway' watch -R --interval 2 '$remote:tree-$largest'; [ \$? -eq 124 ]"
     done
-    unset GATEWAY_STATE_DIR
+    export GATEWAY_STATE_DIR="$work/state-main"
     fi
     if [[ " $sections " == *" undo "* ]]; then
     # Undo on WebDAV (Apache): removing a 2,000-file folder and overwriting 2,000 files, with the
@@ -230,7 +232,7 @@ for ((round = 1; round <= rounds; round++)); do
     dav_seed up; counted "dav overwrite ${small_files} files: gateway copy (to the trash)" "$gateway" copy --quiet "$work/small-v2" dav:up
     counted "dav overwrite ${small_files} files: gateway undo of it" "$gateway" undo --quiet
     cmp -s "$work/small/f7" "$dav_root/up/f7" || { echo "undo of the overwrite did not restore f7" >&2; exit 1; }
-    unset GATEWAY_STATE_DIR
+    export GATEWAY_STATE_DIR="$work/state-main"
     fi
     if [[ " $sections " == *" media "* ]]; then
     # Thumbnails: a 24-megapixel JPEG (about 19 MB) to a 256-pixel JPEG, beside libvips's own

@@ -21,8 +21,8 @@ extension WebDAVProvider {
                       summary: "whether a small file may be written with one PUT to its name, without a temporary name and MOVE: auto (where the server's PUT is known to be atomic: Apache httpd 2.4+ with mod_dav_fs), always, never"),
             ConfigKey("sync_collection", .string, default: "auto",
                       summary: "change monitoring through RFC 6578 sync-collection reports: auto (where the server answers them and is seen to list member folders in them), always (also where that cannot be seen, e.g. a server that leaves folders out, on a tree without folders), never (list folders)"),
-            ConfigKey("dead_properties", .boolean, default: "true",
-                      summary: "with vendor other: record each uploaded file's source modification time (and hashes, when known) in a dead property of the gateway's namespace (one PROPPATCH per upload), so copy, sync and check compare against it; skipped where the server does not keep dead properties"),
+            ConfigKey("dead_properties", .boolean, default: "false",
+                      summary: "with vendor other: besides the local state store, record each uploaded file's source stamp (source modification time, and hashes when known) on the server, in a dead property of the gateway's namespace (one PROPPATCH per upload), so that copy, sync and check on other machines compare against it too; for trees written from several machines; skipped where the server does not keep dead properties"),
             ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect"),
             ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a transfer may move no data before it fails"),
             ConfigKey("low_speed_limit", .integer, default: "1024",
@@ -53,7 +53,7 @@ extension WebDAVProvider {
             let rangedUploads = remote.boolean("ranged_uploads") ?? true
             let atomicPut = AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto
             let syncCollection = SyncCollection(rawValue: remote.string("sync_collection") ?? "auto") ?? .auto
-            let deadProperties = remote.boolean("dead_properties") ?? true
+            let deadProperties = remote.boolean("dead_properties") ?? false
             // Public links: the server's own shares where it has them (Nextcloud, ownCloud), else
             // the gateway's link server when the configuration has `links`, else none.
             if let shared = WebDAVProviderWithShares(sharing: configuration, vendor: vendor, rangedUploads: rangedUploads,

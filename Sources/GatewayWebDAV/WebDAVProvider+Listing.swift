@@ -46,12 +46,13 @@ extension WebDAVProvider {
         <D:getlastmodified/><D:getetag/><G:\(stampProperty)/></D:prop></D:propfind>
         """.utf8)
 
-    /// Whether this remote's items may carry source stamps (`dead_properties` on plain WebDAV).
-    var readsSourceStamps: Bool { deadProperties && vendor == .other }
+    /// Whether this remote's items may carry source stamps in a dead property (`dead_properties`
+    /// on plain WebDAV).
+    var readsServerStamps: Bool { deadProperties && vendor == .other }
 
     /// The PROPFIND body of a stat (Depth 0) for this server's vendor.
     var propfindBody: Data {
-        vendor != .other ? Self.vendorPropfindBody : readsSourceStamps ? Self.stampedPropfindBody : Self.propfindBody
+        vendor != .other ? Self.vendorPropfindBody : readsServerStamps ? Self.stampedPropfindBody : Self.propfindBody
     }
 
     /// The PROPFIND body of a listing (Depth 1 or infinity) for this server's vendor.
@@ -59,7 +60,7 @@ extension WebDAVProvider {
 
     /// The listing body with `details` where this server has them.
     func listingPropfindBody(_ details: ListingDetails) -> Data {
-        details.contains(.sourceStamps) && readsSourceStamps ? Self.stampedListingPropfindBody : listingPropfindBody
+        details.contains(.sourceStamps) && readsServerStamps ? Self.stampedListingPropfindBody : listingPropfindBody
     }
 
     static let quotaBody = Data("""
@@ -108,7 +109,7 @@ extension WebDAVProvider {
     /// `extraProperties["etag"]` (the raw ETag, as `stat` shows it) is filled only with
     /// `describing`: a listing of 10,000 entries would otherwise build 10,000 dictionaries for a
     /// value ``FileObject/versionTag`` already holds.
-    func fileObject(_ resource: DAVResource, requestPath: String, describing: Bool = false) -> FileObject? {
+    func fileObject(_ resource: DAVResource, requestPath: String, describing: Bool = false, local: StoredStamp? = nil) -> FileObject? {
         guard let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
         let modified = resource.lastModified.flatMap(DAVDate.http)
         // Without an ETag (nginx), the time (to the second) and a file's size stand for the version.
@@ -119,7 +120,7 @@ extension WebDAVProvider {
         if describing, let etag = resource.etag { extra["etag"] = etag }
         // The stamp's hashes stay in the stamp: they are what the uploader knew of its source, not
         // hashes the server vouches for (downloads are not verified against them).
-        let stamp = sourceStamp(of: resource)
+        let stamp = sourceStamp(of: resource, local: local)
         return FileObject(
             path: path,
             type: resource.isCollection ? .directory : .file,
@@ -138,15 +139,25 @@ extension WebDAVProvider {
     /// A member answered with a `404` (gone since) is left out; one answered with another error
     /// status (a `403` for a member it will not show, a `507` for an answer it cut short) fails the
     /// listing, naming it: leaving it out would make a copy or sync miss it without a word.
-    func items(from resources: [DAVResource], requestPath: String) throws -> [FileObject] {
-        try resources.compactMap { resource in
+    ///
+    /// With ``ListingDetails/sourceStamps`` (plain WebDAV), files carry the stamps this machine
+    /// recorded (``LocalStamps``): one local lookup per file of the page.
+    func items(from resources: [DAVResource], requestPath: String, details: ListingDetails = []) throws -> [FileObject] {
+        var local: [String: StoredStamp] = [:]
+        if details.contains(.sourceStamps), vendor == .other, !resources.isEmpty {
+            local = localStamps.stamps(of: resources.lazy.filter { !$0.isCollection }.compactMap {
+                self.paths.remotePath(fromHref: $0.href, requestPath: requestPath)
+            })
+        }
+        return try resources.compactMap { resource in
             if let status = resource.status, !(200..<300).contains(status) {
                 guard status != 404, let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
                 throw FileProviderError.truncated(
                     path: requestPath,
                     reason: "the server's listing of \(requestPath) gives \(path) as \(status) \(FileProviderHTTPError(statusCode: status, path: path).reasonPhrase) instead of its properties")
             }
-            return fileObject(resource, requestPath: requestPath)
+            let path = local.isEmpty || resource.isCollection ? nil : paths.remotePath(fromHref: resource.href, requestPath: requestPath)
+            return fileObject(resource, requestPath: requestPath, local: path.flatMap { local[$0] })
         }
     }
 
@@ -185,7 +196,7 @@ extension WebDAVProvider {
                 guard let activeParser = parser, !finished else { return nil }
                 var entries: [FileObject] = []
                 while true {
-                    for item in try self.items(from: activeParser.drain(), requestPath: folder) {
+                    for item in try self.items(from: activeParser.drain(), requestPath: folder, details: details) {
                         if item.path == folder {
                             if !item.isDirectory { throw CocoaError.posix(ENOTDIR, path: folder, remote: self.name) }
                             continue
@@ -195,7 +206,7 @@ extension WebDAVProvider {
                     if entries.count >= pageSize { return ListingPage(entries: entries, isLast: false) }
                     guard let chunk = try await body!.next() else {
                         try activeParser.finish(path: folder)
-                        entries += try self.items(from: activeParser.drain(), requestPath: folder).filter { $0.path != folder }
+                        entries += try self.items(from: activeParser.drain(), requestPath: folder, details: details).filter { $0.path != folder }
                         finished = true
                         return ListingPage(entries: entries, isLast: true)
                     }
@@ -238,7 +249,12 @@ extension WebDAVProvider {
         if let described, let status = described.status, !(200..<300).contains(status) {
             throw FileProviderHTTPError(statusCode: status, path: remote, serverText: described.description, method: "PROPFIND")
         }
-        let items = resources.compactMap { fileObject($0, requestPath: remote, describing: true) }
+        // The stamp this machine recorded, if any (plain WebDAV): one local lookup.
+        let local = vendor == .other ? localStamps.stamp(of: remote) : nil
+        let items = resources.compactMap {
+            fileObject($0, requestPath: remote, describing: true,
+                       local: paths.remotePath(fromHref: $0.href, requestPath: remote) == remote ? local : nil)
+        }
         guard let item = items.first(where: { $0.path == remote }) ?? items.first else {
             throw FileProviderError.malformedResponse(path: remote, detail: "the server's answer did not describe the item")
         }

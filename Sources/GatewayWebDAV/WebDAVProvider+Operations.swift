@@ -90,7 +90,9 @@ extension WebDAVProvider {
         switch head.status {
         case 207:
             if let itemFailure = try multistatusFailure(body, path: source, method: method) { throw itemFailure }
+            stampsFollow(method, source, to: target)
         case 200..<300:
+            stampsFollow(method, source, to: target)
             // A name the probe could not vouch for: look that it arrived under its name.
             if vendor == .other, learnedChanges(folder: folder) == nil,
                !Self.probedCharacters(in: target).isEmpty,
@@ -108,6 +110,14 @@ extension WebDAVProvider {
             }
             throw failure(head, body: body, path: head.status == 409 ? target : source)
         }
+    }
+
+    /// The local source stamps (``LocalStamps``) after a server-side `MOVE` or `COPY`: a move takes
+    /// them along; a copy leaves the target without any (its copy has a time and ETag of its own,
+    /// and what it replaced is gone).
+    private func stampsFollow(_ method: String, _ source: String, to target: String) {
+        guard vendor == .other else { return }
+        if method == "MOVE" { localStamps.moved(from: source, to: target) } else { localStamps.removed(target) }
     }
 
     /// Moves or copies a folder member by member into a new folder at `target`, for a server that
@@ -147,8 +157,10 @@ extension WebDAVProvider {
         switch head.status {
         case 207:
             if let itemFailure = try multistatusFailure(body, path: remote, method: "DELETE") { throw itemFailure }
+            if vendor == .other { localStamps.removed(remote) }
         case 200..<300:
             logger.debug("deleted", metadata: ["path": .string(remote)])
+            if vendor == .other { localStamps.removed(remote) }
         default:
             throw failure(head, body: body, path: remote)
         }

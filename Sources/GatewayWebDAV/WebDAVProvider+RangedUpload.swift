@@ -134,11 +134,11 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
         let clock = ContinuousClock()
         let started = clock.now
         let answer = try await commit(target, to: remote, overwrite: options.overwrite)
-        _ = try await verifyCommitted(remote, size: size)
+        let committed = try await verifyCommitted(remote, size: size)
         logger.debug("wrote file in ranges", metadata: ["path": .string(remote), "bytes": .stringConvertible(size)])
-        await recordSourceStamp(at: remote, size: size, options: options, answer: answer, elapsed: started.duration(to: clock.now))
-        if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }
-        return FileObject(path: remote, type: .file, size: size, modificationDate: nil)
+        let stamp = await recordSourceStamp(at: remote, size: size, options: options, answer: answer,
+                                            elapsed: started.duration(to: clock.now), stored: committed)
+        return await storedAttributes(remote, size: size, options: options, described: committed, stamp: stamp, fallbackDate: nil)
     }
 }
 

@@ -12,7 +12,7 @@ public final class WebDAVProviderWithLinks: WebDAVProvider, GatewayLinkSharing, 
 
     /// A provider whose links are `links`; the other parameters as ``WebDAVProvider``'s.
     public init(links: PublicLinks, configuration: HTTPClientConfiguration, vendor: Vendor = .other, rangedUploads: Bool = true,
-                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, deadProperties: Bool = true,
+                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, deadProperties: Bool = false,
                 trash: TrashSettings = TrashSettings(), stateDirectory: URL = StateLocation.directory(),
                 logger: Logger = Logger(label: "gateway.webdav")) {
         self.publicLinks = links
@@ -31,7 +31,7 @@ public final class WebDAVProviderWithShares: WebDAVProvider, FileProviderSharing
     /// A provider for a Nextcloud or ownCloud server; `nil` when the configuration's URL is not one
     /// of its WebDAV endpoints. The other parameters as ``WebDAVProvider``'s.
     public init?(sharing configuration: HTTPClientConfiguration, vendor: Vendor, rangedUploads: Bool = true,
-                 atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, deadProperties: Bool = true,
+                 atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, deadProperties: Bool = false,
                  trash: TrashSettings = TrashSettings(), stateDirectory: URL = StateLocation.directory(),
                  logger: Logger = Logger(label: "gateway.webdav")) {
         guard vendor != .other, let shares = OCSShares(baseURL: configuration.baseURL) else { return nil }

@@ -25,6 +25,9 @@ extension WebDAVProvider {
         /// The server's time (whole seconds since 1970) no earlier than the write it describes.
         var written: Int64
         var hashes: [HashAlgorithm: String] = [:]
+        /// The server's ETag of the content the stamp describes, when known (local records only:
+        /// a server may change a file's ETag when a property is set on it).
+        var etag: String?
 
         /// The property's text.
         var encoded: String {
@@ -37,6 +40,7 @@ extension WebDAVProvider {
             for algorithm in HashAlgorithm.allCases.sorted(by: { $0.rawValue < $1.rawValue }) {
                 if let hash = hashes[algorithm], Self.isHex(hash) { fields.append("\(algorithm.rawValue)=\(hash.lowercased())") }
             }
+            if let etag, Self.isStorable(etag) { fields.append("etag=" + etag) }
             return fields.joined(separator: " ")
         }
 
@@ -62,13 +66,20 @@ extension WebDAVProvider {
             for algorithm in HashAlgorithm.allCases {
                 if let hash = values[Substring(algorithm.rawValue)], Self.isHex(hash) { hashes[algorithm] = hash.lowercased() }
             }
+            if let etag = values["etag"], Self.isStorable(etag) { self.etag = String(etag) }
         }
 
-        init(modificationDate: Date?, size: Int64, written: Int64, hashes: [HashAlgorithm: String]) {
+        init(modificationDate: Date?, size: Int64, written: Int64, hashes: [HashAlgorithm: String], etag: String? = nil) {
             self.modificationDate = modificationDate
             self.size = size
             self.written = written
             self.hashes = hashes
+            self.etag = etag.flatMap { Self.isStorable($0) ? $0 : nil }
+        }
+
+        /// An ETag the one-line format can hold: printable ASCII without spaces, at most 256 bytes.
+        static func isStorable<S: StringProtocol>(_ etag: S) -> Bool {
+            !etag.isEmpty && etag.utf8.count <= 256 && etag.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
         }
 
         /// Seconds from 1970 a recorded time stays within (about ±10,000 years).
@@ -80,46 +91,81 @@ extension WebDAVProvider {
             }
         }
 
-        /// The stamp, if it still describes a file of this size last written at `lastModified`.
-        func stamp(size current: Int64?, lastModified: Date?) -> SourceStamp? {
-            guard let current, current == size, let lastModified,
-                  lastModified.timeIntervalSince1970 <= Double(written) else { return nil }
-            return SourceStamp(modificationDate: modificationDate, hashes: hashes)
+        /// Whether the stamp still describes a file of this size, last written at `lastModified`,
+        /// with this ETag: the same size, and the same ETag where both are known (a server's
+        /// ETag changes with every write, to the sub-second on Apache), else a time no later than
+        /// `written`.
+        func describes(size current: Int64?, lastModified: Date?, etag currentETag: String?) -> Bool {
+            guard let current, current == size else { return false }
+            if let etag, let currentETag { return etag == currentETag }
+            guard let lastModified else { return false }
+            return lastModified.timeIntervalSince1970 <= Double(written)
         }
+
+        /// What the stamp says of the source.
+        var sourceStamp: SourceStamp { SourceStamp(modificationDate: modificationDate, hashes: hashes) }
     }
 
-    /// Whether uploads record source stamps here: the `dead_properties` key, and what this server
-    /// was seen to do (once refused or ignored, never asked again).
-    var recordsSourceStamps: Bool {
+    /// Whether uploads also record source stamps on the server: the `dead_properties` key, and
+    /// what this server was seen to do (once refused or ignored, never asked again).
+    var recordsServerStamps: Bool {
         deadProperties && vendor == .other && learnedDeadProperties.withLock { $0 } != false
     }
 
     /// Records what was written at `remote` after a successful upload: the source's time and
     /// hashes from `options`, for the content `size` bytes long that the server answered for with
     /// `answer` (its `Date`, plus the request's duration: a server may date its answer from when
-    /// the request arrived, before the body was stored).
+    /// the request arrived, before the body was stored) and, when known, described as `stored`
+    /// (its ETag). Returns the record, or `nil` where nothing is recorded (a vendor server, which
+    /// keeps times itself; no time to date it by).
     ///
-    /// Costs one `PROPPATCH`. A failure here does not fail the write: the file is whole, and without
-    /// a stamp it is compared by size and the time it was written. The first stamp on a remote is read
-    /// back once: a server that answers `PROPPATCH` with success but keeps nothing (`rclone serve
+    /// The record goes to the local state store (``LocalStamps``), which costs no request. With
+    /// `dead_properties` it also goes to the server, in one `PROPPATCH`, where other machines see
+    /// it. A failure there does not fail the write: the file is whole, and without a stamp it is
+    /// compared by size and the time it was written. The first stamp on a remote is read back
+    /// once: a server that answers `PROPPATCH` with success but keeps nothing (`rclone serve
     /// webdav`) or refuses it (Xandikos: 403) is not asked again.
     ///
-    /// A write with nothing to record (no time, no hash) still writes a stamp without them, over
+    /// A write with nothing to record (no time, no hash) still records a stamp without them, over
     /// any earlier one: servers keep dead properties across a `PUT` to the same name (Apache does),
     /// and an earlier file's stamp must not describe the new content.
-    func recordSourceStamp(at remote: String, size: Int64, options: WriteOptions, answer: HTTPResponseHead, elapsed: Duration) async {
-        guard recordsSourceStamps, let dated = answer.header("date").flatMap(DAVDate.http) else { return }
+    @discardableResult
+    func recordSourceStamp(at remote: String, size: Int64, options: WriteOptions, answer: HTTPResponseHead, elapsed: Duration,
+                           stored: FileObject? = nil) async -> StoredStamp? {
+        guard vendor == .other else { return nil }
         let slack = elapsed.components.seconds + 1
+        let written: Int64
+        if let dated = answer.header("date").flatMap(DAVDate.http) {
+            written = Int64(saturating: dated.timeIntervalSince1970).addingReportingOverflow(slack).partialValue
+        } else if let modified = stored?.modificationDate {
+            written = Int64(saturating: modified.timeIntervalSince1970.rounded(.up))
+        } else {
+            return nil
+        }
         // A time the parser would refuse (beyond ±10,000 years) is not recorded.
         let time = options.modificationDate.flatMap { abs($0.timeIntervalSince1970) < StoredStamp.timeLimit ? $0 : nil }
-        let stamp = StoredStamp(modificationDate: time, size: size,
-                                written: Int64(saturating: dated.timeIntervalSince1970).addingReportingOverflow(slack).partialValue,
-                                hashes: options.contentHashes)
-        do {
-            try await writeStamp(stamp, at: remote)
-        } catch {
-            logger.debug("source stamp not recorded", metadata: ["path": .string(remote), "error": .string("\(error)")])
+        var stamp = StoredStamp(modificationDate: time, size: size, written: written, hashes: options.contentHashes)
+        if recordsServerStamps {
+            do {
+                try await writeStamp(stamp, at: remote)
+            } catch {
+                logger.debug("source stamp not recorded on the server", metadata: ["path": .string(remote), "error": .string("\(error)")])
+            }
         }
+        // The ETag of what was stored: the PUT's answer, or the description after a rename (an
+        // ETag seen before a PROPPATCH could be changed by it on some servers: not recorded then).
+        if !recordsServerStamps {
+            stamp.etag = (answer.method == "PUT" ? answer.header("etag") : nil) ?? stored.flatMap(Self.etag(of:))
+            if let etag = stamp.etag, !StoredStamp.isStorable(etag) { stamp.etag = nil }
+        }
+        localStamps.record(stamp, at: remote)
+        return stamp
+    }
+
+    /// An item's ETag, from its version tag (`nil` where the server gave none).
+    static func etag(of item: FileObject) -> String? {
+        guard let tag = item.versionTag, !tag.hasPrefix("lm:") else { return nil }
+        return tag
     }
 
     /// Sends the `PROPPATCH`, and on a remote's first stamp reads it back.
@@ -153,9 +199,14 @@ extension WebDAVProvider {
                                                  "status": .stringConvertible(status)])
     }
 
-    /// The valid stamp a parsed response carries, if any.
-    func sourceStamp(of resource: DAVResource) -> SourceStamp? {
-        guard let text = resource.sourceStamp, !resource.isCollection, let stored = StoredStamp(parsing: text) else { return nil }
-        return stored.stamp(size: resource.contentLength, lastModified: resource.lastModified.flatMap(DAVDate.http))
+    /// The valid stamp of a parsed response: the one in its dead property, or `local`, the one this
+    /// machine recorded (``LocalStamps``); the later written where both are valid.
+    func sourceStamp(of resource: DAVResource, local: StoredStamp? = nil) -> SourceStamp? {
+        guard !resource.isCollection else { return nil }
+        let modified = resource.lastModified.flatMap(DAVDate.http)
+        let valid = [resource.sourceStamp.flatMap(StoredStamp.init(parsing:)), local].compactMap { $0 }.filter {
+            $0.describes(size: resource.contentLength, lastModified: modified, etag: resource.etag)
+        }
+        return valid.max { $0.written < $1.written }?.sourceStamp
     }
 }

@@ -71,17 +71,18 @@ extension WebDAVProvider {
             }
             let written = counter.value
             try AtomicWrite.checkLength(written, expected: options.expectedSize ?? stream.expectedLength, path: remote)
+            var stored: FileObject?
             if renames {
                 try await options.beforeReplacing?(remote)
                 started = clock.now
                 answer = try await commit(target, to: remote, overwrite: options.overwrite)
-                _ = try await verifyCommitted(remote, size: written)
+                stored = try await verifyCommitted(remote, size: written)
             }
             logger.debug("wrote file", metadata: ["path": .string(remote), "bytes": .stringConvertible(written)])
-            await recordSourceStamp(at: remote, size: written, options: options, answer: answer, elapsed: started.duration(to: clock.now))
-            // The server's own description (version tag, dates) of what now stands there.
-            if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }
-            return FileObject(path: remote, type: .file, size: written, modificationDate: options.modificationDate)
+            let stamp = await recordSourceStamp(at: remote, size: written, options: options, answer: answer,
+                                                elapsed: started.duration(to: clock.now), stored: stored)
+            return await storedAttributes(remote, size: written, options: options, described: stored, stamp: stamp,
+                                          fallbackDate: options.modificationDate)
         } catch {
             // Remove what this write left: the temporary, or (not atomic) a partial upload. Never the
             // target of a refused conditional write, which holds someone else's newer file.
@@ -100,6 +101,24 @@ extension WebDAVProvider {
             }
             throw error
         }
+    }
+
+    /// What a write returns: with ``WriteOptions/returnsStoredAttributes``, the server's own
+    /// description of what now stands at `remote` (version tag, dates) with the stamp just
+    /// recorded; `described` where the write already asked for it (the check after a rename: no
+    /// second request), else one `PROPFIND`. Otherwise what the writer knows, with `fallbackDate`.
+    func storedAttributes(_ remote: String, size: Int64, options: WriteOptions, described: FileObject?, stamp: StoredStamp?,
+                          fallbackDate: Date?) async -> FileObject {
+        if options.returnsStoredAttributes {
+            if var described {
+                if let stamp, stamp.describes(size: described.size, lastModified: described.modificationDate, etag: Self.etag(of: described)) {
+                    described.sourceStamp = stamp.sourceStamp
+                }
+                return described
+            }
+            if let stored = try? await attributesOfItem(path: remote) { return stored }
+        }
+        return FileObject(path: remote, type: .file, size: size, modificationDate: fallbackDate)
     }
 
     /// Whether this server's `PUT` replaces a file atomically (``AtomicPut``): asked once with

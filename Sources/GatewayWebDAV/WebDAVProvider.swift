@@ -68,10 +68,13 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
 
     /// The `sync_collection` setting.
     public let syncCollection: SyncCollection
-    /// The `dead_properties` setting: whether uploads record a ``SourceStamp`` (plain WebDAV only).
+    /// The `dead_properties` setting: whether uploads also record their ``SourceStamp`` on the server,
+    /// in a dead property (plain WebDAV only), besides the local record every upload makes.
     public let deadProperties: Bool
     /// Whether the server was seen to keep the gateway's dead property (`nil` until first written).
     let learnedDeadProperties = Mutex<Bool?>(nil)
+    /// The source stamps of this machine's uploads (plain WebDAV), kept in the local state store.
+    let localStamps: LocalStamps
     /// The `trash` and `trash_dir` keys: whether and where removals and overwrites are kept (``trash``).
     public let trashSettings: TrashSettings
     /// Nextcloud's or ownCloud's own trash bin, the ``trash`` of such a remote unless `trash_dir`
@@ -107,12 +110,14 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
     ///   - rangedUploads: let large copies upload in byte ranges at once where the server takes them.
     ///   - atomicPut: whether small files may go with one `PUT` to their name (``AtomicPut``).
     ///   - syncCollection: how change monitoring asks for changes (``SyncCollection``).
-    ///   - deadProperties: whether uploads record a ``SourceStamp`` in a dead property (plain WebDAV).
+    ///   - deadProperties: whether uploads also record their ``SourceStamp`` in a dead property on
+    ///     the server, for trees written from several machines (plain WebDAV; every upload records
+    ///     it in the local state store).
     ///   - trash: the `trash` and `trash_dir` settings.
     ///   - stateDirectory: the local state store's folder.
     ///   - logger: where requests and decisions are logged.
     public init(configuration: HTTPClientConfiguration, vendor: Vendor = .other, rangedUploads: Bool = true,
-                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, deadProperties: Bool = true,
+                atomicPut: AtomicPut = .auto, syncCollection: SyncCollection = .auto, deadProperties: Bool = false,
                 trash: TrashSettings = TrashSettings(),
                 stateDirectory: URL = StateLocation.directory(),
                 logger: Logger = Logger(label: "gateway.webdav")) {
@@ -131,6 +136,7 @@ public class WebDAVProvider: FileProviderBasic, FileProviderOperations, FileProv
         clientConfiguration.baseURL = paths.baseURL
         self.client = HTTPClient(configuration: clientConfiguration, logger: logger)
         self.monitorIdentity = "webdav \(paths.baseURL.absoluteString) user=\(configuration.user ?? "")"
+        self.localStamps = LocalStamps(directory: stateDirectory, identity: monitorIdentity, logger: logger)
         self.logger = logger
         var features: ProviderCapabilities.Features = [
             .serverSideCopy, .serverSideMove, .rangedRead, .conditionalWrite,

@@ -22,7 +22,7 @@ start)
     mkdir -p "$dir/data"
     chmod 755 "$state" "$dir"
     if ! id "$system_user" >/dev/null 2>&1; then
-        useradd --system --no-create-home --home-dir "$dir/data" --shell /usr/sbin/nologin "$system_user"
+        useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin "$system_user"
     fi
     uid=$(id -u "$system_user")
     gid=$(id -g "$system_user")

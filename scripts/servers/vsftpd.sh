@@ -23,12 +23,14 @@ start)
     implicit_port=$5
     mkdir -p "$dir/data" "$dir/tls" "$dir/empty"
     chmod 755 "$state" "$dir"
-    # The user may exist from an earlier run (the demo's, whose folder is gone): its home is set
-    # to this run's folder either way, or vsftpd refuses every login ("cannot change directory").
+    # The user's home is "/", which always exists: vsftpd changes to the home at login, then to
+    # local_root (this instance's folder). So several instances (the tests' and the benchmark's)
+    # can run at once, and one whose folder is gone cannot break another's logins ("cannot change
+    # directory").
     if id "$user" >/dev/null 2>&1; then
-        usermod --home "$dir/data" "$user" >/dev/null 2>&1
+        [ "$(getent passwd "$user" | cut -d: -f6)" = / ] || usermod --home / "$user" >/dev/null 2>&1
     else
-        useradd --system --no-create-home --home-dir "$dir/data" --shell /usr/sbin/nologin "$user"
+        useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin "$user"
     fi
     echo "$user:gateway-test" | chpasswd
     chown "$user" "$dir/data"

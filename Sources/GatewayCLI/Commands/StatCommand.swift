@@ -10,8 +10,9 @@ struct StatCommand: AsyncParsableCommand {
         read_only, extra, hashes}; unknown values are null. `hashes` holds the content hashes the
         remote reported with the item (Nextcloud's stored SHA-1/MD5), by algorithm.
 
-        On plain WebDAV, a file the gateway uploaded also shows what it recorded of its source in a
-        dead property (`dead_properties`), while the file is unchanged since: `source_modified`
+        On plain WebDAV, a file the gateway uploaded also shows what it recorded of its source (a
+        source stamp, kept in the local state store, and with `dead_properties` in a dead property
+        on the server), while the file is unchanged since: `source_modified`
         (the source's modification time, which copy, sync and check compare against) and
         `source_hashes`.
         """)

@@ -19,9 +19,11 @@ public struct DeadProperty: Sendable, Hashable {
     }
 }
 
-/// Dead properties a WebDAV server keeps for items of a remote that has no place for them
-/// (`gateway serve webdav`'s `PROPPATCH`): one SQLite file, `properties.sqlite`, in the local
-/// state store (``StateLocation``), shared by every gateway process serving that remote.
+/// Dead properties kept locally for items of a remote: one SQLite file, `properties.sqlite`, in the
+/// local state store (``StateLocation``), shared by every gateway process on the machine. Two kinds
+/// of scope use it: `gateway serve webdav` keeps its clients' `PROPPATCH` properties for a remote
+/// that has no place for them, and the WebDAV client keeps what each upload wrote (its source
+/// stamp) without asking the server to.
 ///
 /// Properties follow their items: removing an item removes its properties and those of
 /// everything below it, a move moves them, a copy copies them.
@@ -69,6 +71,22 @@ public final class DeadPropertyStore: Sendable {
         }
     }
 
+    /// The value of the property `namespace`:`name` of each of `paths` that has it, by path: one
+    /// indexed lookup per path, in one read (a listing's page at a time, never a whole tree).
+    public func values(namespace: String, name: String, of paths: some Sequence<String>) throws -> [String: String] {
+        try store.withDatabase { database in
+            var result: [String: String] = [:]
+            for path in paths {
+                let statement = try database.statement(
+                    "SELECT value FROM dead_properties WHERE scope = ? AND path = ? AND namespace = ? AND name = ?",
+                    [.text(scope), .text(path), .text(namespace), .text(name)])
+                defer { statement.reset() }
+                if try statement.step(), let value = statement.text(0) { result[path] = value }
+            }
+            return result
+        }
+    }
+
     /// A change to one property.
     public enum Change: Sendable, Hashable {
         /// Sets (or replaces) a property.
@@ -90,6 +108,18 @@ public final class DeadPropertyStore: Sendable {
                     try database.run("DELETE FROM dead_properties WHERE scope = ? AND path = ? AND namespace = ? AND name = ?",
                                      [.text(scope), .text(path), .text(namespace), .text(name)])
                 }
+            }
+        }
+    }
+
+    /// Sets one property on each of many items in one transaction (a batch of records: one
+    /// commit instead of one per item).
+    public func set(_ properties: [(path: String, property: DeadProperty)]) throws {
+        guard !properties.isEmpty else { return }
+        try store.write { database in
+            for (path, property) in properties {
+                try database.run("INSERT OR REPLACE INTO dead_properties(scope, path, namespace, name, value) VALUES (?, ?, ?, ?, ?)",
+                                 [.text(scope), .text(path), .text(property.namespace), .text(property.name), .text(property.value)])
             }
         }
     }
