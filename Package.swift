@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "GatewayServe", targets: ["GatewayServe"]),
         // The WebDAV request grammar `gateway serve` parses, on its own (the fuzz harnesses use it).
         .library(name: "GatewayServeRequests", targets: ["GatewayServeRequests"]),
+        /// Any remote as a file system (FUSE, libfuse3): what `gateway mount` runs.
+        .library(name: "GatewayMount", targets: ["GatewayMount"]),
         .executable(name: "gateway", targets: ["gateway"]),
         .plugin(name: "ValidateGatewayConfig", targets: ["ValidateGatewayConfig"]),
     ],
@@ -129,6 +131,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // libfuse3's low-level API (Debian: libfuse3-dev; fuse3 for fusermount3), header-only shim.
+        .systemLibrary(name: "CFuse", path: "Sources/CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        // A remote as a file system: the kernel's requests answered from the library's public
+        // protocols. Not in the StorageGateway umbrella, so apps don't link libfuse.
+        .target(
+            name: "GatewayMount",
+            dependencies: ["GatewayCore", "GatewayState", "CFuse", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // Moving bytes and trees between any two providers.
         .target(
             name: "GatewayTransfer",
@@ -147,6 +158,7 @@ let package = Package(
             dependencies: [
                 "StorageGateway",
                 "GatewayServe",
+                "GatewayMount",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

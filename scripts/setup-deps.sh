@@ -17,7 +17,9 @@ packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsq
     litmus cadaver libcrypt-dev
     # More stock WebDAV servers (scripts/servers/nginx-webdav.sh, lighttpd-webdav.sh): nginx with
     # its dav module and the dav-ext module (PROPFIND, OPTIONS), lighttpd with mod_webdav.
-    nginx libnginx-mod-http-dav-ext lighttpd lighttpd-mod-webdav)
+    nginx libnginx-mod-http-dav-ext lighttpd lighttpd-mod-webdav
+    # gateway mount: libfuse3 (the low-level API) and fusermount3.
+    fuse3 libfuse3-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

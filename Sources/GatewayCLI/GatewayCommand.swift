@@ -28,7 +28,7 @@ struct GatewayCommand: AsyncParsableCommand {
             RemotesCommand.self, ConfigCommand.self, ListCommand.self, StatCommand.self, CatCommand.self,
             RcatCommand.self, MkdirCommand.self, RemoveCommand.self, CopyCommand.self, MoveCommand.self,
             SyncCommand.self, CheckCommand.self, AboutCommand.self, WatchCommand.self, UndoCommand.self, TrashCommand.self,
-            ThumbnailCommand.self, MetaCommand.self, ServeCommand.self, LinkCommand.self, CleanupCommand.self,
+            ThumbnailCommand.self, MetaCommand.self, ServeCommand.self, MountCommand.self, LinkCommand.self, CleanupCommand.self,
         ]
     )
 }

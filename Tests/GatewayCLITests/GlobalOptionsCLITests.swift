@@ -82,6 +82,7 @@ struct GlobalOptionsCLITests {
             "watch": ["watch", "--once", "--state", s.path("watch.anchor"), "loc:dir"],
             "serve webdav": ["serve", "webdav", "--addr", "127.0.0.1:0", "--no-auth", "loc:"],
             "serve links": ["serve", "links", "--addr", "127.0.0.1:0"],
+            "mount": ["mount", "loc:dir", s.path("mnt")],
         ]
         #expect(Set(calls.keys) == Set(leaves.map { $0.joined(separator: " ") }), "a leaf without a real call here, or a call for none")
         // In this order: later calls use what earlier ones made.
@@ -105,5 +106,14 @@ struct GlobalOptionsCLITests {
             }
             #expect(text.contains(" at http://127.0.0.1:"), "gateway \(name) with options first: \(text)")
         }
+        // The mount runs until unmounted from outside.
+        try FileManager.default.createDirectory(atPath: s.path("mnt"), withIntermediateDirectories: true)
+        let mount = try BackgroundGateway(s.runner, global + calls["mount"]!, extraEnvironment: environment)
+        defer { _ = try? MountCLITests.Mounted.command("/bin/fusermount3", ["-u", "-z", s.path("mnt")]) }
+        try await mount.waitForStderr("mounted loc:dir at ")
+        #expect(try MountCLITests.Mounted.command("/bin/fusermount3", ["-u", s.path("mnt")]).status == 0)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while mount.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!mount.process.isRunning && mount.process.terminationStatus == 0, "gateway mount with options first: \(mount.stderr)")
     }
 }

@@ -1,0 +1,142 @@
+import CFuse
+import Foundation
+import GatewayCore
+import GatewayState
+
+/// An open folder: its listing read a page at a time as the kernel asks (`readdirplus`), never
+/// held whole.
+///
+/// Positions: 0 is `.`, 1 is `..`, and `2 + i` the listing's `i`-th entry; each entry handed to
+/// the kernel carries the position after it, where the next request starts. A request for a
+/// position before the page at hand (a program that rewinds) lists the folder again from the
+/// start. Requests of one handle run one at a time (``AsyncLock``).
+final class FolderReader: @unchecked Sendable {
+    static let pageSize = 512
+
+    let provider: any FileProviderBasic
+    let path: String
+    let inode: UInt64
+
+    /// Held while a request uses the state below (which nothing else touches).
+    private let lock = AsyncLock()
+    private var pages: DirectoryListing.AsyncIterator?
+    private var page: [FileObject] = []
+    /// The listing index of `page[0]`.
+    private var pageStart = 0
+    private var finished = false
+
+    init(provider: any FileProviderBasic, path: String, inode: UInt64) {
+        self.provider = provider
+        self.path = path
+        self.inode = inode
+    }
+
+    /// Entries from `offset` for a reply of at most `size` bytes, each with its attributes; the
+    /// kernel gains a reference to each entry's inode (`.` and `..` aside).
+    func fill(request: FUSERequest, offset: Int64, size: Int, fileSystem: MountFileSystem) async throws -> Data {
+        try await lock.withLock { try await locked(request: request, offset: offset, size: size, fileSystem: fileSystem) }
+    }
+
+    private func locked(request: FUSERequest, offset: Int64, size: Int, fileSystem: MountFileSystem) async throws -> Data {
+        self.fileSystem = fileSystem
+        var buffer = [CChar](repeating: 0, count: size)
+        var used = 0
+        var position = Int(clamping: max(0, offset))
+        let timeout = fileSystem.options.attributeTimeout
+        while true {
+            var entry = fuse_entry_param()
+            let name: String
+            var item: FileObject?
+            if position < 2 {
+                name = position == 0 ? "." : ".."
+                entry.attr.st_ino = __ino_t(position == 0 ? inode : 1)
+                entry.attr.st_mode = S_IFDIR
+            } else {
+                guard let next = try await listed(at: position - 2) else { break }
+                // A name no Linux file can have is left out (a remote cannot make the kernel see it).
+                guard Self.isPossibleName(next.name) else {
+                    position += 1
+                    continue
+                }
+                name = next.name
+                item = next
+            }
+            if let item {
+                // Made (or given one more reference) only once it fits: the kernel counts what it receives.
+                entry.attr = fileSystem.attributes(of: item, inode: 0)
+                if let known = fileSystem.table.withLock({ $0.inode(of: item.name, in: inode) }) {
+                    entry.attr = fileSystem.attributes(of: known)
+                }
+            }
+            let needed = fuse_add_direntry_plus(request.raw, nil, 0, name, &entry, off_t(position + 1))
+            guard used + needed <= size else { break }
+            if let item {
+                let child = fileSystem.table.withLock { table -> UInt64 in
+                    // A file written through the mount keeps what the mount knows of it.
+                    if let known = table.inode(of: item.name, in: inode), fileSystem.dirty.withLock({ $0[known] }) != nil {
+                        return table.remember(table.node(known)!.item, as: item.name, in: inode)
+                    }
+                    return table.remember(item, as: item.name, in: inode)
+                }
+                entry.ino = fuse_ino_t(child)
+                entry.attr.st_ino = __ino_t(child)
+                entry.attr_timeout = timeout
+                entry.entry_timeout = timeout
+            }
+            buffer.withUnsafeMutableBufferPointer { pointer in
+                _ = fuse_add_direntry_plus(request.raw, pointer.baseAddress! + used, size - used, name, &entry, off_t(position + 1))
+            }
+            used += needed
+            position += 1
+        }
+        return buffer.withUnsafeBufferPointer { Data(buffer: UnsafeBufferPointer(start: $0.baseAddress, count: used)) }
+    }
+
+    /// Whether a Linux file can have this name: not empty, `.` or `..`, no `/` or NUL, at most
+    /// 255 bytes.
+    static func isPossibleName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && name.utf8.count <= 255 && !name.utf8.contains(0) && !name.utf8.contains(UInt8(ascii: "/"))
+    }
+
+    /// The listing's entry `index`, reading pages up to it (from the start again for an earlier
+    /// one); `nil` past the end.
+    /// Files created through the mount and not yet uploaded, listed after the remote's entries.
+    private var localOnly: [FileObject]?
+    private var fileSystem: MountFileSystem?
+
+    private func listed(at index: Int) async throws -> FileObject? {
+        if let entry = try await remote(at: index) { return entry }
+        // Past the remote's listing: the files only the mount has so far, taken once per pass.
+        if localOnly == nil, let fileSystem {
+            let folder = inode
+            let dirty = fileSystem.dirty.withLock { Array($0.values) }.filter { !$0.snapshot.existsRemotely && !$0.snapshot.removed }
+            localOnly = fileSystem.table.withLock { table in
+                dirty.compactMap { file in table.node(file.inode).flatMap { $0.parent == folder ? $0.item : nil } }
+            }
+        }
+        let local = index - (pageStart + page.count)
+        guard let localOnly, local >= 0, local < localOnly.count else { return nil }
+        return localOnly[local]
+    }
+
+    private func remote(at index: Int) async throws -> FileObject? {
+        if index < pageStart || pages == nil {
+            pages = provider.contentsOfDirectory(path: path, pageSize: Self.pageSize).makeAsyncIterator()
+            page = []
+            pageStart = 0
+            finished = false
+            localOnly = nil
+        }
+        while index >= pageStart + page.count {
+            if finished { return nil }
+            guard let next = try await pages?.next() else {
+                finished = true
+                return nil
+            }
+            pageStart += page.count
+            page = next.entries
+            if next.isLast { finished = true }
+        }
+        return page[index - pageStart]
+    }
+}

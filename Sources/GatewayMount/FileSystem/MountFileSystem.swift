@@ -1,0 +1,251 @@
+import CFuse
+import Foundation
+import GatewayCore
+import Logging
+import Synchronization
+
+/// The file system a mount shows: the kernel's requests (``FUSEOperations``) answered from a
+/// provider's public protocols, so it works over any backend.
+///
+/// Items are placeholders: what listings and lookups said of them (size, times, type, version
+/// tag), with no content fetched until a program reads (``OpenFile``). Each request is answered
+/// from its own task; the kernel goes on sending others meanwhile.
+final class MountFileSystem: Sendable {
+    let provider: any FileProviderReadWrite
+    let options: MountOptions
+    let logger: Logger
+    let table: Mutex<InodeTable>
+    let handles = Mutex(Handles())
+    /// Files with contents in the cache folder (written through the mount), by inode.
+    let dirty = Mutex<[UInt64: DirtyFile]>([:])
+    /// Where dirty files keep their contents.
+    let cacheFolder: String
+    let uploader: Uploader
+
+    /// What an open file handle reads from (and writes to).
+    enum OpenHandle: Sendable {
+        /// The remote, at the version the file was opened with.
+        case remote(OpenFile)
+        /// The cache file of a file written through the mount.
+        case dirty(DirtyFile)
+    }
+
+    struct Handles {
+        var next: UInt64 = 1
+        var files: [UInt64: OpenHandle] = [:]
+        var folders: [UInt64: FolderReader] = [:]
+
+        mutating func add(_ handle: OpenHandle) -> UInt64 {
+            let number = next
+            next += 1
+            files[number] = handle
+            return number
+        }
+    }
+
+    init(provider: any FileProviderReadWrite, rootPath: String, rootItem: FileObject, options: MountOptions, cacheFolder: String,
+         logger: Logger) {
+        self.provider = provider
+        self.options = options
+        self.logger = logger
+        self.cacheFolder = cacheFolder
+        self.table = Mutex(InodeTable(rootPath: rootPath, rootItem: rootItem))
+        self.uploader = Uploader(delay: options.writeBack, logger: logger)
+    }
+
+    /// The provider's operations (folders, removals, renames), where it has them.
+    var operations: (any FileProviderOperations)? { provider as? any FileProviderOperations }
+
+    /// Runs `body` in a task and answers `request` with its error if it throws.
+    func answer(_ request: FUSERequest, _ body: @escaping @Sendable () async throws -> Void) {
+        Task {
+            do {
+                try await body()
+            } catch {
+                logger.debug("request failed", metadata: ["error": .string("\(error)")])
+                request.fail(error)
+            }
+        }
+    }
+
+    // MARK: Names and attributes
+
+    func lookup(_ request: FUSERequest, parent: UInt64, name: String) {
+        answer(request) { [self] in
+            guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
+            // A file written through the mount answers from its cache (it may not be on the remote yet).
+            if let known = table.withLock({ $0.inode(of: name, in: parent) }), dirty.withLock({ $0[known] }) != nil {
+                let inode = table.withLock { table -> UInt64 in
+                    let item = table.node(known)!.item
+                    return table.remember(item, as: name, in: parent)
+                }
+                request.entry(inode: inode, attributes: attributes(of: inode), timeout: options.attributeTimeout)
+                return
+            }
+            let item: FileObject
+            do {
+                item = try await provider.attributesOfItem(path: path)
+            } catch where error.failureKind == .notFound {
+                request.negativeEntry(timeout: options.attributeTimeout)
+                return
+            }
+            let inode = table.withLock { $0.remember(item, as: name, in: parent) }
+            request.entry(inode: inode, attributes: attributes(of: item, inode: inode), timeout: options.attributeTimeout)
+        }
+    }
+
+    func forget(_ inode: UInt64, count: UInt64) {
+        table.withLock { $0.forget(inode, count: count) }
+    }
+
+    func getattr(_ request: FUSERequest, inode: UInt64) {
+        guard table.withLock({ $0.node(inode) }) != nil else { return request.fail(ENOENT) }
+        request.attributes(attributes(of: inode), timeout: options.attributeTimeout)
+    }
+
+    /// The `stat` of an inode: what the remote said, with a dirty file's own size and time.
+    func attributes(of inode: UInt64) -> stat {
+        var item = table.withLock { $0.node(inode)?.item } ?? FileObject(path: "/", type: .file)
+        if let file = dirty.withLock({ $0[inode] }) {
+            let state = file.snapshot
+            item.size = state.size
+            if let date = state.modificationDate { item.modificationDate = date }
+        }
+        return attributes(of: item, inode: inode)
+    }
+
+    /// The `stat` the kernel is given for `item`: its type, size and times, owned by the mount's
+    /// user, with the permission bits of a read-only or writable mount less the `umask`.
+    func attributes(of item: FileObject, inode: UInt64) -> stat {
+        var result = stat()
+        result.st_ino = __ino_t(inode)
+        let permissions: mode_t = (item.isDirectory ? 0o777 : 0o666) & ~options.umask & (options.readOnly ? 0o555 : 0o777)
+        result.st_mode = (item.isDirectory ? S_IFDIR : S_IFREG) | permissions
+        result.st_nlink = item.isDirectory ? 2 : 1
+        result.st_uid = options.uid
+        result.st_gid = options.gid
+        let size = item.isDirectory ? 0 : max(0, item.size ?? 0)
+        result.st_size = Int(size)
+        result.st_blksize = 128 << 10
+        result.st_blocks = Int((size + 511) / 512)
+        let time = Self.fileTime(item.modificationDate ?? Date(timeIntervalSince1970: 0))
+        result.st_mtim = time
+        result.st_ctim = time
+        result.st_atim = time
+        return result
+    }
+
+    /// A date as the kernel's time (a date beyond what it can hold is the epoch).
+    static func fileTime(_ date: Date) -> timespec {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return timespec() }
+        let nanoseconds = Int(((date.timeIntervalSince1970 - seconds) * 1e9).rounded(.down))
+        return timespec(tv_sec: Int(seconds), tv_nsec: min(max(nanoseconds, 0), 999_999_999))
+    }
+
+    // MARK: Files
+
+    func open(_ request: FUSERequest, inode: UInt64, flags: Int32) {
+        let writing = flags & O_ACCMODE != O_RDONLY || flags & O_TRUNC != 0
+        if options.readOnly, writing { return request.fail(EROFS) }
+        guard let node = table.withLock({ $0.node(inode) }), let path = table.withLock({ $0.path(of: inode) }) else {
+            return request.fail(ENOENT)
+        }
+        guard !node.item.isDirectory else { return request.fail(EISDIR) }
+        if dirty.withLock({ $0[inode] }) != nil || writing {
+            answer(request) { [self] in
+                let file = try await dirtyFile(inode, truncating: flags & O_TRUNC != 0)
+                if flags & O_TRUNC != 0, file.size != 0 { try file.truncate(to: 0) }
+                file.opened()
+                let handle = handles.withLock { $0.add(.dirty(file)) }
+                request.open(handle: handle, keepCache: false)
+            }
+            return
+        }
+        let file = OpenFile(provider: provider, path: path, size: node.item.size, version: node.item.versionTag)
+        let handle = handles.withLock { $0.add(.remote(file)) }
+        request.open(handle: handle, keepCache: false)
+    }
+
+    func read(_ request: FUSERequest, handle: UInt64, offset: Int64, size: Int) {
+        switch handles.withLock({ $0.files[handle] }) {
+        case .remote(let file):
+            answer(request) { request.buffer(try await file.read(offset: offset, length: size)) }
+        case .dirty(let file):
+            do {
+                request.buffer(try file.read(at: offset, length: size))
+            } catch {
+                request.fail(error)
+            }
+        case nil:
+            request.fail(EBADF)
+        }
+    }
+
+    func release(_ request: FUSERequest, handle: UInt64) {
+        switch handles.withLock({ $0.files.removeValue(forKey: handle) }) {
+        case .remote(let file):
+            Task {
+                await file.close()
+                request.fail(0)
+            }
+        case .dirty(let file):
+            // The last close starts the write-back clock.
+            if file.closed() == 0 { uploader.schedule(file, fileSystem: self) }
+            request.fail(0)
+        case nil:
+            request.fail(0)
+        }
+    }
+
+    // MARK: Folders
+
+    func opendir(_ request: FUSERequest, inode: UInt64) {
+        guard let node = table.withLock({ $0.node(inode) }), let path = table.withLock({ $0.path(of: inode) }) else {
+            return request.fail(ENOENT)
+        }
+        guard node.item.isDirectory else { return request.fail(ENOTDIR) }
+        let reader = FolderReader(provider: provider, path: path, inode: inode)
+        let handle = handles.withLock { handles in
+            let handle = handles.next
+            handles.next += 1
+            handles.folders[handle] = reader
+            return handle
+        }
+        request.open(handle: handle, keepCache: false)
+    }
+
+    func readdirplus(_ request: FUSERequest, handle: UInt64, offset: Int64, size: Int) {
+        guard let reader = handles.withLock({ $0.folders[handle] }) else { return request.fail(EBADF) }
+        answer(request) { [self] in
+            let buffer = try await reader.fill(request: request, offset: offset, size: size, fileSystem: self)
+            request.buffer(buffer)
+        }
+    }
+
+    func releasedir(_ request: FUSERequest, handle: UInt64) {
+        _ = handles.withLock { $0.folders.removeValue(forKey: handle) }
+        request.fail(0)
+    }
+
+    // MARK: The volume
+
+    func statfs(_ request: FUSERequest) {
+        answer(request) { [self] in
+            let root = table.withLock { $0.rootPath }
+            let volume = try? await provider.storageProperties(path: root)
+            var info = statvfs()
+            let block: UInt = 4096
+            info.f_bsize = block
+            info.f_frsize = block
+            info.f_namemax = 255
+            let total = volume?.totalCapacity ?? volume.flatMap { v in v.usedCapacity.flatMap { used in v.availableCapacity.map { used &+ $0 } } }
+            if let total, total > 0 { info.f_blocks = fsblkcnt_t(total / Int64(block)) }
+            if let available = volume?.availableCapacity, available > 0 {
+                info.f_bfree = fsblkcnt_t(available / Int64(block))
+                info.f_bavail = info.f_bfree
+            }
+            request.statfs(info)
+        }
+    }
+}

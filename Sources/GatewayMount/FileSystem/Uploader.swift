@@ -1,0 +1,86 @@
+import Foundation
+import GatewayCore
+import Logging
+import Synchronization
+
+/// Sends dirty files to the remote: `delay` after their last close (a program that closes and
+/// reopens a file, as editors and build tools do, uploads once), at once on `fsync`, and all that
+/// remain when the mount ends (``drain(fileSystem:)``). A failed upload is tried again with
+/// back-off; the file stays in the cache meanwhile.
+final class Uploader: Sendable {
+    let delay: Duration
+    let logger: Logger
+    private let pending = Mutex<[UInt64: Task<Void, Never>]>([:])
+
+    init(delay: Duration, logger: Logger) {
+        self.delay = delay
+        self.logger = logger
+    }
+
+    /// Uploads `file` after the write-back delay (restarting it if one was waiting).
+    func schedule(_ file: DirtyFile, fileSystem: MountFileSystem) {
+        guard file.isModified else {
+            fileSystem.forgetDirty(file)
+            return
+        }
+        let delay = self.delay
+        let task = Task { [self] in
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            guard !Task.isCancelled else { return }
+            await uploadRetrying(file, fileSystem: fileSystem)
+        }
+        pending.withLock { pending in
+            pending[file.inode]?.cancel()
+            pending[file.inode] = task
+        }
+    }
+
+    /// Uploads `file` now and waits (`fsync`).
+    func uploadNow(_ file: DirtyFile, fileSystem: MountFileSystem) async throws {
+        pending.withLock { $0.removeValue(forKey: file.inode)?.cancel() }
+        try await fileSystem.upload(file)
+    }
+
+    /// Uploads every dirty file without waiting for the delay, and waits for all (the mount ends).
+    /// Returns how many could not be sent.
+    func drain(fileSystem: MountFileSystem) async -> Int {
+        let waiting = pending.withLock { pending -> [Task<Void, Never>] in
+            let tasks = Array(pending.values)
+            pending.removeAll()
+            return tasks
+        }
+        for task in waiting { task.cancel() }
+        var failed = 0
+        for file in fileSystem.dirty.withLock({ Array($0.values) }) where file.isModified {
+            do {
+                try await fileSystem.upload(file)
+            } catch {
+                failed += 1
+                logger.error("upload failed", metadata: ["file": .string(file.cachePath), "error": .string("\(error)")])
+            }
+        }
+        return failed
+    }
+
+    /// How many files wait for an upload.
+    func count(fileSystem: MountFileSystem) -> Int {
+        fileSystem.dirty.withLock { $0.values.filter(\.isModified).count }
+    }
+
+    private func uploadRetrying(_ file: DirtyFile, fileSystem: MountFileSystem) async {
+        var wait = Duration.seconds(1)
+        while !Task.isCancelled {
+            do {
+                try await fileSystem.upload(file)
+                pending.withLock { pending in
+                    if pending[file.inode] != nil { pending[file.inode] = nil }
+                }
+                return
+            } catch {
+                logger.warning("upload failed; trying again", metadata: ["error": .string("\(error)"), "in": .stringConvertible(wait)])
+                try? await Task.sleep(for: wait)
+                wait = min(wait * 2, .seconds(60))
+            }
+        }
+    }
+}

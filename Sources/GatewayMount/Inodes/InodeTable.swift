@@ -1,0 +1,130 @@
+import GatewayCore
+
+/// The items the kernel knows by inode number, as `(parent, name)` links with the kernel's lookup
+/// counts: a value type, kept behind the file system's lock.
+///
+/// An inode is made when the kernel first learns a name (a `lookup`, or an entry of `readdirplus`)
+/// and lives while the kernel holds references to it: every reply that hands out an entry adds one,
+/// the kernel's `forget` takes them back, and at zero the inode is dropped. So the table holds what
+/// the kernel caches, not the tree: a walk of a 100,000-item tree keeps only what the kernel
+/// keeps. The root (inode 1) is never dropped. Paths are derived from the links, so renaming a
+/// folder moves everything below it in one step.
+struct InodeTable {
+    /// The root's inode number, fixed by FUSE.
+    static let root: UInt64 = 1
+
+    struct Node {
+        /// The folder holding it (the root is its own parent).
+        var parent: UInt64
+        /// Its name in that folder (empty for the root).
+        var name: String
+        /// What the remote last said of it.
+        var item: FileObject
+        /// References the kernel holds (lookups not yet forgotten).
+        var lookups: UInt64
+    }
+
+    private struct Link: Hashable {
+        var parent: UInt64
+        var name: String
+    }
+
+    private var nodes: [UInt64: Node] = [:]
+    private var links: [Link: UInt64] = [:]
+    private var next: UInt64 = 2
+    /// The remote path the mount shows at its root.
+    let rootPath: String
+
+    /// A table whose root shows `rootItem` (a folder) at `rootPath`.
+    init(rootPath: String, rootItem: FileObject) {
+        self.rootPath = rootPath
+        nodes[Self.root] = Node(parent: Self.root, name: "", item: rootItem, lookups: 1)
+    }
+
+    /// How many inodes are known (the root included).
+    var count: Int { nodes.count }
+
+    func node(_ inode: UInt64) -> Node? { nodes[inode] }
+
+    /// The remote path of an inode, from its links (`nil` once dropped).
+    func path(of inode: UInt64) -> String? {
+        var names: [String] = []
+        var current = inode
+        while current != Self.root {
+            guard let node = nodes[current] else { return nil }
+            names.append(node.name)
+            current = node.parent
+        }
+        var path = rootPath
+        for name in names.reversed() { path = path == "/" ? "/" + name : path + "/" + name }
+        return path
+    }
+
+    /// The remote path of `name` in the folder `parent`.
+    func path(of name: String, in parent: UInt64) -> String? {
+        path(of: parent).map { $0 == "/" ? "/" + name : $0 + "/" + name }
+    }
+
+    /// The inode of `name` in `parent`, if the kernel knows it.
+    func inode(of name: String, in parent: UInt64) -> UInt64? {
+        links[Link(parent: parent, name: name)]
+    }
+
+    /// Records that the kernel was handed `item` as `name` in `parent`: its inode (made if new,
+    /// remade if the name now holds an item of another type), with one more lookup.
+    mutating func remember(_ item: FileObject, as name: String, in parent: UInt64) -> UInt64 {
+        let link = Link(parent: parent, name: name)
+        if let existing = links[link], var node = nodes[existing], node.item.isDirectory == item.isDirectory {
+            node.item = item
+            node.lookups &+= 1
+            nodes[existing] = node
+            return existing
+        }
+        if let stale = links[link] { unlink(stale) }
+        let inode = next
+        next += 1
+        nodes[inode] = Node(parent: parent, name: name, item: item, lookups: 1)
+        links[link] = inode
+        return inode
+    }
+
+    /// Replaces what is known of an inode's item (after a `getattr` asked the remote).
+    mutating func update(_ inode: UInt64, item: FileObject) {
+        nodes[inode]?.item = item
+    }
+
+    /// The kernel's `forget`: drops `count` references; an inode without any is dropped.
+    mutating func forget(_ inode: UInt64, count: UInt64) {
+        guard inode != Self.root, var node = nodes[inode] else { return }
+        node.lookups = node.lookups > count ? node.lookups - count : 0
+        if node.lookups == 0 {
+            nodes[inode] = nil
+            let link = Link(parent: node.parent, name: node.name)
+            if links[link] == inode { links[link] = nil }
+        } else {
+            nodes[inode] = node
+        }
+    }
+
+    /// Gives an inode a new name (a rename through the mount); whatever held that name before
+    /// loses it. Everything below a folder moves with it.
+    mutating func move(_ inode: UInt64, to name: String, in parent: UInt64) {
+        guard var node = nodes[inode] else { return }
+        let old = Link(parent: node.parent, name: node.name)
+        if links[old] == inode { links[old] = nil }
+        let new = Link(parent: parent, name: name)
+        if let previous = links[new], previous != inode { unlink(previous) }
+        node.parent = parent
+        node.name = name
+        nodes[inode] = node
+        links[new] = inode
+    }
+
+    /// Removes the name of an inode (the item is gone or replaced): the kernel may still hold
+    /// the inode until it forgets it, but lookups of the name no longer find it.
+    mutating func unlink(_ inode: UInt64) {
+        guard let node = nodes[inode] else { return }
+        let link = Link(parent: node.parent, name: node.name)
+        if links[link] == inode { links[link] = nil }
+    }
+}

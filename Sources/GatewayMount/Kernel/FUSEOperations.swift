@@ -1,0 +1,117 @@
+import CFuse
+import Foundation
+
+/// The low-level operations table handed to libfuse: each entry reads the request's arguments
+/// and passes them to the ``MountFileSystem`` the session carries as user data. Nothing here
+/// blocks: whatever needs the remote runs in a task and answers later.
+enum FUSEOperations {
+    static func fileSystem(_ request: fuse_req_t?) -> MountFileSystem {
+        Unmanaged<MountFileSystem>.fromOpaque(fuse_req_userdata(request)!).takeUnretainedValue()
+    }
+
+    static func table() -> fuse_lowlevel_ops {
+        var operations = fuse_lowlevel_ops()
+        operations.`init` = { userdata, connection in
+            guard let connection else { return }
+            // Listings hand out entries with their attributes (one request per folder, not one
+            // per name), always: the automatic mode would switch to plain readdir, unanswered here.
+            if connection.pointee.capable & UInt32(FUSE_CAP_READDIRPLUS) != 0 {
+                connection.pointee.want |= UInt32(FUSE_CAP_READDIRPLUS)
+            }
+            connection.pointee.want &= ~UInt32(FUSE_CAP_READDIRPLUS_AUTO)
+            // One read at a time per file, in order: sequential reads continue one stream.
+            connection.pointee.want &= ~UInt32(FUSE_CAP_ASYNC_READ)
+            connection.pointee.max_readahead = 1 << 20
+        }
+        operations.lookup = { request, parent, name in
+            guard let request, let name else { return }
+            FUSEOperations.fileSystem(request).lookup(FUSERequest(raw: request), parent: UInt64(parent), name: String(cString: name))
+        }
+        operations.forget = { request, inode, count in
+            guard let request else { return }
+            FUSEOperations.fileSystem(request).forget(UInt64(inode), count: count)
+            fuse_reply_none(request)
+        }
+        operations.forget_multi = { request, count, forgets in
+            guard let request else { return }
+            let fileSystem = FUSEOperations.fileSystem(request)
+            if let forgets {
+                for index in 0..<count { fileSystem.forget(UInt64(forgets[index].ino), count: forgets[index].nlookup) }
+            }
+            fuse_reply_none(request)
+        }
+        operations.getattr = { request, inode, _ in
+            guard let request else { return }
+            FUSEOperations.fileSystem(request).getattr(FUSERequest(raw: request), inode: UInt64(inode))
+        }
+        operations.open = { request, inode, info in
+            guard let request, let info else { return }
+            FUSEOperations.fileSystem(request).open(FUSERequest(raw: request), inode: UInt64(inode), flags: info.pointee.flags)
+        }
+        operations.read = { request, _, size, offset, info in
+            guard let request, let info else { return }
+            FUSEOperations.fileSystem(request).read(FUSERequest(raw: request), handle: info.pointee.fh, offset: Int64(offset), size: size)
+        }
+        operations.release = { request, _, info in
+            guard let request, let info else { return }
+            FUSEOperations.fileSystem(request).release(FUSERequest(raw: request), handle: info.pointee.fh)
+        }
+        operations.opendir = { request, inode, _ in
+            guard let request else { return }
+            FUSEOperations.fileSystem(request).opendir(FUSERequest(raw: request), inode: UInt64(inode))
+        }
+        operations.readdirplus = { request, _, size, offset, info in
+            guard let request, let info else { return }
+            FUSEOperations.fileSystem(request).readdirplus(FUSERequest(raw: request), handle: info.pointee.fh, offset: Int64(offset), size: size)
+        }
+        operations.releasedir = { request, _, info in
+            guard let request, let info else { return }
+            FUSEOperations.fileSystem(request).releasedir(FUSERequest(raw: request), handle: info.pointee.fh)
+        }
+        operations.create = { request, parent, name, _, info in
+            guard let request, let name, let info else { return }
+            FUSEOperations.fileSystem(request).create(FUSERequest(raw: request), parent: UInt64(parent), name: String(cString: name),
+                                                      flags: info.pointee.flags)
+        }
+        operations.write = { request, _, buffer, size, offset, info in
+            guard let request, let info else { return }
+            FUSEOperations.fileSystem(request).write(FUSERequest(raw: request), handle: info.pointee.fh,
+                                                     bytes: UnsafeRawBufferPointer(start: buffer, count: size), offset: Int64(offset))
+        }
+        operations.flush = { request, _, _ in
+            guard let request else { return }
+            fuse_reply_err(request, 0)
+        }
+        operations.fsync = { request, _, _, info in
+            guard let request, let info else { return }
+            FUSEOperations.fileSystem(request).fsync(FUSERequest(raw: request), handle: info.pointee.fh)
+        }
+        operations.setattr = { request, inode, attributes, fields, _ in
+            guard let request, let attributes else { return }
+            FUSEOperations.fileSystem(request).setattr(FUSERequest(raw: request), inode: UInt64(inode), attributes: attributes.pointee,
+                                                       fields: fields)
+        }
+        operations.mkdir = { request, parent, name, _ in
+            guard let request, let name else { return }
+            FUSEOperations.fileSystem(request).mkdir(FUSERequest(raw: request), parent: UInt64(parent), name: String(cString: name))
+        }
+        operations.unlink = { request, parent, name in
+            guard let request, let name else { return }
+            FUSEOperations.fileSystem(request).unlink(FUSERequest(raw: request), parent: UInt64(parent), name: String(cString: name))
+        }
+        operations.rmdir = { request, parent, name in
+            guard let request, let name else { return }
+            FUSEOperations.fileSystem(request).rmdir(FUSERequest(raw: request), parent: UInt64(parent), name: String(cString: name))
+        }
+        operations.rename = { request, parent, name, newParent, newName, flags in
+            guard let request, let name, let newName else { return }
+            FUSEOperations.fileSystem(request).rename(FUSERequest(raw: request), parent: UInt64(parent), name: String(cString: name),
+                                                      newParent: UInt64(newParent), newName: String(cString: newName), flags: flags)
+        }
+        operations.statfs = { request, _ in
+            guard let request else { return }
+            FUSEOperations.fileSystem(request).statfs(FUSERequest(raw: request))
+        }
+        return operations
+    }
+}

@@ -1,0 +1,100 @@
+public import Foundation
+public import GatewayCore
+public import Logging
+
+/// How a mount behaves.
+public struct MountOptions: Sendable {
+    /// Whether programs may change anything through the mount (`EROFS` when they try).
+    public var readOnly = false
+    /// How long after a file's last close its upload starts (a program that reopens it meanwhile,
+    /// as editors and build tools do, makes one upload of the end result).
+    public var writeBack = Duration.seconds(2)
+    /// Seconds the kernel keeps a name and its attributes before asking again.
+    public var attributeTimeout = 1.0
+    /// The owner and group every item shows (the mounting user's by default).
+    public var uid: uid_t = getuid()
+    public var gid: gid_t = getgid()
+    /// Permission bits taken away from every item (`0o022`: others and the group cannot write).
+    public var umask: mode_t = 0o022
+    /// Lets other users than the one who mounted use the mount (FUSE's `allow_other`; for a user
+    /// other than root, `user_allow_other` in `/etc/fuse.conf`).
+    public var allowOther = false
+    /// More FUSE options (`-o`), passed through.
+    public var fuseOptions: [String] = []
+
+    /// The defaults: writable, uploads 2 s after the last close, one-second attribute cache, the
+    /// mounting user's items.
+    public init() {}
+}
+
+/// A remote folder shown as a file system (FUSE): items are placeholders, listed without their
+/// contents, and a file's bytes are fetched when a program reads them, at the version the listing
+/// showed.
+///
+/// ```swift
+/// let mount = try await Mount(provider: provider, path: "/photos", at: "/mnt/photos")
+/// try await mount.run()          // until unmounted: `unmount()`, `fusermount3 -u`, `umount`
+/// ```
+public final class Mount: Sendable {
+    private let session: FUSESession
+    private let fileSystem: MountFileSystem
+    private let cache: CacheFolder
+    /// The folder the file system is mounted at.
+    public let mountpoint: String
+
+    /// Mounts the remote folder `path` of `provider` at `mountpoint`, an existing empty folder,
+    /// keeping written files in `cacheDirectory` until they are uploaded (locked: one mount per
+    /// cache folder). Returns once the kernel has the mount; ``run()`` serves it.
+    public init(provider: any FileProviderReadWrite, path: String, at mountpoint: String, cacheDirectory: String,
+                options: MountOptions = MountOptions(), logger: Logger = Logger(label: "gateway.mount")) async throws {
+        let cache = try CacheFolder.lock(cacheDirectory)
+        let root = try await provider.attributesOfItem(path: path)
+        guard root.isDirectory else {
+            throw CocoaError.posix(ENOTDIR, path: path, remote: provider.name)
+        }
+        let absolute = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isFolder), isFolder.boolValue else {
+            throw MountError.badMountpoint("the mount point \(absolute) is not a folder (make it first: mkdir -p \(absolute))")
+        }
+        let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
+                                         cacheFolder: cache.files, logger: logger)
+        var fuseOptions = ["fsname=" + Self.escaped("gateway:\(provider.name)"), "subtype=gateway", "default_permissions"]
+        if options.readOnly { fuseOptions.append("ro") }
+        if options.allowOther { fuseOptions.append("allow_other") }
+        fuseOptions += options.fuseOptions
+        session = try FUSESession(fileSystem: fileSystem, mountpoint: absolute, options: fuseOptions)
+        self.fileSystem = fileSystem
+        self.cache = cache
+        self.mountpoint = absolute
+    }
+
+    /// Serves the mount until it is unmounted (``unmount()``, `fusermount3 -u`, `umount`), then
+    /// uploads what is still pending (`pending` is told how many files, before it starts). Returns
+    /// how many files could not be uploaded (they stay in the cache folder). Cancelling the task
+    /// unmounts.
+    public func run(pending: @Sendable (Int) -> Void = { _ in }) async -> Int {
+        let session = self.session
+        _ = await withTaskCancellationHandler {
+            await session.run()
+        } onCancel: {
+            session.unmount()
+        }
+        let count = fileSystem.uploader.count(fileSystem: fileSystem)
+        if count > 0 { pending(count) }
+        return await fileSystem.uploader.drain(fileSystem: fileSystem)
+    }
+
+    /// Files written through the mount and not yet on the remote.
+    public var pendingUploads: Int { fileSystem.uploader.count(fileSystem: fileSystem) }
+
+    /// Unmounts: nothing new enters the mount; ``run()`` returns once the kernel lets go.
+    public func unmount() {
+        session.unmount()
+    }
+
+    /// A value for `-o`, its commas and backslashes escaped (libfuse splits options at commas).
+    static func escaped(_ option: String) -> String {
+        option.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ",", with: "\\,")
+    }
+}

@@ -1,0 +1,381 @@
+import Foundation
+@testable import GatewayTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `gateway mount` as programs see it: a real kernel mount (FUSE) of a local folder and of an
+/// Apache WebDAV folder, read by `ls`, `cat`, `find`, `cmp` and system calls, then unmounted from
+/// outside (`fusermount3 -u`) and by Ctrl-C. Every mount is forced off at the end, pass or fail.
+@Suite("gateway mount (FUSE)", .serialized)
+struct MountCLITests {
+    /// A running `gateway mount`, and the folder it is mounted at.
+    final class Mounted: @unchecked Sendable {
+        let gateway: BackgroundGateway
+        let mountpoint: String
+
+        init(_ s: CLIScratch, location: String, environment: [String: String], extra: [String] = []) async throws {
+            mountpoint = s.path("mnt")
+            try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+            gateway = try BackgroundGateway(s.runner, ["mount", location, mountpoint] + extra, extraEnvironment: environment)
+            try await gateway.waitForStderr("mounted \(location) at ")
+        }
+
+        /// Whether the kernel lists a mount at the mount point.
+        var isMounted: Bool {
+            let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+            return mounts.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first.map(String.init) == mountpoint }
+        }
+
+        /// Takes the mount away whatever its state (lazy unmount), and stops the process.
+        func forceOff() {
+            _ = try? Self.command("/bin/fusermount3", ["-u", "-z", mountpoint])
+            if gateway.process.isRunning { gateway.process.terminate() }
+        }
+
+        /// Runs a program; returns its status and output.
+        @discardableResult
+        static func command(_ path: String, _ arguments: [String], in directory: String? = nil) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = arguments
+            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+
+        /// Runs blocking file-system work on a thread of its own; a mount that stops answering is
+        /// forced off after `timeout` (so the thread gets ENOTCONN instead of hanging the suite).
+        func blocking<T: Sendable>(timeout: Duration = .seconds(60), _ body: @escaping @Sendable () throws -> T) async throws -> T {
+            let watchdog = Task { [self] in
+                try await Task.sleep(for: timeout)
+                Issue.record("the mount did not answer within \(timeout); forced off")
+                forceOff()
+            }
+            defer { watchdog.cancel() }
+            return try await withCheckedThrowingContinuation { continuation in
+                Thread { continuation.resume(with: Result { try body() }) }.start()
+            }
+        }
+    }
+
+    /// Mounts `location`, runs `body`, and always takes the mount away.
+    func withMount(_ s: CLIScratch, _ location: String, environment: [String: String], extra: [String] = [],
+                   _ body: (Mounted) async throws -> Void) async throws {
+        let mounted = try await Mounted(s, location: location, environment: environment, extra: extra)
+        do {
+            try await body(mounted)
+        } catch {
+            mounted.forceOff()
+            throw error
+        }
+        mounted.forceOff()
+    }
+
+    /// A tree with a 3 MiB file (read in several kernel requests), awkward names and a folder of 600 entries.
+    func makeTree(_ s: CLIScratch, _ folder: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        files["big.bin"] = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
+        files["a b.txt"] = Data("spaces\n".utf8)
+        files["naïve café.txt"] = Data("unicode\n".utf8)
+        files["empty"] = Data()
+        files["sub/inner/deep.txt"] = Data("deep\n".utf8)
+        for index in 0..<600 { files["many/f\(index)"] = Data("entry \(index)\n".utf8) }
+        for (path, data) in files { try s.write(folder + "/" + path, data) }
+        return files
+    }
+
+    func apacheConfig(_ s: CLIScratch) throws -> [String: String] {
+        let environment = ProcessInfo.processInfo.environment
+        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"] else {
+            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
+        }
+        let user = environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway"
+        try s.write("config.json", Data("""
+            {"remotes": {"apache": {"type": "webdav", "url": "\(apache)", "user": "\(user)", "password_env": "DAV_SECRET"}}}
+            """.utf8))
+        return ["GATEWAY_CONFIG": s.path("config.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
+    }
+
+    @Test("--read-only: a local folder and an Apache folder, read by ls, find, cat and cmp; writes refused; fusermount3 -u ends it with 0",
+          .timeLimit(.minutes(3)), arguments: ["local", "apache"])
+    func readOnlyMount(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let files = try makeTree(s, "src")
+        var environment: [String: String] = [:]
+        var location = s.path("src")
+        if backend == "apache" {
+            environment = try apacheConfig(s)
+            location = "apache:mount-\(UUID().uuidString.prefix(8))"
+            let copied = try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment)
+            #expect(copied.status == 0, "\(copied.stderr)")
+        }
+        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+
+        try await withMount(s, location, environment: environment, extra: ["--read-only"]) { mount in
+            let root = mount.mountpoint
+            #expect(mount.isMounted)
+            // Names, as `ls` and readdir see them.
+            let top = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
+            #expect(top == ["a b.txt", "big.bin", "empty", "many", "naïve café.txt", "sub"])
+            let many = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root + "/many") }
+            #expect(many.count == 600 && Set(many) == Set((0..<600).map { "f\($0)" }))
+            let found = try await mount.blocking { try Mounted.command("/usr/bin/find", [".", "-type", "f"], in: root) }
+            #expect(found.status == 0)
+            #expect(Set(found.output.split(separator: "\n").map { String($0.dropFirst(2)) }) == Set(files.keys), "\(found.output.prefix(300))")
+            // Contents and sizes, as programs read them.
+            for (path, data) in files where !path.hasPrefix("many/") {
+                let read = try await mount.blocking { try Data(contentsOf: URL(fileURLWithPath: root + "/" + path)) }
+                #expect(read == data, "\(path): \(read.count) bytes, expected \(data.count)")
+                let size = try await mount.blocking { try FileManager.default.attributesOfItem(atPath: root + "/" + path)[.size] as? Int }
+                #expect(size == data.count, "\(path)")
+            }
+            let cat = try await mount.blocking { try Mounted.command("/bin/cat", [root + "/many/f599"]) }
+            #expect(cat.status == 0 && cat.output == "entry 599\n")
+            let compared = try await mount.blocking { try Mounted.command("/usr/bin/cmp", [root + "/big.bin", s.path("src/big.bin")]) }
+            #expect(compared.status == 0, "\(compared.output)")
+            // A read in the middle of the big file (a new ranged read, not the sequential stream).
+            let middle = try await mount.blocking { () -> Data in
+                let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: root + "/big.bin"))
+                defer { try? handle.close() }
+                try handle.seek(toOffset: 2_000_000)
+                return try handle.read(upToCount: 10_000) ?? Data()
+            }
+            #expect(middle == files["big.bin"]!.subdata(in: 2_000_000..<2_010_000))
+            // Writes are refused as on a read-only file system, and nothing changes.
+            let refused = try await mount.blocking { () -> [Int32] in
+                var codes: [Int32] = []
+                errno = 0
+                let created = open(root + "/new.txt", O_WRONLY | O_CREAT, 0o644)
+                codes.append(created >= 0 ? 0 : errno)
+                if created >= 0 { close(created) }
+                let written = open(root + "/a b.txt", O_WRONLY)
+                codes.append(written >= 0 ? 0 : errno)
+                if written >= 0 { close(written) }
+                codes.append(mkdir(root + "/folder", 0o755) == 0 ? 0 : errno)
+                codes.append(unlink(root + "/a b.txt") == 0 ? 0 : errno)
+                codes.append(rename(root + "/a b.txt", root + "/renamed") == 0 ? 0 : errno)
+                return codes
+            }
+            #expect(refused == [EROFS, EROFS, EROFS, EROFS, EROFS], "\(refused)")
+            let missing = try await mount.blocking { access(root + "/no such file", F_OK) == 0 ? 0 : errno }
+            #expect(missing == ENOENT)
+            // Unmounted from outside: the command ends by itself, with 0.
+            let unmounted = try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", root]) }
+            #expect(unmounted.status == 0, "\(unmounted.output)")
+            let status = try await mount.blocking { () -> Int32 in
+                mount.gateway.process.waitUntilExit()
+                return mount.gateway.process.terminationStatus
+            }
+            #expect(status == 0, "\(mount.gateway.stderr)")
+            #expect(mount.gateway.stderr.contains("unmounted \(root)"))
+            #expect(!mount.isMounted)
+        }
+    }
+
+    /// Waits for the mount's process to end by itself (an unmount from outside); returns its status.
+    func waitForExit(_ mount: Mounted) async throws -> Int32 {
+        try await mount.blocking {
+            mount.gateway.process.waitUntilExit()
+            return mount.gateway.process.terminationStatus
+        }
+    }
+
+    @Test("writes reach the remote: create, append, overwrite, truncate, mkdir, rmdir, unlink, rename over a file, an editor's save",
+          .timeLimit(.minutes(3)), arguments: ["local", "apache"])
+    func writes(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("src/old.txt", Data("old contents\n".utf8))
+        try s.write("src/notes.txt", Data("version 1\n".utf8))
+        try s.write("src/gone.txt", Data("remove me\n".utf8))
+        var environment = ["XDG_CACHE_HOME": s.path("cache")]
+        var location = s.path("src")
+        if backend == "apache" {
+            environment.merge(try apacheConfig(s)) { $1 }
+            location = "apache:mount-\(UUID().uuidString.prefix(8))"
+            let copied = try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment)
+            #expect(copied.status == 0, "\(copied.stderr)")
+        }
+        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        let big = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131) })
+
+        try await withMount(s, location, environment: environment, extra: ["--write-back", "0"]) { mount in
+            let root = mount.mountpoint
+            try await mount.blocking {
+                let files = FileManager.default
+                try Data("created\n".utf8).write(to: URL(fileURLWithPath: root + "/new.txt"))
+                try big.write(to: URL(fileURLWithPath: root + "/big.bin"))
+                let appending = try FileHandle(forWritingTo: URL(fileURLWithPath: root + "/old.txt"))
+                try appending.seekToEnd()
+                try appending.write(contentsOf: Data("appended\n".utf8))
+                try appending.close()
+                // A write in the middle of an existing file keeps the rest.
+                let patching = try FileHandle(forUpdating: URL(fileURLWithPath: root + "/big.bin"))
+                try patching.seek(toOffset: 1_000_000)
+                try patching.write(contentsOf: Data(repeating: 0xEE, count: 10))
+                try patching.close()
+                try files.createDirectory(atPath: root + "/folder/inner", withIntermediateDirectories: true)
+                try Data("inside\n".utf8).write(to: URL(fileURLWithPath: root + "/folder/inner/file.txt"))
+                try files.createDirectory(atPath: root + "/empty", withIntermediateDirectories: false)
+                guard rmdir(root + "/empty") == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+                try files.removeItem(atPath: root + "/gone.txt")
+                guard truncate(root + "/new.txt", 4) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+                // An editor's save: a temporary beside the file, fsync, renamed over it.
+                let temporary = root + "/.notes.txt.swp"
+                let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+                guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+                let text = Array("version 2\n".utf8)
+                guard Glibc.write(descriptor, text, text.count) == text.count, Glibc.fsync(descriptor) == 0 else {
+                    throw POSIXError(POSIXErrorCode(rawValue: errno)!)
+                }
+                close(descriptor)
+                guard rename(temporary, root + "/notes.txt") == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+            }
+            // Read back through the mount.
+            var expected = big
+            expected.replaceSubrange(1_000_000..<1_000_010, with: Data(repeating: 0xEE, count: 10))
+            let read = try await mount.blocking { () -> [String: Data] in
+                var read: [String: Data] = [:]
+                for name in ["new.txt", "old.txt", "notes.txt", "big.bin", "folder/inner/file.txt"] {
+                    read[name] = try Data(contentsOf: URL(fileURLWithPath: root + "/" + name))
+                }
+                return read
+            }
+            #expect(read["new.txt"] == Data("crea".utf8))
+            #expect(read["old.txt"] == Data("old contents\nappended\n".utf8))
+            #expect(read["notes.txt"] == Data("version 2\n".utf8))
+            #expect(read["big.bin"] == expected)
+            #expect(read["folder/inner/file.txt"] == Data("inside\n".utf8))
+            let names = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
+            #expect(names == ["big.bin", "folder", "new.txt", "notes.txt", "old.txt"], "\(names)")
+
+            // Unmounted from outside: pending uploads finish before the command ends with 0.
+            #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", root]).status } == 0)
+            #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
+
+            // What the remote holds now.
+            let listed = try await s.runner.run(["ls", "-R", location], extraEnvironment: environment)
+            let remote = Set(listed.text.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" })
+            for name in ["new.txt", "old.txt", "notes.txt", "big.bin", "folder/inner/file.txt"] {
+                #expect(remote.contains(where: { $0 == name || $0.hasSuffix("/" + name) || name.hasSuffix("/" + $0) }), "\(name) in \(listed.text)")
+                let cat = try await s.runner.run(["cat", location + "/" + name], extraEnvironment: environment)
+                #expect(cat.status == 0 && cat.stdout == (name == "big.bin" ? expected : read[name]!), "\(name): \(cat.stderr)")
+            }
+            for gone in ["gone.txt", "empty", ".notes.txt.swp"] {
+                let stat = try await s.runner.run(["stat", location + "/" + gone], extraEnvironment: environment)
+                #expect(stat.status == 1, "\(gone) should be gone: \(stat.text)")
+            }
+        }
+    }
+
+    @Test("200 files written, then fusermount3 -u at once: the command ends only when all 200 are on the server byte-equal",
+          .timeLimit(.minutes(3)))
+    func unmountWaitsForUploads() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        var environment = try apacheConfig(s)
+        environment["XDG_CACHE_HOME"] = s.path("cache")
+        let location = "apache:mount-\(UUID().uuidString.prefix(8))"
+        #expect(try await s.runner.run(["mkdir", location], extraEnvironment: environment).status == 0)
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) }
+        try await withMount(s, location, environment: environment, extra: ["--write-back", "30"]) { mount in
+            let root = mount.mountpoint
+            // Plain open, write, close: no fsync (Foundation's Data.write syncs, which uploads at once).
+            try await mount.blocking {
+                for index in 0..<200 {
+                    let descriptor = open(root + "/f\(index)", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                    let bytes = Array("file \(index)\n".utf8)
+                    guard descriptor >= 0, Glibc.write(descriptor, bytes, bytes.count) == bytes.count, close(descriptor) == 0 else {
+                        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                    }
+                }
+            }
+            // All 200 wait in the cache folder (the write-back delay has not passed).
+            let cached = s.path("cache/gateway/mount/" + location.replacingOccurrences(of: ":", with: "_") + "/files")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cached).count == 200)
+            #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", root]).status } == 0)
+            #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
+            #expect(mount.gateway.stderr.contains("uploading 200 files written through it"), "\(mount.gateway.stderr)")
+        }
+        // Byte-equal: every file fetched back and compared.
+        let fetched = try await s.runner.run(["copy", location, s.path("back")], extraEnvironment: environment)
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        let back = try FileManager.default.contentsOfDirectory(atPath: s.path("back"))
+        #expect(back.count == 200, "\(back.count) files on the server")
+        for index in 0..<200 {
+            #expect(try s.read("back/f\(index)") == Data("file \(index)\n".utf8), "f\(index)")
+        }
+    }
+
+    @Test("a second mount on the same cache folder is refused, naming the first", .timeLimit(.minutes(2)))
+    func secondMountRefused() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("src/file.txt", Data("x".utf8))
+        try await withMount(s, s.path("src"), environment: [:], extra: ["--cache-dir", s.path("cache")]) { mount in
+            try FileManager.default.createDirectory(atPath: s.path("mnt2"), withIntermediateDirectories: true)
+            let second = try await s.runner.run(["mount", "--cache-dir", s.path("cache"), s.path("src"), s.path("mnt2")])
+            #expect(second.status == 1)
+            #expect(second.stderr.contains("another gateway mount uses the cache folder")
+                    && second.stderr.contains("process \(mount.gateway.process.processIdentifier)"), "\(second.stderr)")
+        }
+    }
+
+    @Test("Ctrl-C unmounts and exits 0; the mount point is an empty folder again", .timeLimit(.minutes(2)))
+    func interrupted() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("src/file.txt", Data("x".utf8))
+        try await withMount(s, s.path("src"), environment: [:]) { mount in
+            let listed = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: mount.mountpoint) }
+            #expect(listed == ["file.txt"])
+            let (status, _) = try await mount.gateway.interrupt()
+            #expect(status == 0, "\(mount.gateway.stderr)")
+            #expect(!mount.isMounted)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mount.mountpoint).isEmpty)
+        }
+    }
+
+    @Test("a file changed on the server while open: a new read of it fails with EIO, never bytes of two versions", .timeLimit(.minutes(2)))
+    func changedWhileOpen() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let original = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try s.write("src/file.bin", original)
+        try await withMount(s, s.path("src"), environment: [:]) { mount in
+            let path = mount.mountpoint + "/file.bin"
+            let outcome = try await mount.blocking { () -> (Data, Int32) in
+                let descriptor = open(path, O_RDONLY)
+                guard descriptor >= 0 else { return (Data(), errno) }
+                defer { close(descriptor) }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let first = pread(descriptor, &buffer, 4096, 0)
+                let head = Data(buffer.prefix(max(0, first)))
+                // Replaced on the remote with other bytes (a new file: a new version).
+                try Data(repeating: 0xAB, count: 4 << 20).write(to: URL(fileURLWithPath: s.path("src/file.bin")), options: .atomic)
+                let later = pread(descriptor, &buffer, 4096, 3 << 20)
+                return (head, later < 0 ? errno : 0)
+            }
+            #expect(outcome.0 == original.prefix(4096))
+            #expect(outcome.1 == EIO, "a read of the replaced file must fail, got errno \(outcome.1)")
+        }
+    }
+
+    @Test("a mount point that is not a folder is refused with a clear message (exit 1)")
+    func badMountpoint() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("src/file.txt", Data("x".utf8))
+        let result = try await s.runner.run(["mount", s.path("src"), s.path("nowhere")])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("is not a folder"), "\(result.stderr)")
+    }
+}
