@@ -1,5 +1,6 @@
 public import Foundation
 public import GatewayCore
+import GatewayState
 public import Logging
 
 /// How a mount behaves.
@@ -45,9 +46,16 @@ public final class Mount: Sendable {
     /// Mounts the remote folder `path` of `provider` at `mountpoint`, an existing empty folder,
     /// keeping written files in `cacheDirectory` until they are uploaded (locked: one mount per
     /// cache folder). Returns once the kernel has the mount; ``run()`` serves it.
+    ///
+    /// Uploads that an earlier mount with this cache folder still owed (it was killed, or its
+    /// remote could not be reached) are sent first; `replaying` is told how many before they
+    /// start. The list of uploads owed lives in the state store in `stateDirectory`.
     public init(provider: any FileProviderReadWrite, path: String, at mountpoint: String, cacheDirectory: String,
-                options: MountOptions = MountOptions(), logger: Logger = Logger(label: "gateway.mount")) async throws {
+                stateDirectory: URL = StateLocation.directory(), options: MountOptions = MountOptions(),
+                logger: Logger = Logger(label: "gateway.mount"), replaying: @Sendable (Int) -> Void = { _ in }) async throws {
         let cache = try CacheFolder.lock(cacheDirectory)
+        let queue = try UploadQueue.open(directory: stateDirectory, cacheFolder: cache.path)
+        try await Self.replay(queue, cache: cache, provider: provider, logger: logger, replaying: replaying)
         let root = try await provider.attributesOfItem(path: path)
         guard root.isDirectory else {
             throw CocoaError.posix(ENOTDIR, path: path, remote: provider.name)
@@ -58,7 +66,7 @@ public final class Mount: Sendable {
             throw MountError.badMountpoint("the mount point \(absolute) is not a folder (make it first: mkdir -p \(absolute))")
         }
         let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
-                                         cacheFolder: cache.files, logger: logger)
+                                         cacheFolder: cache.files, queue: queue, logger: logger)
         var fuseOptions = ["fsname=" + Self.escaped("gateway:\(provider.name)"), "subtype=gateway", "default_permissions"]
         if options.readOnly { fuseOptions.append("ro") }
         if options.allowOther { fuseOptions.append("allow_other") }
@@ -91,6 +99,40 @@ public final class Mount: Sendable {
     /// Unmounts: nothing new enters the mount; ``run()`` returns once the kernel lets go.
     public func unmount() {
         session.unmount()
+    }
+
+    /// Sends the uploads an earlier mount owed, then clears the cache folder of files nothing
+    /// owes (a file a program still had open when the mount died: never closed, never owed).
+    static func replay(_ queue: UploadQueue, cache: CacheFolder, provider: any FileProviderReadWrite, logger: Logger,
+                       replaying: @Sendable (Int) -> Void) async throws {
+        let owed = try queue.entries()
+        if let foreign = owed.first(where: { $0.remote != provider.name }) {
+            throw MountError.refused("the cache folder \(cache.path) holds \(owed.count) upload(s) for the remote \(foreign.remote); "
+                + "mount \(foreign.remote) with it first (they are sent then), or give this mount another --cache-dir")
+        }
+        if !owed.isEmpty { replaying(owed.count) }
+        for entry in owed {
+            let file = cache.files + "/" + entry.cacheFile
+            guard FileManager.default.fileExists(atPath: file) else {
+                logger.warning("an upload owed has no cache file; dropped", metadata: ["path": .string(entry.path), "file": .string(file)])
+                try queue.remove(cacheFile: entry.cacheFile)
+                continue
+            }
+            do {
+                let options = WriteOptions(overwrite: true, modificationDate: entry.modificationDate)
+                _ = try await provider.write(path: entry.path, from: try ByteStream.contentsOfFile(at: URL(fileURLWithPath: file)), options: options)
+            } catch {
+                throw MountError.refused("an upload left by an earlier mount could not be sent (\(entry.path): \(error)); "
+                    + "it stays in \(cache.files) and is tried again at the next mount")
+            }
+            try queue.remove(cacheFile: entry.cacheFile)
+            try? FileManager.default.removeItem(atPath: file)
+        }
+        let kept = Set(try queue.entries().map(\.cacheFile))
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: cache.files)) ?? [] where !kept.contains(name) {
+            logger.debug("removing a cache file nothing owes", metadata: ["file": .string(name)])
+            try? FileManager.default.removeItem(atPath: cache.files + "/" + name)
+        }
     }
 
     /// A value for `-o`, its commas and backslashes escaped (libfuse splits options at commas).

@@ -315,6 +315,54 @@ struct MountCLITests {
         }
     }
 
+    @Test("kill -9 with 200 uploads pending, then mount again: all 200 are sent before it mounts, byte-equal",
+          .timeLimit(.minutes(3)))
+    func killedWithUploadsPending() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        var environment = try apacheConfig(s)
+        environment["XDG_CACHE_HOME"] = s.path("cache")
+        let location = "apache:mount-\(UUID().uuidString.prefix(8))"
+        #expect(try await s.runner.run(["mkdir", location], extraEnvironment: environment).status == 0)
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) }
+        let cached = s.path("cache/gateway/mount/" + location.replacingOccurrences(of: ":", with: "_") + "/files")
+        try await withMount(s, location, environment: environment, extra: ["--write-back", "600"]) { mount in
+            let root = mount.mountpoint
+            try await mount.blocking {
+                for index in 0..<200 {
+                    let descriptor = open(root + "/f\(index)", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                    let bytes = Array("file \(index)\n".utf8)
+                    guard descriptor >= 0, Glibc.write(descriptor, bytes, bytes.count) == bytes.count, close(descriptor) == 0 else {
+                        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                    }
+                }
+                // One renamed after its close: it is owed under its new name.
+                guard rename(root + "/f0", root + "/renamed") == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cached).count == 200)
+            kill(mount.gateway.process.processIdentifier, SIGKILL)
+            mount.gateway.process.waitUntilExit()
+        }
+        let listed = try await s.runner.run(["ls", location], extraEnvironment: environment)
+        #expect(listed.text.isEmpty, "nothing was uploaded before the kill: \(listed.text)")
+
+        // The next mount sends what was owed, then mounts.
+        try await withMount(s, location, environment: environment) { mount in
+            #expect(mount.gateway.stderr.contains("uploading 200 files an earlier mount of \(location) left in"), "\(mount.gateway.stderr)")
+            let names = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: mount.mountpoint) }
+            #expect(names.count == 200 && names.contains("renamed") && !names.contains("f0"))
+            #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", mount.mountpoint]).status } == 0)
+            #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cached).isEmpty)
+        let fetched = try await s.runner.run(["copy", location, s.path("back")], extraEnvironment: environment)
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        #expect(try s.read("back/renamed") == Data("file 0\n".utf8))
+        for index in 1..<200 {
+            #expect(try s.read("back/f\(index)") == Data("file \(index)\n".utf8), "f\(index)")
+        }
+    }
+
     @Test("a second mount on the same cache folder is refused, naming the first", .timeLimit(.minutes(2)))
     func secondMountRefused() async throws {
         let s = try CLIScratch()

@@ -24,7 +24,9 @@ struct MountCommand: AsyncParsableCommand {
         happen on the remote at once. chmod and chown are accepted and not kept; times are kept
         where the remote can set them. On unmount, pending uploads finish first ("uploading N
         files"); a file that cannot be sent stays in the cache folder and the exit code is 1.
-        One mount per cache folder: a second one is refused.
+        One mount per cache folder: a second one is refused. The uploads owed are listed in the
+        state store ($GATEWAY_STATE_DIR, else $XDG_STATE_HOME/gateway): after a crash or kill -9,
+        the next mount with the same cache folder sends them before it mounts.
 
         Needs /dev/fuse and fusermount3 (Debian: fuse3). Prints "mounted LOCATION at MOUNTPOINT"
         on stderr once the mount is usable.
@@ -72,8 +74,10 @@ struct MountCommand: AsyncParsableCommand {
         options.fuseOptions = fuseOptions
         let cache = cacheDir ?? Self.defaultCacheFolder(for: location)
         let mount = try await context.perform("mount", target) {
-            try await Mount(provider: readable, path: target.path, at: mountpoint, cacheDirectory: cache, options: options,
-                            logger: context.logger)
+            try await Mount(provider: readable, path: target.path, at: mountpoint, cacheDirectory: cache,
+                            stateDirectory: context.stateDirectory, options: options, logger: context.logger) { owed in
+                Diagnostics.printLine("uploading \(owed) file\(owed == 1 ? "" : "s") an earlier mount of \(location) left in \(cache)")
+            }
         }
         Diagnostics.printLine("mounted \(location) at \(mount.mountpoint)\(readOnly ? " (read-only)" : ""); "
             + "Ctrl-C or fusermount3 -u \(mount.mountpoint) to unmount")

@@ -1,6 +1,7 @@
 import CFuse
 import Foundation
 import GatewayCore
+import GatewayState
 
 /// Changes made through the mount: file contents go to a cache file first and reach the remote
 /// with the provider's atomic write after the last close (``Uploader``); names (folders,
@@ -133,6 +134,7 @@ extension MountFileSystem {
                     file.markRemoved()
                     if file.snapshot.existsRemotely { try await operations.removeItem(path: path, recursive: false) }
                 }
+                dequeue(file)
                 forgetDirty(file)
             } else {
                 try await operations.removeItem(path: path, recursive: false)
@@ -177,9 +179,15 @@ extension MountFileSystem {
                 }
                 if let replacedFile {
                     replacedFile.markRemoved()
+                    dequeue(replacedFile)
                     forgetDirty(replacedFile)
                 }
                 if let inode { table.withLock { $0.move(inode, to: newName, in: newParent) } }
+                do {
+                    try queue?.move(from: source, to: target)
+                } catch {
+                    logger.warning("upload queue not updated for a rename", metadata: ["error": .string("\(error)")])
+                }
             }
             if let file { try await file.withoutUpload(move) } else { try await move() }
             if let file, file.snapshot.handles == 0, file.isModified { uploader.schedule(file, fileSystem: self) }
@@ -210,6 +218,28 @@ extension MountFileSystem {
         let inode = file.inode
         let stored = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider)
         if let stored { table.withLock { $0.update(inode, item: stored) } }
+        if !file.isModified { dequeue(file) }
         forgetDirty(file)
+    }
+
+    /// Records that `file` is owed to the remote (its last writer closed it).
+    func enqueue(_ file: DirtyFile) {
+        guard let queue, let path = table.withLock({ $0.path(of: file.inode) }) else { return }
+        let entry = UploadQueue.Entry(cacheFile: (file.cachePath as NSString).lastPathComponent, remote: provider.name, path: path,
+                                      modificationDate: file.snapshot.modificationDate)
+        do {
+            try queue.record(entry)
+        } catch {
+            logger.warning("upload not recorded in the state store", metadata: ["path": .string(path), "error": .string("\(error)")])
+        }
+    }
+
+    /// `file` is no longer owed (uploaded, or removed).
+    func dequeue(_ file: DirtyFile) {
+        do {
+            try queue?.remove(cacheFile: (file.cachePath as NSString).lastPathComponent)
+        } catch {
+            logger.warning("upload queue not updated", metadata: ["error": .string("\(error)")])
+        }
     }
 }

@@ -1,6 +1,7 @@
 import CFuse
 import Foundation
 import GatewayCore
+import GatewayState
 import Logging
 import Synchronization
 
@@ -21,6 +22,8 @@ final class MountFileSystem: Sendable {
     /// Where dirty files keep their contents.
     let cacheFolder: String
     let uploader: Uploader
+    /// The uploads owed, in the state store (replayed by the next mount after a crash).
+    let queue: UploadQueue?
 
     /// What an open file handle reads from (and writes to).
     enum OpenHandle: Sendable {
@@ -44,11 +47,12 @@ final class MountFileSystem: Sendable {
     }
 
     init(provider: any FileProviderReadWrite, rootPath: String, rootItem: FileObject, options: MountOptions, cacheFolder: String,
-         logger: Logger) {
+         queue: UploadQueue?, logger: Logger) {
         self.provider = provider
         self.options = options
         self.logger = logger
         self.cacheFolder = cacheFolder
+        self.queue = queue
         self.table = Mutex(InodeTable(rootPath: rootPath, rootItem: rootItem))
         self.uploader = Uploader(delay: options.writeBack, logger: logger)
     }

@@ -23,6 +23,7 @@ final class Uploader: Sendable {
             fileSystem.forgetDirty(file)
             return
         }
+        fileSystem.enqueue(file)
         let delay = self.delay
         let task = Task { [self] in
             if delay > .zero { try? await Task.sleep(for: delay) }
