@@ -363,6 +363,76 @@ struct MountCLITests {
         }
     }
 
+    @Test("programs inside the mount: git clone/status/commit/fsck, sqlite3 in WAL mode, rsync -a twice, fio random writes with verify",
+          .timeLimit(.minutes(5)), arguments: ["local", "apache"])
+    func programs(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        // A repository of 300 files in 10 folders, outside the mount.
+        for index in 0..<300 { try s.write("repo/d\(index % 10)/f\(index).txt", Data("line \(index)\n".utf8)) }
+        let git = ["-c", "user.email=test@example.invalid", "-c", "user.name=test"]
+        for arguments in [["init", "-q"], ["add", "."], git + ["commit", "-qm", "init"]] {
+            #expect(try Mounted.command("/usr/bin/git", arguments, in: s.path("repo")).status == 0)
+        }
+        var environment = ["XDG_CACHE_HOME": s.path("cache")]
+        var location = s.path("remote")
+        try FileManager.default.createDirectory(atPath: location, withIntermediateDirectories: true)
+        if backend == "apache" {
+            environment.merge(try apacheConfig(s)) { $1 }
+            location = "apache:mount-\(UUID().uuidString.prefix(8))"
+            #expect(try await s.runner.run(["mkdir", location], extraEnvironment: environment).status == 0)
+        }
+        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        var sql = "PRAGMA journal_mode=WAL;\nCREATE TABLE t(x INTEGER, y TEXT);\nBEGIN;\n"
+        for index in 0..<10_000 { sql += "INSERT INTO t VALUES(\(index), 'row \(index)');\n" }
+        sql += "COMMIT;\n"
+        try s.write("inserts.sql", Data(sql.utf8))
+
+        try await withMount(s, location, environment: environment, extra: ["--write-back", "0"]) { mount in
+            let root = mount.mountpoint
+            let results = try await mount.blocking(timeout: .seconds(240)) { () -> [String: (status: Int32, output: String)] in
+                var results: [String: (status: Int32, output: String)] = [:]
+                results["clone"] = try Mounted.command("/usr/bin/git", ["clone", "-q", s.path("repo"), root + "/clone"])
+                results["status"] = try Mounted.command("/usr/bin/git", ["status", "--porcelain"], in: root + "/clone")
+                try Data("changed\n".utf8).write(to: URL(fileURLWithPath: root + "/clone/d1/f1.txt"))
+                results["commit"] = try Mounted.command("/usr/bin/git", git + ["commit", "-qam", "change"], in: root + "/clone")
+                results["fsck"] = try Mounted.command("/usr/bin/git", ["fsck", "--full"], in: root + "/clone")
+                results["log"] = try Mounted.command("/usr/bin/git", ["log", "--format=%s"], in: root + "/clone")
+                results["sqlite"] = try Mounted.command("/bin/sh", ["-c", "sqlite3 db.sqlite < '\(s.path("inserts.sql"))'"], in: root)
+                results["check"] = try Mounted.command("/usr/bin/sqlite3", ["db.sqlite", "PRAGMA integrity_check; SELECT count(*) FROM t;"], in: root)
+                let rsync = ["-a", "--stats", "--exclude=.git", s.path("repo") + "/", root + "/mirror/"]
+                results["rsync1"] = try Mounted.command("/usr/bin/rsync", rsync)
+                results["rsync2"] = try Mounted.command("/usr/bin/rsync", rsync)
+                results["fio"] = try Mounted.command("/usr/bin/fio", ["--name=random", "--filename=" + root + "/fio.bin", "--size=4M",
+                                                                     "--rw=randwrite", "--bs=4k", "--verify=crc32c", "--ioengine=psync",
+                                                                     "--verify_state_save=0"])
+                return results
+            }
+            #expect(results["clone"]?.status == 0, "\(results["clone"]?.output ?? "")")
+            #expect(results["status"]?.status == 0 && results["status"]?.output == "", "\(results["status"]?.output ?? "")")
+            #expect(results["commit"]?.status == 0, "\(results["commit"]?.output ?? "")")
+            #expect(results["fsck"]?.status == 0, "\(results["fsck"]?.output ?? "")")
+            #expect(results["log"]?.output == "change\ninit\n")
+            #expect(results["sqlite"]?.status == 0, "\(results["sqlite"]?.output ?? "")")
+            #expect(results["check"]?.output == "ok\n10000\n", "\(results["check"]?.output ?? "")")
+            #expect(results["rsync1"]?.status == 0 && results["rsync1"]?.output.contains("Number of regular files transferred: 300") == true,
+                    "\(results["rsync1"].map { "\($0.status) \($0.output)" } ?? "")")
+            #expect(results["rsync2"]?.output.contains("Number of regular files transferred: 0") == true,
+                    "the second rsync -a sends nothing: \(results["rsync2"]?.output ?? "")")
+            #expect(results["fio"]?.status == 0, "\(results["fio"]?.output ?? "")")
+            #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", root]).status } == 0)
+            #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
+        }
+        // What the remote holds: the database and the repository, checked outside the mount.
+        let fetched = try await s.runner.run(["copy", location, s.path("back")], extraEnvironment: environment)
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        let check = try Mounted.command("/usr/bin/sqlite3", [s.path("back/db.sqlite"), "PRAGMA integrity_check; SELECT count(*) FROM t;"])
+        #expect(check.output == "ok\n10000\n", "\(check.output)")
+        #expect(try Mounted.command("/usr/bin/git", ["fsck", "--full"], in: s.path("back/clone")).status == 0)
+        #expect(try s.read("back/clone/d1/f1.txt") == Data("changed\n".utf8))
+        #expect(try s.read("back/mirror/d7/f7.txt") == Data("line 7\n".utf8))
+    }
+
     @Test("a second mount on the same cache folder is refused, naming the first", .timeLimit(.minutes(2)))
     func secondMountRefused() async throws {
         let s = try CLIScratch()
@@ -414,6 +484,55 @@ struct MountCLITests {
             }
             #expect(outcome.0 == original.prefix(4096))
             #expect(outcome.1 == EIO, "a read of the replaced file must fail, got errno \(outcome.1)")
+        }
+    }
+
+    @Test("changes made through the mount are seen by handles already open: another handle's write, a time set, a rename",
+          .timeLimit(.minutes(2)), arguments: ["local", "apache"])
+    func ownChangesWhileOpen(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let original = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 3) })
+        try s.write("src/file.bin", original)
+        var environment = ["XDG_CACHE_HOME": s.path("cache")]
+        var location = s.path("src")
+        if backend == "apache" {
+            environment.merge(try apacheConfig(s)) { $1 }
+            location = "apache:mount-\(UUID().uuidString.prefix(8))"
+            #expect(try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment).status == 0)
+        }
+        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        try await withMount(s, location, environment: environment, extra: ["--write-back", "0"]) { mount in
+            let root = mount.mountpoint
+            let outcome = try await mount.blocking { () -> [String] in
+                var failures: [String] = []
+                let reader = open(root + "/file.bin", O_RDONLY)
+                guard reader >= 0 else { return ["open: \(errno)"] }
+                defer { close(reader) }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                if pread(reader, &buffer, 4096, 0) != 4096 || Data(buffer) != original.prefix(4096) { failures.append("first read") }
+                // Rewritten through another handle, closed, fsynced: the reader sees the new bytes.
+                let writer = open(root + "/file.bin", O_WRONLY | O_TRUNC)
+                let replacement = [UInt8](repeating: 0x5A, count: 200_000)
+                if writer < 0 || Glibc.write(writer, replacement, replacement.count) != replacement.count || fsync(writer) != 0 {
+                    failures.append("rewrite: \(errno)")
+                }
+                close(writer)
+                let count = pread(reader, &buffer, 4096, 150_000)
+                if count != 4096 || buffer != [UInt8](repeating: 0x5A, count: 4096) { failures.append("read after rewrite: \(count), errno \(errno)") }
+                // A time set through the mount, and a rename: still readable through the same handle.
+                var times = [timespec(tv_sec: 1_600_000_000, tv_nsec: 0), timespec(tv_sec: 1_600_000_000, tv_nsec: 0)]
+                if utimensat(AT_FDCWD, root + "/file.bin", &times, 0) != 0 { failures.append("utimensat: \(errno)") }
+                if rename(root + "/file.bin", root + "/moved.bin") != 0 { failures.append("rename: \(errno)") }
+                let later = pread(reader, &buffer, 4096, 190_000)
+                if later != 4096 || buffer != [UInt8](repeating: 0x5A, count: 4096) { failures.append("read after rename: \(later), errno \(errno)") }
+                var info = stat()
+                if stat(root + "/moved.bin", &info) != 0 || info.st_mtim.tv_sec != 1_600_000_000 || info.st_size != 200_000 {
+                    failures.append("stat after utimensat: \(info.st_mtim.tv_sec) \(info.st_size)")
+                }
+                return failures
+            }
+            #expect(outcome.isEmpty, "\(outcome) \(mount.gateway.stderr)")
         }
     }
 

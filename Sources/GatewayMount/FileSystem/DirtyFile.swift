@@ -26,6 +26,8 @@ final class DirtyFile: Sendable {
         var handles = 0
         /// The modification time to give the upload (a `touch`, `utimens`), if any.
         var modificationDate: Date?
+        /// When the contents last changed through the mount.
+        var lastWrite: Date?
         /// Removed through the mount: never uploaded again.
         var removed = false
         /// Whether the remote has a file under its name (`false` for a file created through the
@@ -78,6 +80,7 @@ final class DirtyFile: Sendable {
             if !end.overflow { $0.size = max($0.size, end.partialValue) }
             $0.generation &+= 1
             $0.modificationDate = nil
+            $0.lastWrite = Date()
         }
         return bytes.count
     }
@@ -98,6 +101,7 @@ final class DirtyFile: Sendable {
             $0.size = size
             $0.generation &+= 1
             $0.modificationDate = nil
+            $0.lastWrite = Date()
         }
     }
 
@@ -109,19 +113,23 @@ final class DirtyFile: Sendable {
     /// Sends the contents to `path` with the provider's atomic write, unless nothing changed since
     /// the last upload; returns the server's description of what it stored, or `nil` when there
     /// was nothing to send.
-    func upload(to path: @Sendable () -> String?, provider: any FileProviderReadWrite) async throws -> FileObject? {
+    /// `stored` is told what the server stored while no other upload of this file can run, so
+    /// descriptions are applied in the order the uploads happened.
+    func upload(to path: @Sendable () -> String?, provider: any FileProviderReadWrite,
+                stored: (FileObject) -> Void) async throws -> FileObject? {
         try await uploads.withLock {
             let (generation, size, date, removed) = state.withLock { ($0.generation, $0.size, $0.modificationDate, $0.removed) }
             guard !removed, generation != state.withLock({ $0.uploaded }), let target = path() else { return nil }
             var options = WriteOptions(overwrite: true, expectedSize: size, modificationDate: date)
             options.returnsStoredAttributes = true
-            let stored = try await provider.write(path: target, from: try ByteStream.contentsOfFile(at: URL(fileURLWithPath: cachePath)),
+            let result = try await provider.write(path: target, from: try ByteStream.contentsOfFile(at: URL(fileURLWithPath: cachePath)),
                                                   options: options)
             state.withLock {
                 $0.uploaded = max($0.uploaded, generation)
                 $0.existsRemotely = true
             }
-            return stored
+            stored(result)
+            return result
         }
     }
 }

@@ -121,7 +121,7 @@ final class FolderReader: @unchecked Sendable {
 
     private func remote(at index: Int) async throws -> FileObject? {
         if index < pageStart || pages == nil {
-            pages = provider.contentsOfDirectory(path: path, pageSize: Self.pageSize).makeAsyncIterator()
+            pages = provider.contentsOfDirectory(path: path, pageSize: Self.pageSize, details: .sourceStamps).makeAsyncIterator()
             page = []
             pageStart = 0
             finished = false

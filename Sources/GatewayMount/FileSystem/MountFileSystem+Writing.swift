@@ -97,19 +97,32 @@ extension MountFileSystem {
         }
     }
 
-    /// A new modification time: given to a dirty file's upload, else set on the remote where it
-    /// can keep times; elsewhere (plain WebDAV) the remote's time stays the upload's.
+    /// A new modification time: set on the remote where it can keep times (Local, FTP with MFMT,
+    /// Nextcloud); elsewhere (plain WebDAV) given to the file's next upload, which records it in
+    /// the file's source stamp, the time the mount shows. A file not written through the mount is
+    /// uploaded again for it (a `touch` of a large file on plain WebDAV costs its upload).
     private func setModificationDate(_ date: Date, inode: UInt64) async throws {
-        if let file = dirty.withLock({ $0[inode] }) {
-            file.setModificationDate(date)
-            if file.snapshot.handles == 0 { uploader.schedule(file, fileSystem: self) }
+        guard let node = table.withLock({ $0.node(inode) }), let path = table.withLock({ $0.path(of: inode) }) else {
+            throw POSIXError(.ENOENT)
+        }
+        if node.item.isDirectory {
+            // Folders carry no stamp: kept where the remote sets times, else the remote's own.
+            if let operations, provider.capabilities.features.contains(.setModificationDate) {
+                try await operations.setModificationDate(date, path: path)
+            }
             return
         }
-        guard let operations, provider.capabilities.features.contains(.setModificationDate),
-              let path = table.withLock({ $0.path(of: inode) }) else { return }
-        try await operations.setModificationDate(date, path: path)
-        let item = try await provider.attributesOfItem(path: path)
-        table.withLock { $0.update(inode, item: item) }
+        guard !options.readOnly else { throw POSIXError(.EROFS) }
+        if dirty.withLock({ $0[inode] }) == nil, let operations, provider.capabilities.features.contains(.setModificationDate) {
+            try await operations.setModificationDate(date, path: path)
+            let item = try await provider.attributesOfItem(path: path)
+            table.withLock { $0.update(inode, item: item) }
+            noteOwnChange(inode)
+            return
+        }
+        let file = try await dirtyFile(inode, truncating: false)
+        file.setModificationDate(date)
+        if file.snapshot.handles == 0 { uploader.schedule(file, fileSystem: self) }
     }
 
     func mkdir(_ request: FUSERequest, parent: UInt64, name: String) {
@@ -216,8 +229,10 @@ extension MountFileSystem {
     /// Uploads one dirty file to its current name; updates what the mount knows of it.
     func upload(_ file: DirtyFile) async throws {
         let inode = file.inode
-        let stored = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider)
-        if let stored { table.withLock { $0.update(inode, item: stored) } }
+        _ = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider) { [self] stored in
+            table.withLock { $0.update(inode, item: stored) }
+            noteOwnChange(inode)
+        }
         if !file.isModified { dequeue(file) }
         forgetDirty(file)
     }

@@ -24,6 +24,8 @@ final class MountFileSystem: Sendable {
     let uploader: Uploader
     /// The uploads owed, in the state store (replayed by the next mount after a crash).
     let queue: UploadQueue?
+    /// How many times the mount itself changed each inode (``ReadPin/sequence``).
+    let ownChanges = Mutex<[UInt64: UInt64]>([:])
 
     /// What an open file handle reads from (and writes to).
     enum OpenHandle: Sendable {
@@ -107,13 +109,28 @@ final class MountFileSystem: Sendable {
         request.attributes(attributes(of: inode), timeout: options.attributeTimeout)
     }
 
+    /// What a read of `inode` is pinned to now (``OpenFile``).
+    func pin(of inode: UInt64) -> ReadPin? {
+        guard let item = table.withLock({ $0.node(inode)?.item }), let path = table.withLock({ $0.path(of: inode) }) else { return nil }
+        return ReadPin(path: path, version: item.versionTag, size: item.size, sequence: ownChanges.withLock { $0[inode] ?? 0 })
+    }
+
+    /// The mount itself changed `inode` (its contents or time on the remote): open handles move
+    /// their pin to what the table now holds.
+    func noteOwnChange(_ inode: UInt64) {
+        ownChanges.withLock { $0[inode, default: 0] &+= 1 }
+    }
+
     /// The `stat` of an inode: what the remote said, with a dirty file's own size and time.
     func attributes(of inode: UInt64) -> stat {
         var item = table.withLock { $0.node(inode)?.item } ?? FileObject(path: "/", type: .file)
         if let file = dirty.withLock({ $0[inode] }) {
             let state = file.snapshot
             item.size = state.size
-            if let date = state.modificationDate { item.modificationDate = date }
+            if let date = state.modificationDate ?? state.lastWrite {
+                item.modificationDate = date
+                item.sourceStamp = nil
+            }
         }
         return attributes(of: item, inode: inode)
     }
@@ -132,7 +149,9 @@ final class MountFileSystem: Sendable {
         result.st_size = Int(size)
         result.st_blksize = 128 << 10
         result.st_blocks = Int((size + 511) / 512)
-        let time = Self.fileTime(item.modificationDate ?? Date(timeIntervalSince1970: 0))
+        // A file's source stamp holds the time it was given (a remote that can't set times, plain
+        // WebDAV, keeps it there): programs that set times (rsync -a, cp -p, make) see them kept.
+        let time = Self.fileTime(item.sourceStamp?.modificationDate ?? item.modificationDate ?? Date(timeIntervalSince1970: 0))
         result.st_mtim = time
         result.st_ctim = time
         result.st_atim = time
@@ -166,7 +185,9 @@ final class MountFileSystem: Sendable {
             }
             return
         }
-        let file = OpenFile(provider: provider, path: path, size: node.item.size, version: node.item.versionTag)
+        let pin = ReadPin(path: path, version: node.item.versionTag, size: node.item.size,
+                          sequence: ownChanges.withLock { $0[inode] ?? 0 })
+        let file = OpenFile(provider: provider, inode: inode, pin: pin) { [weak self] in self?.pin(of: inode) }
         let handle = handles.withLock { $0.add(.remote(file)) }
         request.open(handle: handle, keepCache: false)
     }
@@ -174,6 +195,15 @@ final class MountFileSystem: Sendable {
     func read(_ request: FUSERequest, handle: UInt64, offset: Int64, size: Int) {
         switch handles.withLock({ $0.files[handle] }) {
         case .remote(let file):
+            // Written through another handle since: the cache file holds the newest bytes.
+            if let written = dirty.withLock({ $0[file.inode] }) {
+                do {
+                    request.buffer(try written.read(at: offset, length: size))
+                } catch {
+                    request.fail(error)
+                }
+                return
+            }
             answer(request) { request.buffer(try await file.read(offset: offset, length: size)) }
         case .dirty(let file):
             do {

@@ -2,6 +2,16 @@ import Foundation
 import GatewayCore
 import GatewayState
 
+/// What a read of an open file is pinned to: the item's path and version when it was opened, or
+/// when the mount itself last changed it (``sequence`` counts those changes: an upload of what was
+/// written through the mount, a time set, a rename).
+struct ReadPin: Sendable, Equatable {
+    var path: String
+    var version: String?
+    var size: Int64?
+    var sequence: UInt64
+}
+
 /// A file opened through the mount: reads of the version it was listed with, fetched on demand.
 ///
 /// Sequential reads (what `cat`, `cp` and most programs do) come from one streamed read of the
@@ -9,12 +19,18 @@ import GatewayState
 /// per 128 KiB. A read elsewhere starts a new stream at its offset. Every stream is pinned to the
 /// version the file was opened at (``ReadOptions/ifVersion``): a file changed on the remote while
 /// it is open fails that handle's reads with `EIO` (a version mismatch), never gives bytes of two
-/// versions. Reads of one handle run one at a time (``AsyncLock``), so a stream is never shared.
+/// versions. A change made through the mount itself (another handle's writes, once uploaded; a
+/// rename) moves the pin along, as on a local file system. Reads of one handle run one at a time
+/// (``AsyncLock``), so a stream is never shared.
 final class OpenFile: @unchecked Sendable {
     let provider: any FileProviderReadWrite
-    let path: String
-    let size: Int64?
-    let version: String?
+    let inode: UInt64
+    /// The item's pin now (`nil` once the mount forgot it).
+    let current: @Sendable () -> ReadPin?
+    private var pin: ReadPin
+    var path: String { pin.path }
+    var size: Int64? { pin.size }
+    var version: String? { pin.version }
 
     /// Held while a read uses the state below (which nothing else touches).
     private let lock = AsyncLock()
@@ -24,11 +40,11 @@ final class OpenFile: @unchecked Sendable {
     /// Bytes received past what was asked for, from `position - pending.count`.
     private var pending = Data()
 
-    init(provider: any FileProviderReadWrite, path: String, size: Int64?, version: String?) {
+    init(provider: any FileProviderReadWrite, inode: UInt64, pin: ReadPin, current: @escaping @Sendable () -> ReadPin?) {
         self.provider = provider
-        self.path = path
-        self.size = size
-        self.version = version
+        self.inode = inode
+        self.pin = pin
+        self.current = current
     }
 
     /// Up to `length` bytes from `offset`: fewer only at the end of the file.
@@ -37,6 +53,16 @@ final class OpenFile: @unchecked Sendable {
     }
 
     private func locked(offset: Int64, length: Int) async throws -> Data {
+        if let latest = current() {
+            if latest.sequence != pin.sequence {
+                // Changed through the mount since: read what it holds now.
+                pin = latest
+                stream = nil
+                pending = Data()
+            } else if latest.path != pin.path {
+                pin.path = latest.path
+            }
+        }
         if let size, offset >= size { return Data() }
         let wanted = size.map { Int(min(Int64(length), $0 - offset)) } ?? length
         guard wanted > 0 else { return Data() }

@@ -28,7 +28,9 @@ final class Uploader: Sendable {
         let task = Task { [self] in
             if delay > .zero { try? await Task.sleep(for: delay) }
             guard !Task.isCancelled else { return }
-            await uploadRetrying(file, fileSystem: fileSystem)
+            // The upload itself runs in a task of its own: a later close cancels the wait above,
+            // never an upload under way (a write meanwhile makes it go again).
+            await Task { await uploadRetrying(file, fileSystem: fileSystem) }.value
         }
         pending.withLock { pending in
             pending[file.inode]?.cancel()
