@@ -10,8 +10,14 @@ public struct MountOptions: Sendable {
     /// How long after a file's last close its upload starts (a program that reopens it meanwhile,
     /// as editors and build tools do, makes one upload of the end result).
     public var writeBack = Duration.seconds(2)
-    /// Seconds the kernel keeps a name and its attributes before asking again.
-    public var attributeTimeout = 1.0
+    /// Seconds the kernel keeps a name and its attributes before asking again; `nil` chooses:
+    /// 60 where the remote's changes are followed (``followsChanges``, a monitor), else 1.
+    public var attributeTimeout: Double?
+    /// Whether remote changes are pushed into the kernel as they are seen (where the provider
+    /// has a change monitor).
+    public var followsChanges = true
+    /// Time between two polling rounds of the change monitor (WebDAV, FTP; Local is told by inotify).
+    public var pollInterval = Duration.seconds(10)
     /// The owner and group every item shows (the mounting user's by default).
     public var uid: uid_t = getuid()
     public var gid: gid_t = getgid()
@@ -40,6 +46,7 @@ public final class Mount: Sendable {
     private let session: FUSESession
     private let fileSystem: MountFileSystem
     private let cache: CacheFolder
+    private let coherence: Coherence?
     /// The folder the file system is mounted at.
     public let mountpoint: String
 
@@ -65,6 +72,20 @@ public final class Mount: Sendable {
         guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isFolder), isFolder.boolValue else {
             throw MountError.badMountpoint("the mount point \(absolute) is not a folder (make it first: mkdir -p \(absolute))")
         }
+        // Remote changes are followed from this moment on: every change after the anchor is
+        // pushed into the kernel, so names and attributes may be kept long.
+        var options = options
+        var anchor: SyncAnchor?
+        let monitor = options.followsChanges ? provider as? any FileProviderMonitor : nil
+        if let monitor {
+            do {
+                anchor = try await monitor.currentAnchor(at: root.path, recursive: true)
+            } catch {
+                logger.warning("remote changes are not followed; names and attributes refresh after the attribute timeout",
+                               metadata: ["error": .string("\(error)")])
+            }
+        }
+        if options.attributeTimeout == nil { options.attributeTimeout = anchor == nil ? 1 : 60 }
         let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
                                          cacheFolder: cache.files, queue: queue, logger: logger)
         var fuseOptions = ["fsname=" + Self.escaped("gateway:\(provider.name)"), "subtype=gateway", "default_permissions"]
@@ -72,6 +93,12 @@ public final class Mount: Sendable {
         if options.allowOther { fuseOptions.append("allow_other") }
         fuseOptions += options.fuseOptions
         session = try FUSESession(fileSystem: fileSystem, mountpoint: absolute, options: fuseOptions)
+        if let monitor, let anchor {
+            coherence = Coherence(fileSystem: fileSystem, session: session, monitor: monitor, anchor: anchor,
+                                  interval: options.pollInterval, logger: logger)
+        } else {
+            coherence = nil
+        }
         self.fileSystem = fileSystem
         self.cache = cache
         self.mountpoint = absolute
@@ -83,11 +110,13 @@ public final class Mount: Sendable {
     /// unmounts.
     public func run(pending: @Sendable (Int) -> Void = { _ in }) async -> Int {
         let session = self.session
+        let following = coherence.map { coherence in Task { await coherence.run() } }
         _ = await withTaskCancellationHandler {
             await session.run()
         } onCancel: {
             session.unmount()
         }
+        following?.cancel()
         let count = fileSystem.uploader.count(fileSystem: fileSystem)
         if count > 0 { pending(count) }
         return await fileSystem.uploader.drain(fileSystem: fileSystem)

@@ -536,6 +536,93 @@ struct MountCLITests {
         }
     }
 
+    @Test("remote changes reach the kernel: a file changed, created, removed and renamed on the server is seen inside the mount; inotifywait on the file reports its removal",
+          .timeLimit(.minutes(2)), arguments: ["local", "apache"])
+    func remoteChangesSeen(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        for name in ["a.txt", "b.txt", "c.txt"] { try s.write("src/\(name)", Data("first \(name)\n".utf8)) }
+        var environment = ["XDG_CACHE_HOME": s.path("cache")]
+        var location = s.path("src")
+        // Where the server keeps the files: changes are made there, behind the gateway's back.
+        var serverFolder = s.path("src")
+        if backend == "apache" {
+            environment.merge(try apacheConfig(s)) { $1 }
+            let name = "mount-\(UUID().uuidString.prefix(8))"
+            location = "apache:" + name
+            #expect(try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment).status == 0)
+            let state = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_STATE"])
+            serverFolder = state + "/webdav-apache/" + name
+        }
+        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        try await withMount(s, location, environment: environment, extra: ["--poll-interval", "1"]) { mount in
+            let root = mount.mountpoint
+            // The kernel caches every name and its attributes (60 s by default).
+            let before = try await mount.blocking { () -> [String] in
+                try ["a.txt", "b.txt", "c.txt"].map { try String(contentsOfFile: root + "/" + $0, encoding: .utf8) }
+            }
+            #expect(before == ["first a.txt\n", "first b.txt\n", "first c.txt\n"])
+            let watcher = Process()
+            watcher.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
+            // The file is watched: the kernel reports a FUSE removal notice to the removed item's
+            // own watchers (IN_DELETE_SELF); a watch on the folder gets nothing from it (Linux 6.18).
+            watcher.arguments = ["-m", "-e", "delete", "-e", "delete_self", "--format", "%e %w%f", root, root + "/b.txt"]
+            let out = Pipe(), err = Pipe()
+            watcher.standardOutput = out
+            watcher.standardError = err
+            try watcher.run()
+            // SIGKILL: the test runner's children inherit SIGTERM ignored.
+            defer { kill(watcher.processIdentifier, SIGKILL); watcher.waitUntilExit() }
+            let events = Locked(Data()), messages = Locked(Data())
+            for (pipe, sink) in [(out, events), (err, messages)] {
+                Thread {
+                    while true {
+                        let chunk = pipe.fileHandleForReading.availableData
+                        if chunk.isEmpty { return }
+                        sink.mutate { $0.append(chunk) }
+                    }
+                }.start()
+            }
+            let readyBy = ContinuousClock.now + .seconds(20)
+            while !String(decoding: messages.value, as: UTF8.self).contains("Watches established"), ContinuousClock.now < readyBy {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(String(decoding: messages.value, as: UTF8.self).contains("Watches established"))
+
+            // On the server: a.txt rewritten (another size), new.txt created, b.txt removed, c.txt renamed.
+            try Data("second version of a\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/a.txt"))
+            try Data("new\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/new.txt"))
+            try FileManager.default.removeItem(atPath: serverFolder + "/b.txt")
+            try FileManager.default.moveItem(atPath: serverFolder + "/c.txt", toPath: serverFolder + "/d.txt")
+            if backend == "apache" { _ = try? Mounted.command("/bin/chown", ["-R", "www-data:www-data", serverFolder]) }
+
+            // Seen without waiting for the 60-second attribute timeout (bounded well below it).
+            let deadline = ContinuousClock.now + .seconds(20)
+            var seen: (a: String, b: Int32, c: Int32, d: String, new: String) = ("", 0, 0, "", "")
+            while ContinuousClock.now < deadline {
+                seen = try await mount.blocking {
+                    ((try? String(contentsOfFile: root + "/a.txt", encoding: .utf8)) ?? "",
+                     access(root + "/b.txt", F_OK) == 0 ? 0 : errno,
+                     access(root + "/c.txt", F_OK) == 0 ? 0 : errno,
+                     (try? String(contentsOfFile: root + "/d.txt", encoding: .utf8)) ?? "",
+                     (try? String(contentsOfFile: root + "/new.txt", encoding: .utf8)) ?? "")
+                }
+                if seen.a == "second version of a\n", seen.b == ENOENT, seen.c == ENOENT, seen.d == "first c.txt\n", seen.new == "new\n" { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(seen.a == "second version of a\n", "\(seen)")
+            #expect(seen.b == ENOENT && seen.c == ENOENT, "\(seen)")
+            #expect(seen.d == "first c.txt\n" && seen.new == "new\n", "\(seen)")
+            // inotify inside the mount reported the removal.
+            let reportedBy = ContinuousClock.now + .seconds(10)
+            while !String(decoding: events.value, as: UTF8.self).contains("DELETE_SELF \(root)/b.txt"), ContinuousClock.now < reportedBy {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(String(decoding: events.value, as: UTF8.self).contains("DELETE_SELF \(root)/b.txt"),
+                    "inotifywait saw: \(String(decoding: events.value, as: UTF8.self))")
+        }
+    }
+
     @Test("a mount point that is not a folder is refused with a clear message (exit 1)")
     func badMountpoint() async throws {
         let s = try CLIScratch()

@@ -16,7 +16,14 @@ struct MountCommand: AsyncParsableCommand {
         and a file's bytes are fetched when a program reads them (a sequential read streams the
         rest of the file; a read elsewhere starts where it asks), always of the version the
         listing showed: a file changed on the remote while open fails that read with EIO instead
-        of mixing two versions. Names and attributes are kept --attr-timeout seconds.
+        of mixing two versions.
+
+        Changes made on the remote are followed (inotify on a local folder; on WebDAV and FTP a
+        look every --poll-interval seconds, or sync-collection reports where the server has them)
+        and pushed into the kernel: ls, cat and inotifywait inside the mount see them within the
+        poll interval. Names and attributes are otherwise kept --attr-timeout seconds (60). A file
+        changed on the remote while it has changes not yet uploaded keeps both: the remote's
+        version keeps the name, the mount's goes to "NAME (conflict YYYY-MM-DD HHMMSS).EXT".
 
         Writes go to a cache file (in --cache-dir, default $XDG_CACHE_HOME/gateway/mount/) and
         are uploaded with the remote's atomic write --write-back seconds after the file's last
@@ -38,7 +45,9 @@ struct MountCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Refuse every change (EROFS).") var readOnly = false
     @Option(name: .long, help: "Seconds after a file's last close before its upload starts.") var writeBack: Double = 2
     @Option(name: .long, help: "Where written files wait for their upload (default: $XDG_CACHE_HOME/gateway/mount/NAME).") var cacheDir: String?
-    @Option(name: .long, help: "Seconds the kernel keeps names and attributes before asking the remote again.") var attrTimeout: Double = 1
+    @Option(name: .long, help: "Seconds between two looks for remote changes on WebDAV and FTP (Local is told at once).") var pollInterval: Double = 10
+    @Option(name: .long, help: "Seconds the kernel keeps names and attributes (default 60 while remote changes are followed, else 1).")
+    var attrTimeout: Double?
     @Flag(name: .long, help: "Let other users use the mount (FUSE allow_other).") var allowOther = false
     @Option(name: .long, help: "Owner of every item (default: yours).") var uid: UInt32?
     @Option(name: .long, help: "Group of every item (default: yours).") var gid: UInt32?
@@ -48,8 +57,11 @@ struct MountCommand: AsyncParsableCommand {
     @Argument(help: "An existing empty folder to mount at.") var mountpoint: String
 
     func validate() throws {
-        guard attrTimeout.isFinite, attrTimeout >= 0, attrTimeout <= 86_400 else {
+        if let attrTimeout, !(attrTimeout.isFinite && attrTimeout >= 0 && attrTimeout <= 86_400) {
             throw ValidationError("--attr-timeout must be between 0 and 86400 seconds")
+        }
+        guard pollInterval.isFinite, pollInterval >= 0.1, pollInterval <= 86_400 else {
+            throw ValidationError("--poll-interval must be between 0.1 and 86400 seconds")
         }
         guard writeBack.isFinite, writeBack >= 0, writeBack <= 86_400 else {
             throw ValidationError("--write-back must be between 0 and 86400 seconds")
@@ -67,6 +79,7 @@ struct MountCommand: AsyncParsableCommand {
         options.readOnly = readOnly
         options.writeBack = .seconds(saturating: writeBack)
         options.attributeTimeout = attrTimeout
+        options.pollInterval = .seconds(saturating: pollInterval)
         options.allowOther = allowOther
         if let uid { options.uid = uid }
         if let gid { options.gid = gid }

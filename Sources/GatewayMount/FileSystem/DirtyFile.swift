@@ -64,6 +64,9 @@ final class DirtyFile: Sendable {
 
     func markRemoved() { state.withLock { $0.removed = true } }
 
+    /// The file now goes to a name the remote does not have (a conflict copy).
+    func markLocalOnly() { state.withLock { $0.existsRemotely = false } }
+
     func setModificationDate(_ date: Date) {
         state.withLock {
             $0.modificationDate = date

@@ -42,7 +42,7 @@ final class FolderReader: @unchecked Sendable {
         var buffer = [CChar](repeating: 0, count: size)
         var used = 0
         var position = Int(clamping: max(0, offset))
-        let timeout = fileSystem.options.attributeTimeout
+        let timeout = fileSystem.timeout
         while true {
             var entry = fuse_entry_param()
             let name: String

@@ -47,8 +47,8 @@ extension MountFileSystem {
             var entry = fuse_entry_param()
             entry.ino = fuse_ino_t(inode)
             entry.attr = attributes(of: inode)
-            entry.attr_timeout = options.attributeTimeout
-            entry.entry_timeout = options.attributeTimeout
+            entry.attr_timeout = timeout
+            entry.entry_timeout = timeout
             var info = fuse_file_info()
             info.fh = handle
             _ = fuse_reply_create(request.raw, &entry, &info)
@@ -93,7 +93,7 @@ extension MountFileSystem {
             }
             // Permission bits and owners are the mount's (--umask, --uid, --gid): a chmod or chown
             // is accepted and not kept, as on other file systems without them (vfat, most remotes).
-            request.attributes(attributes(of: inode), timeout: options.attributeTimeout)
+            request.attributes(attributes(of: inode), timeout: timeout)
         }
     }
 
@@ -132,7 +132,7 @@ extension MountFileSystem {
             try await operations.createFolder(path: path, withIntermediateDirectories: false)
             let item = try await provider.attributesOfItem(path: path)
             let inode = table.withLock { $0.remember(item, as: name, in: parent) }
-            request.entry(inode: inode, attributes: attributes(of: inode), timeout: options.attributeTimeout)
+            request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
         }
     }
 

@@ -59,6 +59,9 @@ final class MountFileSystem: Sendable {
         self.uploader = Uploader(delay: options.writeBack, logger: logger)
     }
 
+    /// Seconds the kernel keeps names and attributes.
+    var timeout: Double { options.attributeTimeout ?? 1 }
+
     /// The provider's operations (folders, removals, renames), where it has them.
     var operations: (any FileProviderOperations)? { provider as? any FileProviderOperations }
 
@@ -85,18 +88,18 @@ final class MountFileSystem: Sendable {
                     let item = table.node(known)!.item
                     return table.remember(item, as: name, in: parent)
                 }
-                request.entry(inode: inode, attributes: attributes(of: inode), timeout: options.attributeTimeout)
+                request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
                 return
             }
             let item: FileObject
             do {
                 item = try await provider.attributesOfItem(path: path)
             } catch where error.failureKind == .notFound {
-                request.negativeEntry(timeout: options.attributeTimeout)
+                request.negativeEntry(timeout: timeout)
                 return
             }
             let inode = table.withLock { $0.remember(item, as: name, in: parent) }
-            request.entry(inode: inode, attributes: attributes(of: item, inode: inode), timeout: options.attributeTimeout)
+            request.entry(inode: inode, attributes: attributes(of: item, inode: inode), timeout: timeout)
         }
     }
 
@@ -106,7 +109,7 @@ final class MountFileSystem: Sendable {
 
     func getattr(_ request: FUSERequest, inode: UInt64) {
         guard table.withLock({ $0.node(inode) }) != nil else { return request.fail(ENOENT) }
-        request.attributes(attributes(of: inode), timeout: options.attributeTimeout)
+        request.attributes(attributes(of: inode), timeout: timeout)
     }
 
     /// What a read of `inode` is pinned to now (``OpenFile``).

@@ -70,6 +70,21 @@ struct InodeTable {
         links[Link(parent: parent, name: name)]
     }
 
+    /// The known inodes along a remote path: the folder holding its last name (if the kernel
+    /// knows it), that name, and the item's own inode (if known). `nil` for a path outside the
+    /// mount or for the root itself.
+    func resolve(_ path: String) -> (parent: UInt64?, name: String, inode: UInt64?)? {
+        let prefix = rootPath == "/" ? "/" : rootPath + "/"
+        guard path.hasPrefix(prefix), path.count > prefix.count else { return nil }
+        let names = path.dropFirst(prefix.count).split(separator: "/").map(String.init)
+        guard let last = names.last else { return nil }
+        var current: UInt64? = Self.root
+        for name in names.dropLast() {
+            current = current.flatMap { links[Link(parent: $0, name: name)] }
+        }
+        return (current, last, current.flatMap { links[Link(parent: $0, name: last)] })
+    }
+
     /// Records that the kernel was handed `item` as `name` in `parent`: its inode (made if new,
     /// remade if the name now holds an item of another type), with one more lookup.
     mutating func remember(_ item: FileObject, as name: String, in parent: UInt64) -> UInt64 {

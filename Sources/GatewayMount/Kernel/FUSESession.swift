@@ -58,10 +58,55 @@ final class FUSESession: Sendable {
             thread.start()
         }
         state.withLock { $0 = .finished }
+        // No notification may use the session past this point.
+        notifications.sync {}
         fuse_session_unmount(session.raw)
         fuse_session_destroy(session.raw)
         return status
     }
+
+    /// Where notifications are written: a thread of their own. A notification can wait in the
+    /// kernel for a folder's lock held by a request whose answer comes from a Swift task; written
+    /// from the Swift pool (two threads on two cores) it could starve that answer.
+    private let notifications = DispatchQueue(label: "gateway-fuse-notify")
+
+    /// Tells the kernel that `name` in the folder `parent` may have changed: its cached entry (or
+    /// cached absence) is dropped, and the next access looks it up again.
+    func invalidateEntry(parent: UInt64, name: String) {
+        notify { session in
+            name.withCString { fuse_lowlevel_notify_inval_entry(session, fuse_ino_t(parent), $0, strlen($0)) }
+        }
+    }
+
+    /// Tells the kernel that an inode's attributes and contents may have changed: its cached
+    /// attributes and pages are dropped.
+    func invalidateInode(_ inode: UInt64) {
+        notify { session in fuse_lowlevel_notify_inval_inode(session, fuse_ino_t(inode), 0, 0) }
+    }
+
+    /// Tells the kernel that `name` (inode `child`) in `parent` is gone: as a local removal, which
+    /// `inotify` watchers inside the mount see.
+    func notifyDelete(parent: UInt64, child: UInt64, name: String) {
+        notify { session in
+            name.withCString { fuse_lowlevel_notify_delete(session, fuse_ino_t(parent), fuse_ino_t(child), $0, strlen($0)) }
+        }
+    }
+
+    /// Runs `body` on the notification thread while the session is mounted (after an unmount the
+    /// session may be gone).
+    /// (A notification about a name or inode the kernel no longer caches answers `ENOENT`: nothing to drop.)
+    private func notify(_ body: @escaping @Sendable (OpaquePointer) -> Int32) {
+        let session = self.session
+        notifications.async { [self] in
+            guard isMounted else { return }
+            let status = body(session.raw)
+            if status != 0, status != -ENOENT {
+                fileSystem.logger.debug("kernel notification failed", metadata: ["errno": .stringConvertible(-status)])
+            }
+        }
+    }
+
+    private var isMounted: Bool { state.withLock { if case .mounted = $0 { return true } else { return false } } }
 
     /// Asks the kernel to unmount (lazily: programs still inside keep what they hold, nothing
     /// new enters); the loop ends once the kernel lets go. Safe to call more than once.
