@@ -18,8 +18,9 @@ public struct MountOptions: Sendable {
     public var followsChanges = true
     /// Time between two polling rounds of the change monitor (WebDAV, FTP; Local is told by inotify).
     public var pollInterval = Duration.seconds(10)
-    /// The owner and group every item shows (the mounting user's by default).
+    /// The owner every item shows (the mounting user by default).
     public var uid: uid_t = getuid()
+    /// The group every item shows (the mounting user's by default).
     public var gid: gid_t = getgid()
     /// Permission bits taken away from every item (`0o022`: others and the group cannot write).
     public var umask: mode_t = 0o022
@@ -36,11 +37,13 @@ public struct MountOptions: Sendable {
 
 /// A remote folder shown as a file system (FUSE): items are placeholders, listed without their
 /// contents, and a file's bytes are fetched when a program reads them, at the version the listing
-/// showed.
+/// showed. Written files wait in the cache folder and are uploaded after their last close; remote
+/// changes are pushed into the kernel as the provider's monitor sees them.
 ///
 /// ```swift
-/// let mount = try await Mount(provider: provider, path: "/photos", at: "/mnt/photos")
-/// try await mount.run()          // until unmounted: `unmount()`, `fusermount3 -u`, `umount`
+/// let mount = try await Mount(provider: provider, path: "/photos", at: "/mnt/photos",
+///                             cacheDirectory: "/var/cache/photos-mount")
+/// let unsent = await mount.run()   // until unmounted: `unmount()`, `fusermount3 -u`, `umount`
 /// ```
 public final class Mount: Sendable {
     private let session: FUSESession

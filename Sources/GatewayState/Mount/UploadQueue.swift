@@ -1,5 +1,5 @@
 public import Foundation
-public import GatewayCore
+import GatewayCore
 
 /// The uploads a mount owes its remote: one row per written file that waits in the mount's cache
 /// folder, naming the remote path it goes to. One SQLite file, `mount.sqlite`, in the local
