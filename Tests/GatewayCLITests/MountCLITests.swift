@@ -180,6 +180,18 @@ struct MountCLITests {
         }
     }
 
+    /// Writes `count` files `f0`, `f1`… ("file N\n") with plain open, write and close: no fsync
+    /// (Foundation's `Data.write` syncs, which uploads at once).
+    static func writePlainly(_ count: Int, in folder: String) throws {
+        for index in 0..<count {
+            let descriptor = open(folder + "/f\(index)", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            let bytes = Array("file \(index)\n".utf8)
+            guard descriptor >= 0, Glibc.write(descriptor, bytes, bytes.count) == bytes.count, close(descriptor) == 0 else {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+        }
+    }
+
     /// Waits for the mount's process to end by itself (an unmount from outside); returns its status.
     func waitForExit(_ mount: Mounted) async throws -> Int32 {
         try await mount.blocking {
@@ -288,16 +300,7 @@ struct MountCLITests {
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) }
         try await withMount(s, location, environment: environment, extra: ["--write-back", "30"]) { mount in
             let root = mount.mountpoint
-            // Plain open, write, close: no fsync (Foundation's Data.write syncs, which uploads at once).
-            try await mount.blocking {
-                for index in 0..<200 {
-                    let descriptor = open(root + "/f\(index)", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                    let bytes = Array("file \(index)\n".utf8)
-                    guard descriptor >= 0, Glibc.write(descriptor, bytes, bytes.count) == bytes.count, close(descriptor) == 0 else {
-                        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-                    }
-                }
-            }
+            try await mount.blocking { try Self.writePlainly(200, in: root) }
             // All 200 wait in the cache folder (the write-back delay has not passed).
             let cached = s.path("cache/gateway/mount/" + location.replacingOccurrences(of: ":", with: "_") + "/files")
             #expect(try FileManager.default.contentsOfDirectory(atPath: cached).count == 200)
@@ -329,13 +332,7 @@ struct MountCLITests {
         try await withMount(s, location, environment: environment, extra: ["--write-back", "600"]) { mount in
             let root = mount.mountpoint
             try await mount.blocking {
-                for index in 0..<200 {
-                    let descriptor = open(root + "/f\(index)", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                    let bytes = Array("file \(index)\n".utf8)
-                    guard descriptor >= 0, Glibc.write(descriptor, bytes, bytes.count) == bytes.count, close(descriptor) == 0 else {
-                        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-                    }
-                }
+                try Self.writePlainly(200, in: root)
                 // One renamed after its close: it is owed under its new name.
                 guard rename(root + "/f0", root + "/renamed") == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             }
@@ -573,16 +570,7 @@ struct MountCLITests {
             try watcher.run()
             // SIGKILL: the test runner's children inherit SIGTERM ignored.
             defer { kill(watcher.processIdentifier, SIGKILL); watcher.waitUntilExit() }
-            let events = Locked(Data()), messages = Locked(Data())
-            for (pipe, sink) in [(out, events), (err, messages)] {
-                Thread {
-                    while true {
-                        let chunk = pipe.fileHandleForReading.availableData
-                        if chunk.isEmpty { return }
-                        sink.mutate { $0.append(chunk) }
-                    }
-                }.start()
-            }
+            let events = BackgroundGateway.collect(out), messages = BackgroundGateway.collect(err)
             let readyBy = ContinuousClock.now + .seconds(20)
             while !String(decoding: messages.value, as: UTF8.self).contains("Watches established"), ContinuousClock.now < readyBy {
                 try await Task.sleep(for: .milliseconds(20))

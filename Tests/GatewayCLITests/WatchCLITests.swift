@@ -8,8 +8,8 @@ import Glibc
 /// A `gateway` process left running (for `watch`): its output is read as it comes.
 final class BackgroundGateway: @unchecked Sendable {
     let process = Process()
-    private let out = Locked(Data())
-    private let err = Locked(Data())
+    private let out: Locked<Data>
+    private let err: Locked<Data>
 
     init(_ runner: GatewayRunner, _ arguments: [String], extraEnvironment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: GatewayRunner.binary)
@@ -21,15 +21,21 @@ final class BackgroundGateway: @unchecked Sendable {
         process.standardError = errPipe
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        for (pipe, sink) in [(outPipe, out), (errPipe, err)] {
-            Thread {
-                while true {
-                    let chunk = pipe.fileHandleForReading.availableData
-                    if chunk.isEmpty { return }
-                    sink.mutate { $0.append(chunk) }
-                }
-            }.start()
-        }
+        out = Self.collect(outPipe)
+        err = Self.collect(errPipe)
+    }
+
+    /// Everything a pipe delivers, gathered as it comes by a thread of its own.
+    static func collect(_ pipe: Pipe) -> Locked<Data> {
+        let sink = Locked(Data())
+        Thread {
+            while true {
+                let chunk = pipe.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                sink.mutate { $0.append(chunk) }
+            }
+        }.start()
+        return sink
     }
 
     var stdout: String { String(decoding: out.value, as: UTF8.self) }

@@ -57,7 +57,7 @@ public func fuzzMultistatus(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         guard let again = WebDAVProvider.StoredStamp(parsing: stamp.encoded), again.encoded == stamp.encoded else {
             fatalError("a source stamp does not read back: \(text.debugDescription) -> \(stamp.encoded.debugDescription)")
         }
-        _ = again.stamp(size: resource.contentLength, lastModified: Date(timeIntervalSince1970: 1_764_000_000))
+        _ = again.describes(size: resource.contentLength, lastModified: Date(timeIntervalSince1970: 1_764_000_000), etag: resource.etag)
     }
     if let chunked, let whole, chunked != whole {
         fatalError("chunked parse differs from one-chunk parse: \(chunked.count) vs \(whole.count) responses\n\(chunked)\n\(whole)")
