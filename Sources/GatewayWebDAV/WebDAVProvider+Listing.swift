@@ -143,20 +143,19 @@ extension WebDAVProvider {
     /// With ``ListingDetails/sourceStamps`` (plain WebDAV), files carry the stamps this machine
     /// recorded (``LocalStamps``): one local lookup per file of the page.
     func items(from resources: [DAVResource], requestPath: String, details: ListingDetails = []) throws -> [FileObject] {
-        var local: [String: StoredStamp] = [:]
-        if details.contains(.sourceStamps), vendor == .other, !resources.isEmpty {
-            local = localStamps.stamps(of: resources.lazy.filter { !$0.isCollection }.compactMap {
-                self.paths.remotePath(fromHref: $0.href, requestPath: requestPath)
-            })
-        }
-        return try resources.compactMap { resource in
+        // Each file's path, worked out once, for the local lookups (only when they are asked for).
+        let filePaths = details.contains(.sourceStamps) && vendor == .other
+            ? resources.map { $0.isCollection ? nil : paths.remotePath(fromHref: $0.href, requestPath: requestPath) } : []
+        let local = filePaths.isEmpty ? [:] : localStamps.stamps(of: filePaths.compactMap { $0 })
+        return try resources.indices.compactMap { index in
+            let resource = resources[index]
             if let status = resource.status, !(200..<300).contains(status) {
                 guard status != 404, let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
                 throw FileProviderError.truncated(
                     path: requestPath,
                     reason: "the server's listing of \(requestPath) gives \(path) as \(status) \(FileProviderHTTPError(statusCode: status, path: path).reasonPhrase) instead of its properties")
             }
-            let path = local.isEmpty || resource.isCollection ? nil : paths.remotePath(fromHref: resource.href, requestPath: requestPath)
+            let path = local.isEmpty ? nil : filePaths[index]
             return fileObject(resource, requestPath: requestPath, local: path.flatMap { local[$0] })
         }
     }

@@ -180,6 +180,16 @@ struct MountCLITests {
         }
     }
 
+    /// A new empty folder on Apache and the environment of a config naming it (`apache:mount-…`),
+    /// with the cache folder in the scratch.
+    func emptyApacheFolder(_ s: CLIScratch) async throws -> (environment: [String: String], location: String) {
+        var environment = try apacheConfig(s)
+        environment["XDG_CACHE_HOME"] = s.path("cache")
+        let location = "apache:mount-\(UUID().uuidString.prefix(8))"
+        #expect(try await s.runner.run(["mkdir", location], extraEnvironment: environment).status == 0)
+        return (environment, location)
+    }
+
     /// Writes `count` files `f0`, `f1`… ("file N\n") with plain open, write and close: no fsync
     /// (Foundation's `Data.write` syncs, which uploads at once).
     static func writePlainly(_ count: Int, in folder: String) throws {
@@ -293,10 +303,7 @@ struct MountCLITests {
     func unmountWaitsForUploads() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        var environment = try apacheConfig(s)
-        environment["XDG_CACHE_HOME"] = s.path("cache")
-        let location = "apache:mount-\(UUID().uuidString.prefix(8))"
-        #expect(try await s.runner.run(["mkdir", location], extraEnvironment: environment).status == 0)
+        let (environment, location) = try await emptyApacheFolder(s)
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) }
         try await withMount(s, location, environment: environment, extra: ["--write-back", "30"]) { mount in
             let root = mount.mountpoint
@@ -323,10 +330,7 @@ struct MountCLITests {
     func killedWithUploadsPending() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        var environment = try apacheConfig(s)
-        environment["XDG_CACHE_HOME"] = s.path("cache")
-        let location = "apache:mount-\(UUID().uuidString.prefix(8))"
-        #expect(try await s.runner.run(["mkdir", location], extraEnvironment: environment).status == 0)
+        let (environment, location) = try await emptyApacheFolder(s)
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) }
         let cached = s.path("cache/gateway/mount/" + location.replacingOccurrences(of: ":", with: "_") + "/files")
         try await withMount(s, location, environment: environment, extra: ["--write-back", "600"]) { mount in

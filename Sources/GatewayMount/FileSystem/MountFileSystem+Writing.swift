@@ -185,8 +185,10 @@ extension MountFileSystem {
                 if let file, !file.snapshot.existsRemotely {
                     // Only here so far: the upload goes to the new name. What the name held on the
                     // remote is replaced by that upload (or removed now, with nothing to replace it).
-                    if noReplace, try await exists(target) { throw POSIXError(.EEXIST) }
-                    if replacedFile == nil, try await exists(target) { try await operations.removeItem(path: target, recursive: true) }
+                    if try await provider.itemIfPresent(path: target) != nil {
+                        if noReplace { throw POSIXError(.EEXIST) }
+                        if replacedFile == nil { try await operations.removeItem(path: target, recursive: true) }
+                    }
                 } else {
                     try await operations.moveItem(path: source, to: target, overwrite: !noReplace)
                 }
@@ -205,15 +207,6 @@ extension MountFileSystem {
             if let file { try await file.withoutUpload(move) } else { try await move() }
             if let file, file.snapshot.handles == 0, file.isModified { uploader.schedule(file, fileSystem: self) }
             request.fail(0)
-        }
-    }
-
-    private func exists(_ path: String) async throws -> Bool {
-        do {
-            _ = try await provider.attributesOfItem(path: path)
-            return true
-        } catch where error.failureKind == .notFound {
-            return false
         }
     }
 

@@ -91,10 +91,7 @@ final class MountFileSystem: Sendable {
                 request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
                 return
             }
-            let item: FileObject
-            do {
-                item = try await provider.attributesOfItem(path: path)
-            } catch where error.failureKind == .notFound {
+            guard let item = try await provider.itemIfPresent(path: path) else {
                 request.negativeEntry(timeout: timeout)
                 return
             }
@@ -174,9 +171,7 @@ final class MountFileSystem: Sendable {
     func open(_ request: FUSERequest, inode: UInt64, flags: Int32) {
         let writing = flags & O_ACCMODE != O_RDONLY || flags & O_TRUNC != 0
         if options.readOnly, writing { return request.fail(EROFS) }
-        guard let node = table.withLock({ $0.node(inode) }), let path = table.withLock({ $0.path(of: inode) }) else {
-            return request.fail(ENOENT)
-        }
+        guard let node = table.withLock({ $0.node(inode) }), let pin = pin(of: inode) else { return request.fail(ENOENT) }
         guard !node.item.isDirectory else { return request.fail(EISDIR) }
         if dirty.withLock({ $0[inode] }) != nil || writing {
             answer(request) { [self] in
@@ -188,8 +183,6 @@ final class MountFileSystem: Sendable {
             }
             return
         }
-        let pin = ReadPin(path: path, version: node.item.versionTag, size: node.item.size,
-                          sequence: ownChanges.withLock { $0[inode] ?? 0 })
         let file = OpenFile(provider: provider, inode: inode, pin: pin) { [weak self] in self?.pin(of: inode) }
         let handle = handles.withLock { $0.add(.remote(file)) }
         request.open(handle: handle, keepCache: false)
