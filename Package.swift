@@ -242,6 +242,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "GatewayMountTests",
+            dependencies: ["GatewayMount", "GatewayLocal", "GatewayCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "GatewayCLITests",
             dependencies: ["gateway", "StorageGateway", "GatewayTestSupport"],
             swiftSettings: strict

@@ -29,6 +29,9 @@ public struct MountOptions: Sendable {
     public var allowOther = false
     /// More FUSE options (`-o`), passed through.
     public var fuseOptions: [String] = []
+    /// How many bytes of fetched file contents the read cache keeps once no open file uses them
+    /// (1 GiB; files open now are kept whole even past it).
+    public var readCacheLimit: Int64 = 1 << 30
 
     /// The defaults: writable, uploads 2 s after the last close, one-second attribute cache, the
     /// mounting user's items.
@@ -89,8 +92,9 @@ public final class Mount: Sendable {
             }
         }
         if options.attributeTimeout == nil { options.attributeTimeout = anchor == nil ? 1 : 60 }
+        let readCache = try ReadCache(folder: cache.path + "/read", limit: options.readCacheLimit)
         let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
-                                         cacheFolder: cache.files, queue: queue, logger: logger)
+                                         cacheFolder: cache.files, readCache: readCache, queue: queue, logger: logger)
         var fuseOptions = ["fsname=" + Self.escaped("gateway:\(provider.name)"), "subtype=gateway", "default_permissions"]
         if options.readOnly { fuseOptions.append("ro") }
         if options.allowOther { fuseOptions.append("allow_other") }

@@ -52,6 +52,8 @@ struct MountCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Owner of every item (default: yours).") var uid: UInt32?
     @Option(name: .long, help: "Group of every item (default: yours).") var gid: UInt32?
     @Option(name: .long, help: "Permission bits removed from every item, octal (default 022).") var umask: String = "022"
+    @Option(name: .long, help: "Fetched file contents kept in the cache folder once no open file uses them (like 1G, 500M; default 1G).")
+    var cacheMaxSize: String = "1G"
     @Option(name: .customShort("o"), help: "A FUSE mount option, passed through (repeatable).") var fuseOptions: [String] = []
     @Argument(help: "REMOTE:PATH of a folder, or a local folder.") var location: String
     @Argument(help: "An existing empty folder to mount at.") var mountpoint: String
@@ -70,6 +72,9 @@ struct MountCommand: AsyncParsableCommand {
             throw ValidationError("--umask must be octal permission bits, such as 022 or 077")
         }
         _ = mask
+        guard ByteSize.parse(cacheMaxSize) != nil else {
+            throw ValidationError("--cache-max-size must be a size such as 1G, 500M or 0")
+        }
     }
 
     func run() async throws {
@@ -85,6 +90,7 @@ struct MountCommand: AsyncParsableCommand {
         if let gid { options.gid = gid }
         options.umask = mode_t(UInt32(umask, radix: 8) ?? 0o022)
         options.fuseOptions = fuseOptions
+        options.readCacheLimit = ByteSize.parse(cacheMaxSize) ?? options.readCacheLimit
         let cache = cacheDir ?? Self.defaultCacheFolder(for: location)
         let mount = try await context.perform("mount", target) {
             try await Mount(provider: readable, path: target.path, at: mountpoint, cacheDirectory: cache,

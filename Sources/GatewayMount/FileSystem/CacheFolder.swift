@@ -2,7 +2,7 @@ import Foundation
 
 /// A mount's cache folder, held with an exclusive lock (`flock` on `DIR/lock`) while the mount
 /// runs: a second mount on the same folder is refused, naming the process that holds it.
-/// Written files wait for their upload in `DIR/files`.
+/// Written files wait for their upload in `DIR/files`; fetched contents are cached in `DIR/read`.
 final class CacheFolder: Sendable {
     let path: String
     /// Where dirty files keep their contents.

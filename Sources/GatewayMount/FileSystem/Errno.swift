@@ -21,9 +21,10 @@ enum Errno {
         case .invalidInput: return EINVAL
         case .unsupported: return ENOTSUP
         case .cancelled: return EINTR
-        case .timedOut: return ETIMEDOUT
         case .locked, .serverBusy: return EAGAIN
-        case .conflict, .versionMismatch, .malformedResponse, .checksumMismatch, .connectionLost, .other: return EIO
+        // A stalled or lost server is an I/O error, as a disk that stops answering is: what programs
+        // expect of read(2) and write(2), never a hang.
+        case .timedOut, .conflict, .versionMismatch, .malformedResponse, .checksumMismatch, .connectionLost, .other: return EIO
         }
     }
 }

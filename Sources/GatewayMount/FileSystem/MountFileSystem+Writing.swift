@@ -150,6 +150,7 @@ extension MountFileSystem {
                 dequeue(file)
                 forgetDirty(file)
             } else {
+                if let inode { try await keepOpenContents(of: inode) }
                 try await operations.removeItem(path: path, recursive: false)
             }
             if let inode { table.withLock { $0.unlink(inode) } }
@@ -204,10 +205,24 @@ extension MountFileSystem {
                     logger.warning("upload queue not updated for a rename", metadata: ["error": .string("\(error)")])
                 }
             }
+            if let replaced, replacedFile == nil { try await keepOpenContents(of: replaced) }
             if let file { try await file.withoutUpload(move) } else { try await move() }
             if let file, file.snapshot.handles == 0, file.isModified { uploader.schedule(file, fileSystem: self) }
             request.fail(0)
         }
+    }
+
+    /// The remote file of `inode` is about to go: handles that have it open fetch what they have
+    /// not read yet into the read cache, so they go on reading it (POSIX keeps an unlinked file's
+    /// contents for those who have it open).
+    func keepOpenContents(of inode: UInt64) async throws {
+        let open = handles.withLock { handles in
+            handles.files.values.compactMap { handle -> OpenFile? in
+                if case .remote(let file) = handle, file.inode == inode { return file }
+                return nil
+            }
+        }
+        for file in open { try await file.fetchAll() }
     }
 
     /// Drops a dirty file that no handle holds and nothing needs to upload.

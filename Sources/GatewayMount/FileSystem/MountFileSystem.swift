@@ -21,6 +21,8 @@ final class MountFileSystem: Sendable {
     let dirty = Mutex<[UInt64: DirtyFile]>([:])
     /// Where dirty files keep their contents.
     let cacheFolder: String
+    /// Fetched contents of remote files, by item version.
+    let readCache: ReadCache
     let uploader: Uploader
     /// The uploads owed, in the state store (replayed by the next mount after a crash).
     let queue: UploadQueue?
@@ -49,7 +51,8 @@ final class MountFileSystem: Sendable {
     }
 
     init(provider: any FileProviderReadWrite, rootPath: String, rootItem: FileObject, options: MountOptions, cacheFolder: String,
-         queue: UploadQueue?, logger: Logger) {
+         readCache: ReadCache, queue: UploadQueue?, logger: Logger) {
+        self.readCache = readCache
         self.provider = provider
         self.options = options
         self.logger = logger
@@ -183,7 +186,7 @@ final class MountFileSystem: Sendable {
             }
             return
         }
-        let file = OpenFile(provider: provider, inode: inode, pin: pin) { [weak self] in self?.pin(of: inode) }
+        let file = OpenFile(provider: provider, inode: inode, cache: readCache, pin: pin) { [weak self] in self?.pin(of: inode) }
         let handle = handles.withLock { $0.add(.remote(file)) }
         request.open(handle: handle, keepCache: false)
     }

@@ -12,19 +12,30 @@ struct ReadPin: Sendable, Equatable {
     var sequence: UInt64
 }
 
-/// A file opened through the mount: reads of the version it was listed with, fetched on demand.
+/// A file opened through the mount: reads of the version it was listed with, fetched on demand
+/// into the mount's ``ReadCache`` (a sparse file per item version).
 ///
-/// Sequential reads (what `cat`, `cp` and most programs do) come from one streamed read of the
-/// rest of the file, kept open between the kernel's requests: one request to the remote, not one
-/// per 128 KiB. A read elsewhere starts a new stream at its offset. Every stream is pinned to the
-/// version the file was opened at (``ReadOptions/ifVersion``): a file changed on the remote while
-/// it is open fails that handle's reads with `EIO` (a version mismatch), never gives bytes of two
-/// versions. A change made through the mount itself (another handle's writes, once uploaded; a
-/// rename) moves the pin along, as on a local file system. Reads of one handle run one at a time
-/// (``AsyncLock``), so a stream is never shared.
+/// A read the cache can answer asks the remote for nothing. Otherwise the handle fetches from
+/// the first missing byte with a ranged, version-checked read (``ReadOptions/ifVersion``) whose
+/// length is the read-ahead window: 128 KiB for a read elsewhere, doubling up to 64 MiB while the
+/// reads stay sequential, so `cat` of a large file makes a handful of requests and a database's
+/// page reads fetch little more than their pages. The stream stays open between the kernel's
+/// requests and reads that arrive slightly out of order (the kernel's parallel read-ahead) are
+/// answered from it. A file changed on the remote while it is open fails that handle's reads
+/// with `EIO` (a version mismatch), never gives bytes of two versions. A change made through the
+/// mount itself (another handle's writes, once uploaded; a rename) moves the pin along, as on a
+/// local file system. Reads of one handle run one at a time (``AsyncLock``).
 final class OpenFile: @unchecked Sendable {
+    /// The read-ahead window of a read that is not sequential.
+    static let smallestWindow: Int64 = 128 << 10
+    /// The largest read-ahead window.
+    static let largestWindow: Int64 = 64 << 20
+    /// How far ahead of a stream a read may start and still be answered from it.
+    static let streamSlack: Int64 = 2 << 20
+
     let provider: any FileProviderReadWrite
     let inode: UInt64
+    let cache: ReadCache
     /// The item's pin now (`nil` once the mount forgot it).
     let current: @Sendable () -> ReadPin?
     private var pin: ReadPin
@@ -34,17 +45,30 @@ final class OpenFile: @unchecked Sendable {
 
     /// Held while a read uses the state below (which nothing else touches).
     private let lock = AsyncLock()
+    private var entry: ReadCacheEntry?
     private var stream: ByteStream.AsyncIterator?
     /// The file offset of the stream's next byte.
     private var position: Int64 = 0
-    /// Bytes received past what was asked for, from `position - pending.count`.
-    private var pending = Data()
+    /// Where the stream's range ends.
+    private var streamEnd: Int64 = 0
+    /// Where the previous read ended (sequential reads start there).
+    private var lastEnd: Int64 = -1
+    private var window = OpenFile.smallestWindow
 
-    init(provider: any FileProviderReadWrite, inode: UInt64, pin: ReadPin, current: @escaping @Sendable () -> ReadPin?) {
+    init(provider: any FileProviderReadWrite, inode: UInt64, cache: ReadCache, pin: ReadPin,
+         current: @escaping @Sendable () -> ReadPin?) {
         self.provider = provider
         self.inode = inode
+        self.cache = cache
         self.pin = pin
         self.current = current
+    }
+
+    /// The cache entry of a pin: shared by every handle of the same item version, or the
+    /// handle's own where the remote gives no version tag.
+    static func cacheKey(_ pin: ReadPin) -> String? {
+        guard let version = pin.version else { return nil }
+        return "\(pin.path)\u{0}\(version)\u{0}\(pin.size ?? -1)\u{0}\(pin.sequence)"
     }
 
     /// Up to `length` bytes from `offset`: fewer only at the end of the file.
@@ -58,7 +82,8 @@ final class OpenFile: @unchecked Sendable {
                 // Changed through the mount since: read what it holds now.
                 pin = latest
                 stream = nil
-                pending = Data()
+                if let entry { cache.release(entry) }
+                entry = nil
             } else if latest.path != pin.path {
                 pin.path = latest.path
             }
@@ -66,38 +91,59 @@ final class OpenFile: @unchecked Sendable {
         if let size, offset >= size { return Data() }
         let wanted = size.map { Int(min(Int64(length), $0 - offset)) } ?? length
         guard wanted > 0 else { return Data() }
-        let bufferStart = position - Int64(pending.count)
-        if stream == nil || offset < bufferStart || offset > position {
-            try await start(at: offset)
-        } else if offset > bufferStart {
-            pending.removeFirst(Int(offset - bufferStart))
-        }
-        while pending.count < wanted {
-            guard let chunk = try await stream?.next() else { break }
-            pending.append(chunk)
+        let entry = try self.entry ?? cache.acquire(Self.cacheKey(pin))
+        self.entry = entry
+        let range = offset..<(offset + Int64(wanted))
+        window = offset == lastEnd ? min(window * 2, Self.largestWindow) : Self.smallestWindow
+        lastEnd = range.upperBound
+        var end = range.upperBound
+        while let gap = entry.firstMissing(in: range) {
+            if stream == nil || gap < position || gap > position + Self.streamSlack || gap >= streamEnd {
+                try await start(at: gap, covering: range.upperBound)
+            }
+            guard let chunk = try await stream?.next(), !chunk.isEmpty else {
+                stream = nil
+                // The range asked for is done: the next turn asks for more.
+                if position >= streamEnd { continue }
+                // The remote's file ends here (shorter than listed: one without version tags).
+                end = gap
+                break
+            }
+            cache.grew(by: try entry.write(chunk, at: position))
             position += Int64(chunk.count)
         }
-        let count = min(wanted, pending.count)
-        let result = Data(pending.prefix(count))
-        pending.removeFirst(count)
-        if pending.isEmpty { pending = Data() }
-        return result
+        return try entry.read(at: offset, length: Int(end - offset))
     }
 
-    /// Starts a stream of the rest of the file at `offset`, at the opened version.
-    private func start(at offset: Int64) async throws {
+    /// Starts a ranged read at `offset` of at least the bytes up to `needed`, plus the window.
+    private func start(at offset: Int64, covering needed: Int64) async throws {
         stream = nil
-        pending = Data()
-        let options = ReadOptions(offset: offset, length: size.map { $0 - offset }, ifVersion: version, chunkSize: 128 << 10)
+        var length = max(needed - offset, window)
+        if let size { length = min(length, size - offset) }
+        let options = ReadOptions(offset: offset, length: length, ifVersion: version, chunkSize: 128 << 10)
         stream = try await provider.readStream(path: path, options: options).makeAsyncIterator()
         position = offset
+        streamEnd = offset + length
     }
 
-    /// Ends the stream (the file was closed).
+    /// Fetches every byte not cached yet: the remote item is about to go (an `unlink` or a rename
+    /// over it) and this handle must go on reading it, as on a local file system.
+    func fetchAll() async throws {
+        guard let size, size > 0 else { return }
+        var offset: Int64 = 0
+        while offset < size {
+            let chunk = try await read(offset: offset, length: 4 << 20)
+            if chunk.isEmpty { break }
+            offset += Int64(chunk.count)
+        }
+    }
+
+    /// Ends the stream and lets go of the cache entry (the file was closed).
     func close() async {
         await lock.withLock {
             stream = nil
-            pending = Data()
+            if let entry { cache.release(entry) }
+            entry = nil
         }
     }
 }

@@ -112,6 +112,11 @@ enum FUSEOperations {
             guard let request else { return }
             FUSEOperations.fileSystem(request).statfs(FUSERequest(raw: request))
         }
+        // No backend keeps hard links, device nodes or FIFOs, and none takes a symbolic link
+        // through the provider protocols: refused as a local file system without them does (vfat).
+        operations.link = { request, _, _, _ in fuse_reply_err(request, EPERM) }
+        operations.symlink = { request, _, _, _ in fuse_reply_err(request, EPERM) }
+        operations.mknod = { request, _, _, _, _ in fuse_reply_err(request, EPERM) }
         return operations
     }
 }

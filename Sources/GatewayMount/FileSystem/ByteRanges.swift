@@ -1,0 +1,50 @@
+/// A set of byte ranges (`start..<end`), kept sorted and merged: which parts of a file a sparse
+/// cache file holds.
+struct ByteRanges: Sendable, Equatable {
+    /// Disjoint, non-adjacent ranges in ascending order.
+    private(set) var ranges: [Range<Int64>] = []
+
+    /// How many bytes the set holds.
+    var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
+
+    /// Adds `range`, merging it with the ranges it touches or overlaps.
+    mutating func insert(_ range: Range<Int64>) {
+        guard !range.isEmpty else { return }
+        // The first range that ends at or after the new one's start (could touch or overlap it).
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        var start = range.lowerBound
+        var end = range.upperBound
+        var last = low
+        while last < ranges.count, ranges[last].lowerBound <= end {
+            start = min(start, ranges[last].lowerBound)
+            end = max(end, ranges[last].upperBound)
+            last += 1
+        }
+        ranges.replaceSubrange(low..<last, with: [start..<end])
+    }
+
+    /// Whether every byte of `range` is held.
+    func contains(_ range: Range<Int64>) -> Bool {
+        guard !range.isEmpty else { return true }
+        return firstMissing(in: range) == nil
+    }
+
+    /// The first byte of `range` not held (`nil` when all are).
+    func firstMissing(in range: Range<Int64>) -> Int64? {
+        guard !range.isEmpty else { return nil }
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound <= range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        guard low < ranges.count, ranges[low].lowerBound <= range.lowerBound else { return range.lowerBound }
+        let end = ranges[low].upperBound
+        return end >= range.upperBound ? nil : end
+    }
+}

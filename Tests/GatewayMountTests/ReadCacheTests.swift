@@ -1,0 +1,225 @@
+import Foundation
+import GatewayCore
+import GatewayLocal
+@testable import GatewayMount
+import Synchronization
+import Testing
+
+@Suite("ByteRanges")
+struct ByteRangesTests {
+    @Test("inserted ranges merge when they touch or overlap; gaps are found")
+    func mergesAndFindsGaps() {
+        var ranges = ByteRanges()
+        ranges.insert(10..<20)
+        ranges.insert(30..<40)
+        #expect(ranges.ranges == [10..<20, 30..<40])
+        #expect(ranges.firstMissing(in: 10..<20) == nil)
+        #expect(ranges.firstMissing(in: 5..<15) == 5)
+        #expect(ranges.firstMissing(in: 15..<35) == 20)
+        #expect(ranges.firstMissing(in: 20..<30) == 20)
+        #expect(!ranges.contains(0..<1) && ranges.contains(12..<18) && ranges.contains(5..<5))
+        ranges.insert(20..<30)   // touches both: one range
+        #expect(ranges.ranges == [10..<40])
+        ranges.insert(0..<5)
+        ranges.insert(45..<50)
+        ranges.insert(3..<47)    // swallows everything
+        #expect(ranges.ranges == [0..<50])
+        #expect(ranges.count == 50)
+        ranges.insert(60..<60)   // empty: nothing
+        #expect(ranges.ranges == [0..<50])
+    }
+
+    @Test("many random ranges agree with a bitmap")
+    func agreesWithBitmap() {
+        var generator = SystemRandomNumberGenerator()
+        var ranges = ByteRanges()
+        var bits = [Bool](repeating: false, count: 400)
+        for _ in 0..<300 {
+            let start = Int.random(in: 0..<390, using: &generator)
+            let end = min(400, start + Int.random(in: 0...12, using: &generator))
+            ranges.insert(Int64(start)..<Int64(end))
+            for index in start..<end { bits[index] = true }
+            let probe = Int.random(in: 0..<400, using: &generator)
+            let probeEnd = min(400, probe + Int.random(in: 1...30, using: &generator))
+            let expected = (probe..<probeEnd).first { !bits[$0] }.map(Int64.init)
+            #expect(ranges.firstMissing(in: Int64(probe)..<Int64(probeEnd)) == expected)
+        }
+        #expect(ranges.count == Int64(bits.filter { $0 }.count))
+        for (left, right) in zip(ranges.ranges, ranges.ranges.dropFirst()) { #expect(left.upperBound < right.lowerBound) }
+    }
+}
+
+/// A local provider that records the ranged reads asked of it (the mount's reads are checked
+/// against what reached the "remote").
+final class RecordingProvider: FileProviderReadWrite {
+    static let type = "recording"
+    let inner: LocalFileProvider
+    let reads = Mutex<[ReadOptions]>([])
+    init(_ inner: LocalFileProvider) { self.inner = inner }
+    var name: String { inner.name }
+    var baseURL: URL { inner.baseURL }
+    var capabilities: ProviderCapabilities { inner.capabilities }
+    func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing { inner.contentsOfDirectory(path: path, pageSize: pageSize) }
+    func attributesOfItem(path: String) async throws -> FileObject { try await inner.attributesOfItem(path: path) }
+    func storageProperties(path: String) async throws -> VolumeObject { try await inner.storageProperties(path: path) }
+    func url(of path: String) throws -> URL { try inner.url(of: path) }
+    func relativePathOf(url: URL) throws -> String { try inner.relativePathOf(url: url) }
+    func readStream(path: String, options: ReadOptions) async throws -> ByteStream {
+        reads.withLock { $0.append(options) }
+        return try await inner.readStream(path: path, options: options)
+    }
+    func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        try await inner.write(path: path, from: stream, options: options)
+    }
+    var requests: [ReadOptions] { reads.withLock { $0 } }
+}
+
+@Suite("The mount's read cache and read-ahead")
+struct ReadCacheTests {
+    struct Fixture {
+        let folder: URL
+        let provider: RecordingProvider
+        let cache: ReadCache
+        let data: Data
+        let item: FileObject
+
+        init(size: Int, limit: Int64 = 1 << 30) async throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("readcache-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("root"), withIntermediateDirectories: true)
+            data = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 11) })
+            try data.write(to: folder.appendingPathComponent("root/file.bin"))
+            let local = try LocalFileProvider(name: "local", root: folder.appendingPathComponent("root").path,
+                                              stateDirectory: folder.appendingPathComponent("state"))
+            provider = RecordingProvider(local)
+            cache = try ReadCache(folder: folder.appendingPathComponent("read").path, limit: limit)
+            item = try await provider.attributesOfItem(path: "/file.bin")
+        }
+
+        var pin: ReadPin { ReadPin(path: "/file.bin", version: item.versionTag, size: item.size, sequence: 0) }
+
+        func open() -> OpenFile {
+            let pin = self.pin
+            return OpenFile(provider: provider, inode: 2, cache: cache, pin: pin) { pin }
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    @Test("a sequential read of 16 MiB in 128 KiB requests makes a few ranged reads whose windows double")
+    func sequentialReadAheadGrows() async throws {
+        let fixture = try await Fixture(size: 16 << 20)
+        defer { fixture.remove() }
+        #expect(fixture.item.versionTag != nil)
+        let file = fixture.open()
+        var read = Data()
+        var offset: Int64 = 0
+        while true {
+            let chunk = try await file.read(offset: offset, length: 128 << 10)
+            if chunk.isEmpty { break }
+            read.append(chunk)
+            offset += Int64(chunk.count)
+        }
+        await file.close()
+        #expect(read == fixture.data)
+        let requests = fixture.provider.requests
+        // 128 KiB, then windows of 256 KiB, 512 KiB, ... : well under one request per kernel read (128).
+        #expect(requests.count <= 8, "\(requests.map { "\($0.offset)+\($0.length ?? -1)" })")
+        #expect(requests.allSatisfy { $0.ifVersion == fixture.item.versionTag }, "every fetch is pinned to the listed version")
+        let lengths = requests.compactMap(\.length)
+        #expect(zip(lengths, lengths.dropFirst()).dropLast().allSatisfy { $0.1 >= $0.0 * 2 }, "windows grow: \(lengths)")
+        // Contiguous: every request starts where the previous one ended.
+        for (previous, next) in zip(requests, requests.dropFirst()) { #expect(next.offset == previous.offset + (previous.length ?? 0)) }
+    }
+
+    @Test("random page reads fetch about what they ask for; bytes read once are not fetched again, by any handle")
+    func randomReadsAndReuse() async throws {
+        let fixture = try await Fixture(size: 32 << 20)
+        defer { fixture.remove() }
+        let file = fixture.open()
+        let offsets: [Int64] = [20 << 20, 3 << 20, 27 << 20, 9 << 20, 14 << 20]
+        for offset in offsets {
+            let page = try await file.read(offset: offset, length: 4096)
+            #expect(page == fixture.data[Int(offset)..<Int(offset) + 4096])
+        }
+        let fetched = fixture.provider.requests.reduce(Int64(0)) { $0 + ($1.length ?? Int64.max / 8) }
+        #expect(fixture.provider.requests.count == offsets.count)
+        #expect(fetched <= Int64(offsets.count) * OpenFile.smallestWindow, "random reads fetched \(fetched) bytes")
+        #expect(fixture.cache.total >= Int64(offsets.count) * 4096)
+        // Again, through the same handle and through a second one: from the cache.
+        let second = fixture.open()
+        for offset in offsets {
+            #expect(try await file.read(offset: offset + 100, length: 1000) == fixture.data[Int(offset) + 100..<Int(offset) + 1100])
+            #expect(try await second.read(offset: offset, length: 4096) == fixture.data[Int(offset)..<Int(offset) + 4096])
+        }
+        #expect(fixture.provider.requests.count == offsets.count, "nothing fetched twice")
+        // A read straddling a cached page and a missing range fetches only from the gap.
+        let straddle = try await second.read(offset: (3 << 20) + 2048, length: 256 << 10)
+        #expect(straddle == fixture.data[(3 << 20) + 2048..<(3 << 20) + 2048 + (256 << 10)])
+        #expect(fixture.provider.requests.count == offsets.count + 1)
+        #expect((fixture.provider.requests.last?.offset ?? 0) > (3 << 20) + 2048, "fetched from the first missing byte")
+        await file.close()
+        await second.close()
+    }
+
+    @Test("reads that arrive out of order inside the stream's window are answered from the one stream")
+    func outOfOrderReads() async throws {
+        let fixture = try await Fixture(size: 4 << 20)
+        defer { fixture.remove() }
+        let file = fixture.open()
+        for index in 0..<8 { _ = try await file.read(offset: Int64(index) << 17, length: 128 << 10) }
+        #expect(fixture.provider.requests.count == 3, "128 KiB, 256 KiB, then a window of 1 MiB from 384 KiB")
+        // The kernel's parallel read-ahead: 1 MiB + 128 KiB arrives before 1 MiB, then 1 MiB + 256 KiB.
+        let ahead = try await file.read(offset: (1 << 20) + (128 << 10), length: 128 << 10)
+        let behind = try await file.read(offset: 1 << 20, length: 128 << 10)
+        let next = try await file.read(offset: (1 << 20) + (256 << 10), length: 128 << 10)
+        let mebibyte = 1 << 20
+        let window = 128 << 10
+        #expect(ahead == fixture.data[(mebibyte + window)..<(mebibyte + 2 * window)])
+        #expect(behind == fixture.data[mebibyte..<(mebibyte + window)])
+        #expect(next == fixture.data[(mebibyte + 2 * window)..<(mebibyte + 3 * window)])
+        await file.close()
+        #expect(fixture.provider.requests.count == 3, "\(fixture.provider.requests.map { "\($0.offset)+\($0.length ?? -1)" })")
+    }
+
+    @Test("a file changed on the remote while open fails the read (version mismatch), never mixing versions")
+    func changedRemoteFails() async throws {
+        let fixture = try await Fixture(size: 1 << 20)
+        defer { fixture.remove() }
+        let file = fixture.open()
+        #expect(try await file.read(offset: 0, length: 4096) == fixture.data.prefix(4096))
+        // Changed in place (same size), as another program on the remote would.
+        try await Task.sleep(for: .milliseconds(20))
+        try Data(repeating: 7, count: 1 << 20).write(to: fixture.folder.appendingPathComponent("root/file.bin"))
+        await #expect(throws: FileProviderError.self) { _ = try await file.read(offset: 512 << 10, length: 4096) }
+        // What it had is still what the listed version held.
+        #expect(try await file.read(offset: 0, length: 4096) == fixture.data.prefix(4096))
+        await file.close()
+    }
+
+    @Test("idle entries are removed, least recently used first, beyond the limit; entries in use are kept")
+    func eviction() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readcache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cache = try ReadCache(folder: folder.path, limit: 10_000)
+        let first = try cache.acquire("a")
+        cache.grew(by: try first.write(Data(count: 6000), at: 0))
+        let second = try cache.acquire("b")
+        cache.grew(by: try second.write(Data(count: 6000), at: 0))
+        #expect(cache.total == 12_000, "both in use: kept past the limit")
+        cache.release(first)
+        #expect(cache.total == 6000, "the idle one went")
+        #expect(first.count == 0)
+        let again = try cache.acquire("b")
+        #expect(again === second, "one entry per item version")
+        cache.release(again)
+        cache.release(second)
+        #expect(cache.total == 6000, "under the limit: kept while idle")
+        let third = try cache.acquire(nil)
+        cache.grew(by: try third.write(Data(count: 5000), at: 100))
+        #expect(cache.total == 5000, "the idle entry made room for the one in use")
+        #expect(second.count == 0)
+        cache.release(third)
+        #expect(cache.total == 0, "a private entry goes with its handle")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+}
