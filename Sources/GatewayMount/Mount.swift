@@ -100,6 +100,7 @@ public final class Mount: Sendable {
         if options.allowOther { fuseOptions.append("allow_other") }
         fuseOptions += options.fuseOptions
         session = try FUSESession(fileSystem: fileSystem, mountpoint: absolute, options: fuseOptions)
+        fileSystem.session.withLock { [session] in $0 = session }
         if let monitor, let anchor {
             coherence = Coherence(fileSystem: fileSystem, session: session, monitor: monitor, anchor: anchor,
                                   interval: options.pollInterval, logger: logger)
@@ -124,6 +125,7 @@ public final class Mount: Sendable {
             session.unmount()
         }
         following?.cancel()
+        fileSystem.session.withLock { $0 = nil }
         let count = fileSystem.uploader.count(fileSystem: fileSystem)
         if count > 0 { pending(count) }
         return await fileSystem.uploader.drain(fileSystem: fileSystem)

@@ -40,7 +40,16 @@ extension WebDAVProvider {
                 let length = head.contentLength
                 return RangeCutter.cut(body, skip: options.offset, limit: options.length, totalLength: length, path: remote)
             case 206:
-                return body
+                // The part sent must be the one asked for: bytes of another offset would land in
+                // the wrong place. One that starts earlier is cut to size; anything else fails.
+                guard let served = head.header("content-range").flatMap(ContentRange.init), served.first <= options.offset,
+                      served.last >= options.offset else {
+                    throw FileProviderError.malformedResponse(path: remote, detail: "206 Partial Content with Content-Range "
+                        + "\(head.header("content-range").map { "\"\($0.prefix(80))\"" } ?? "missing") for bytes from \(options.offset)")
+                }
+                if served.first == options.offset { return body }
+                let length = served.last - served.first + 1
+                return RangeCutter.cut(body, skip: options.offset - served.first, limit: options.length, totalLength: length, path: remote)
             case 416:
                 return ByteStream(data: Data())
             case 301, 302, 303, 307, 308:
@@ -99,5 +108,22 @@ enum RangeCutter {
             }
             return nil
         }
+    }
+}
+
+/// A `Content-Range: bytes FIRST-LAST/TOTAL` header (TOTAL may be `*`).
+struct ContentRange: Equatable {
+    var first: Int64
+    var last: Int64
+
+    init?(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes "), trimmed.count < 200 else { return nil }
+        let range = trimmed.dropFirst(6).prefix { $0 != "/" }
+        let bounds = range.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int64(bounds[0].trimmingCharacters(in: .whitespaces)),
+              let last = Int64(bounds[1].trimmingCharacters(in: .whitespaces)), first >= 0, last >= 0 else { return nil }
+        self.first = first
+        self.last = last
     }
 }

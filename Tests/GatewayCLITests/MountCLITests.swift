@@ -615,6 +615,140 @@ struct MountCLITests {
         }
     }
 
+    @Test("a file changed on the remote while it has unsent changes in the mount: both kept, the mount's as a conflict copy beside it",
+          .timeLimit(.minutes(3)), arguments: ["local", "apache"])
+    func conflictKeepsBoth(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("src/notes.txt", Data("base\n".utf8))
+        var environment = ["XDG_CACHE_HOME": s.path("cache")]
+        var location = s.path("src")
+        // Local: inotify tells the mount of the remote change before the upload (the monitor's
+        // path). Apache: polling is slow, so the upload itself finds the remote changed (its
+        // version check fails).
+        var extra = ["--write-back", "4", "-v"]
+        if backend == "apache" {
+            environment.merge(try apacheConfig(s)) { $1 }
+            location = "apache:mount-\(UUID().uuidString.prefix(8))"
+            let copied = try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment)
+            #expect(copied.status == 0, "\(copied.stderr)")
+            extra = ["--write-back", "1", "--poll-interval", "3600", "-v"]
+        }
+        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+
+        let remoteText = Data("changed on the remote, longer than before\n".utf8)
+        let mountLog = Locked("")
+        try await withMount(s, location, environment: environment, extra: extra) { mount in
+            let file = mount.mountpoint + "/notes.txt"
+            let descriptor = try await mount.blocking { () -> Int32 in
+                let descriptor = open(file, O_WRONLY | O_APPEND)
+                guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+                let text = Array("edited in the mount\n".utf8)
+                guard Glibc.write(descriptor, text, text.count) == text.count else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+                return descriptor
+            }
+            // Meanwhile, another client changes the file on the remote.
+            if backend == "apache" {
+                let sent = try await s.runner.run(["rcat", location + "/notes.txt"], stdin: remoteText, extraEnvironment: environment)
+                #expect(sent.status == 0, "\(sent.stderr)")
+            } else {
+                try remoteText.write(to: URL(fileURLWithPath: s.path("src/notes.txt")))
+            }
+            _ = try await mount.blocking { close(descriptor) }
+            try await mount.gateway.waitForStderr("both kept", timeout: .seconds(30))
+            defer { mountLog.mutate { $0 = mount.gateway.stderr } }
+            #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", mount.mountpoint]).status } == 0)
+            #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
+        }
+        let listed = try await s.runner.run(["ls", location], extraEnvironment: environment)
+        let names = listed.text.split(separator: "\n").compactMap { line in line.range(of: "notes").map { String(line[$0.lowerBound...]) } }
+        #expect(names.count == 2, "\(listed.text) \(mountLog.value)")
+        let conflict = try #require(names.first { $0.hasPrefix("notes (conflict ") && $0.hasSuffix(").txt") }, "\(names)")
+        let kept = try await s.runner.run(["cat", location + "/notes.txt"], extraEnvironment: environment)
+        #expect(kept.stdout == remoteText, "the remote's version keeps the name: \(kept.text)")
+        let copy = try await s.runner.run(["cat", location + "/" + conflict], extraEnvironment: environment)
+        #expect(copy.stdout == Data("base\nedited in the mount\n".utf8), "the mount's version beside it: \(copy.text)")
+    }
+
+    /// A WebDAV stand-in whose `stall.bin` sends 64 KiB and then nothing for a minute, and whose
+    /// listing has names with a newline and a tab.
+    static func stallingServer() throws -> ScriptedHTTPServer {
+        try ScriptedHTTPServer { request in
+            let path = request.path.hasSuffix("/") && request.path.count > 1 ? String(request.path.dropLast()) : request.path
+            let files = [("/good.txt", "5"), ("/stall.bin", "1048576"), ("/bad%0Aname.txt", "1"), ("/tab%09name.txt", "1")]
+            switch request.method {
+            case "PROPFIND":
+                if path == "/" {
+                    let folder = ScriptedReply.response(href: "/", folder: true)
+                    return .multistatus(folder + (request.headers["depth"] == "0" ? "" : files.map { ScriptedReply.response(href: $0.0, size: $0.1) }.joined()))
+                }
+                if let file = files.first(where: { $0.0 == request.target }) { return .multistatus(ScriptedReply.response(href: file.0, size: file.1)) }
+                return .http("404 Not Found")
+            case "GET" where path == "/good.txt":
+                return .http("200 OK", body: "hello")
+            case "GET" where path == "/stall.bin":
+                // Honest about ranges; the bytes stop at 64 KiB into the file.
+                let size = 1 << 20
+                var first = 0
+                var last = size - 1
+                if let range = request.headers["range"], range.hasPrefix("bytes=") {
+                    let bounds = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+                    first = Int(bounds.first ?? "") ?? 0
+                    if bounds.count > 1, let end = Int(bounds[1]) { last = min(end, size - 1) }
+                }
+                var headers = [("Content-Length", String(last - first + 1))]
+                if request.headers["range"] != nil { headers.append(("Content-Range", "bytes \(first)-\(last)/\(size)")) }
+                let status = request.headers["range"] == nil ? "200 OK" : "206 Partial Content"
+                let sent = max(0, min(64 << 10, last + 1) - first)
+                return ScriptedReply([.bytes(ScriptedReply.head(status, headers: headers)), .bytes([UInt8](repeating: 1, count: sent)),
+                                      .pause(60), .close])
+            case "OPTIONS":
+                return .http("200 OK", headers: [("DAV", "1")])
+            default:
+                return .http("405 Method Not Allowed")
+            }
+        }
+    }
+
+    @Test("a hostile server: a read that stalls mid-file fails with EIO after low_speed_time, the mount still unmounts; names with control characters are left out",
+          .timeLimit(.minutes(3)))
+    func hostileServer() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let server = try Self.stallingServer()
+        defer { server.stop() }
+        try s.write("config.json", Data(#"""
+            {"remotes": {"h": {"type": "webdav", "url": "http://127.0.0.1:\#(server.port)/", "low_speed_time": 2, "low_speed_limit": 1024}}}
+            """#.utf8))
+        let environment = ["GATEWAY_CONFIG": s.path("config.json"), "GATEWAY_STATE_DIR": s.path("state"), "XDG_CACHE_HOME": s.path("cache")]
+        try await withMount(s, "h:", environment: environment, extra: ["--poll-interval", "3600", "-v"]) { mount in
+            let root = mount.mountpoint
+            let names = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
+            #expect(names == ["good.txt", "stall.bin"])
+            #expect(mount.gateway.stderr.contains("left out names with a control character"), "\(mount.gateway.stderr)")
+            #expect(try await mount.blocking { try String(contentsOfFile: root + "/good.txt", encoding: .utf8) } == "hello")
+            let started = ContinuousClock.now
+            let failure = try await mount.blocking(timeout: .seconds(45)) { () -> Int32 in
+                let descriptor = open(root + "/stall.bin", O_RDONLY)
+                guard descriptor >= 0 else { return errno }
+                defer { close(descriptor) }
+                var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                var total = 0
+                while true {
+                    let count = Glibc.read(descriptor, &buffer, buffer.count)
+                    if count < 0 { return errno }
+                    if count == 0 { return total == 1 << 20 ? 0 : -1 }
+                    total += count
+                }
+            }
+            let waited = ContinuousClock.now - started
+            #expect(failure == EIO, "a stalled read ends with EIO, got \(failure): \(mount.gateway.stderr.suffix(3000))")
+            #expect(waited < .seconds(30), "the stall is cut after low_speed_time (2 s), not the server's minute: \(waited)")
+            #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", root]).status } == 0)
+            #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
+        }
+    }
+
     @Test("a mount point that is not a folder is refused with a clear message (exit 1)")
     func badMountpoint() async throws {
         let s = try CLIScratch()

@@ -336,4 +336,35 @@ struct HostileServerTests {
         let targets = server.requests.filter { $0.method == "PUT" }.map(\.target)
         #expect(!targets.contains { $0.contains(";") || $0.contains("&") || $0.contains("+") }, "\(targets)")
     }
+
+    @Test("a 206 whose Content-Range is not the part asked for: an earlier start is cut to size, anything else fails, never bytes at the wrong offset")
+    func wrongContentRange() async throws {
+        let file = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let mode = Locked("earlier")
+        let server = try ScriptedHTTPServer { request in
+            guard request.method == "GET" else { return .http("405 Method Not Allowed") }
+            switch mode.value {
+            case "earlier":
+                // The whole file, as if the range began at 0.
+                return .http("206 Partial Content", headers: [("Content-Range", "bytes 0-999/1000")], body: file)
+            case "later":
+                return .http("206 Partial Content", headers: [("Content-Range", "bytes 500-999/1000")], body: Array(file[500...]))
+            default:
+                return .http("206 Partial Content", body: file)
+            }
+        }
+        defer { server.stop() }
+        let provider = Self.provider(server)
+        let cut = try await provider.contents(path: "/file.bin", offset: 100, length: 10)
+        #expect(cut == Data(file[100..<110]))
+        mode.mutate { $0 = "later" }
+        let later = await Self.failure { _ = try await provider.contents(path: "/file.bin", offset: 100, length: 10) }
+        #expect(later.map { ErrorMessage.reason(for: $0) }?.contains("Content-Range") == true, "\(String(describing: later))")
+        mode.mutate { $0 = "missing" }
+        let missing = await Self.failure { _ = try await provider.contents(path: "/file.bin", offset: 100, length: 10) }
+        #expect(missing.map { ErrorMessage.reason(for: $0) }?.contains("Content-Range missing") == true, "\(String(describing: missing))")
+        #expect(ContentRange("bytes 5-9/10") == ContentRange("bytes 5-9/*"))
+        #expect(ContentRange("bytes 5-9/10")?.first == 5 && ContentRange("bytes 5-9/10")?.last == 9)
+        #expect(ContentRange("bytes -5-9/10") == nil && ContentRange("items 1-2/3") == nil && ContentRange("bytes 99999999999999999999-1/2") == nil)
+    }
 }

@@ -62,7 +62,7 @@ struct Coherence: Sendable {
         case .modified:
             guard let resolved = fileSystem.table.withLock({ $0.resolve(event.path) }) else { return }
             if let inode = resolved.inode {
-                if let item = event.item, !item.isDirectory, conflicts(inode, remote: item) { keepBoth(inode, path: event.path) }
+                if let item = event.item, !item.isDirectory, conflicts(inode, remote: item) { fileSystem.keepBoth(inode, path: event.path) }
                 if let item = event.item, fileSystem.dirty.withLock({ $0[inode] }) == nil {
                     let known = fileSystem.table.withLock { $0.node(inode)?.item }
                     // The mount's own upload comes back as a change: nothing new for the kernel.
@@ -108,38 +108,7 @@ struct Coherence: Sendable {
     /// than the one they were made on.
     private func conflicts(_ inode: UInt64, remote: FileObject) -> Bool {
         guard let file = fileSystem.dirty.withLock({ $0[inode] }), file.isModified, file.snapshot.existsRemotely,
-              let base = fileSystem.table.withLock({ $0.node(inode)?.item.versionTag }), let now = remote.versionTag else { return false }
+              let base = file.snapshot.base, let now = remote.versionTag else { return false }
         return base != now
-    }
-
-    /// The remote's version keeps the name; the mount's changes go to a conflict copy beside it.
-    private func keepBoth(_ inode: UInt64, path: String) {
-        guard let resolved = fileSystem.table.withLock({ $0.resolve(path) }), let parent = resolved.parent else { return }
-        let conflict = Self.conflictName(resolved.name, date: Date())
-        fileSystem.table.withLock { $0.move(inode, to: conflict, in: parent) }
-        if let file = fileSystem.dirty.withLock({ $0[inode] }) { file.markLocalOnly() }
-        let folder = (path as NSString).deletingLastPathComponent
-        let target = folder == "/" ? "/" + conflict : folder + "/" + conflict
-        try? fileSystem.queue?.move(from: path, to: target)
-        logger.warning("changed on the remote and through the mount: both kept", metadata: [
-            "remote": .string(path), "mount": .string(target),
-        ])
-        session.invalidateEntry(parent: parent, name: resolved.name)
-        session.invalidateEntry(parent: parent, name: conflict)
-        if let file = fileSystem.dirty.withLock({ $0[inode] }), file.snapshot.handles == 0 {
-            fileSystem.uploader.schedule(file, fileSystem: fileSystem)
-        }
-    }
-
-    /// `NAME (conflict YYYY-MM-DD HHMMSS).EXT`.
-    static func conflictName(_ name: String, date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HHmmss"
-        let stamp = " (conflict \(formatter.string(from: date)))"
-        let ext = (name as NSString).pathExtension
-        guard !ext.isEmpty, name.count > ext.count + 1 else { return name + stamp }
-        return (name as NSString).deletingPathExtension + stamp + "." + ext
     }
 }

@@ -33,17 +33,21 @@ final class DirtyFile: Sendable {
         /// Whether the remote has a file under its name (`false` for a file created through the
         /// mount until its first upload).
         var existsRemotely: Bool
+        /// The remote version the contents were made from (the listed one, then each upload's):
+        /// an upload replaces only that version, so a change made on the remote meanwhile is
+        /// never overwritten (a version mismatch: both are kept, ``MountFileSystem/keepBoth``).
+        var base: String?
     }
 
     /// A dirty file whose cache file at `cachePath` is already filled with `size` bytes
     /// (`modified`: the remote does not have them yet).
-    init(inode: UInt64, cachePath: String, size: Int64, modified: Bool, existsRemotely: Bool) throws {
+    init(inode: UInt64, cachePath: String, size: Int64, modified: Bool, existsRemotely: Bool, base: String? = nil) throws {
         let descriptor = open(cachePath, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         self.inode = inode
         self.cachePath = cachePath
         self.descriptor = descriptor
-        var initial = State(size: size, existsRemotely: existsRemotely)
+        var initial = State(size: size, existsRemotely: existsRemotely, base: base)
         if !modified { initial.uploaded = initial.generation }
         state = Mutex(initial)
     }
@@ -65,7 +69,12 @@ final class DirtyFile: Sendable {
     func markRemoved() { state.withLock { $0.removed = true } }
 
     /// The file now goes to a name the remote does not have (a conflict copy).
-    func markLocalOnly() { state.withLock { $0.existsRemotely = false } }
+    func markLocalOnly() {
+        state.withLock {
+            $0.existsRemotely = false
+            $0.base = nil
+        }
+    }
 
     func setModificationDate(_ date: Date) {
         state.withLock {
@@ -125,11 +134,13 @@ final class DirtyFile: Sendable {
             guard !removed, generation != state.withLock({ $0.uploaded }), let target = path() else { return nil }
             var options = WriteOptions(overwrite: true, expectedSize: size, modificationDate: date)
             options.returnsStoredAttributes = true
+            options.ifVersion = state.withLock { $0.existsRemotely ? $0.base : nil }
             let result = try await provider.write(path: target, from: try ByteStream.contentsOfFile(at: URL(fileURLWithPath: cachePath)),
                                                   options: options)
             state.withLock {
                 $0.uploaded = max($0.uploaded, generation)
                 $0.existsRemotely = true
+                $0.base = result.versionTag
             }
             stored(result)
             return result

@@ -24,6 +24,8 @@ final class FolderReader: @unchecked Sendable {
     /// The listing index of `page[0]`.
     private var pageStart = 0
     private var finished = false
+    /// Whether a name was left out of this listing already (said once).
+    private var refusedNames = false
 
     init(provider: any FileProviderBasic, path: String, inode: UInt64) {
         self.provider = provider
@@ -53,8 +55,14 @@ final class FolderReader: @unchecked Sendable {
                 entry.attr.st_mode = S_IFDIR
             } else {
                 guard let next = try await listed(at: position - 2) else { break }
-                // A name no Linux file can have is left out (a remote cannot make the kernel see it).
-                guard Self.isPossibleName(next.name) else {
+                // A name no Linux file can have, or one with control characters (a newline in a
+                // name breaks scripts and terminals), is left out: a remote cannot make programs see it.
+                guard Self.isAcceptableName(next.name) else {
+                    if !refusedNames {
+                        refusedNames = true
+                        fileSystem.logger.warning("left out names with a control character or '/' in this folder",
+                                                  metadata: ["folder": .string(path.debugDescription), "first": .string(next.name.debugDescription)])
+                    }
                     position += 1
                     continue
                 }
@@ -92,10 +100,11 @@ final class FolderReader: @unchecked Sendable {
         return buffer.withUnsafeBufferPointer { Data(buffer: UnsafeBufferPointer(start: $0.baseAddress, count: used)) }
     }
 
-    /// Whether a Linux file can have this name: not empty, `.` or `..`, no `/` or NUL, at most
-    /// 255 bytes.
-    static func isPossibleName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && name.utf8.count <= 255 && !name.utf8.contains(0) && !name.utf8.contains(UInt8(ascii: "/"))
+    /// Whether the mount shows this name: not empty, `.` or `..`, at most 255 bytes, no `/` and
+    /// no control characters (C0 and DEL).
+    static func isAcceptableName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && name.utf8.count <= 255
+            && !name.utf8.contains { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "/") }
     }
 
     /// The listing's entry `index`, reading pages up to it (from the start again for an earlier

@@ -24,22 +24,30 @@ extension MountFileSystem {
             size = Int64((try FileManager.default.attributesOfItem(atPath: cachePath)[.size] as? Int) ?? 0)
         }
         let file = try DirtyFile(inode: inode, cachePath: cachePath, size: size, modified: truncating && (node.item.size ?? 0) > 0,
-                                 existsRemotely: true)
-        return dirty.withLock { dirty in
-            if let raced = dirty[inode] { return raced }
+                                 existsRemotely: true, base: node.item.versionTag)
+        let (kept, isNew) = dirty.withLock { dirty -> (DirtyFile, Bool) in
+            if let raced = dirty[inode] { return (raced, false) }
             dirty[inode] = file
-            return file
+            return (file, true)
         }
+        if isNew { table.withLock { $0.hold(inode) } }
+        return kept
     }
 
     func create(_ request: FUSERequest, parent: UInt64, name: String, flags: Int32) {
         guard !options.readOnly else { return request.fail(EROFS) }
+        // A name the mount would not show (control characters) is not made either.
+        guard FolderReader.isAcceptableName(name) else { return request.fail(EINVAL) }
         guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { return request.fail(ENOENT) }
         let cachePath = cacheFolder + "/" + UUID().uuidString
         guard FileManager.default.createFile(atPath: cachePath, contents: nil) else { return request.fail(EIO) }
         do {
             let item = FileObject(path: path, type: .file, size: 0, modificationDate: Date())
-            let inode = table.withLock { $0.remember(item, as: name, in: parent) }
+            let inode = table.withLock { table in
+                let inode = table.remember(item, as: name, in: parent)
+                table.hold(inode)
+                return inode
+            }
             let file = try DirtyFile(inode: inode, cachePath: cachePath, size: 0, modified: true, existsRemotely: false)
             dirty.withLock { $0[inode] = file }
             file.opened()
@@ -128,6 +136,7 @@ extension MountFileSystem {
     func mkdir(_ request: FUSERequest, parent: UInt64, name: String) {
         answer(request) { [self] in
             guard !options.readOnly, let operations else { throw POSIXError(.EROFS) }
+            guard FolderReader.isAcceptableName(name) else { throw POSIXError(.EINVAL) }
             guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
             try await operations.createFolder(path: path, withIntermediateDirectories: false)
             let item = try await provider.attributesOfItem(path: path)
@@ -174,7 +183,7 @@ extension MountFileSystem {
         answer(request) { [self] in
             guard !options.readOnly, let operations else { throw POSIXError(.EROFS) }
             // RENAME_EXCHANGE (2) swaps two names: no backend can do that in one step.
-            guard flags & 2 == 0 else { throw POSIXError(.EINVAL) }
+            guard flags & 2 == 0, FolderReader.isAcceptableName(newName) else { throw POSIXError(.EINVAL) }
             let noReplace = flags & 1 != 0
             guard let source = table.withLock({ $0.path(of: name, in: parent) }),
                   let target = table.withLock({ $0.path(of: newName, in: newParent) }) else { throw POSIXError(.ENOENT) }
@@ -225,21 +234,71 @@ extension MountFileSystem {
         for file in open { try await file.fetchAll() }
     }
 
+    /// Changed on the remote and through the mount: the remote's version keeps the name, the
+    /// mount's changes are moved to `NAME (conflict YYYY-MM-DD HHMMSS).EXT` beside it and
+    /// uploaded there (now, with `schedule`, once no handle holds the file); logged.
+    func keepBoth(_ inode: UInt64, path: String, schedule: Bool = true) {
+        guard let resolved = table.withLock({ $0.resolve(path) }), let parent = resolved.parent else { return }
+        let conflict = Self.conflictName(resolved.name, date: Date())
+        table.withLock { $0.move(inode, to: conflict, in: parent) }
+        let file = dirty.withLock { $0[inode] }
+        file?.markLocalOnly()
+        let folder = (path as NSString).deletingLastPathComponent
+        let target = folder == "/" ? "/" + conflict : folder + "/" + conflict
+        do {
+            try queue?.move(from: path, to: target)
+        } catch {
+            logger.warning("upload queue not updated for a conflict copy", metadata: ["error": .string("\(error)")])
+        }
+        logger.warning("changed on the remote and through the mount: both kept", metadata: [
+            "remote": .string(path), "mount": .string(target),
+        ])
+        session.withLock { $0 }?.invalidateEntry(parent: parent, name: resolved.name)
+        session.withLock { $0 }?.invalidateEntry(parent: parent, name: conflict)
+        if schedule, let file, file.snapshot.handles == 0 { uploader.schedule(file, fileSystem: self) }
+    }
+
+    /// `NAME (conflict YYYY-MM-DD HHMMSS).EXT` (UTC).
+    static func conflictName(_ name: String, date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HHmmss"
+        let stamp = " (conflict \(formatter.string(from: date)))"
+        let ext = (name as NSString).pathExtension
+        guard !ext.isEmpty, name.count > ext.count + 1 else { return name + stamp }
+        return (name as NSString).deletingPathExtension + stamp + "." + ext
+    }
+
     /// Drops a dirty file that no handle holds and nothing needs to upload.
     func forgetDirty(_ file: DirtyFile) {
         let state = file.snapshot
         guard state.handles == 0, state.removed || state.generation == state.uploaded else { return }
-        dirty.withLock { dirty in
-            if dirty[file.inode] === file { dirty[file.inode] = nil }
+        let dropped = dirty.withLock { dirty -> Bool in
+            guard dirty[file.inode] === file else { return false }
+            dirty[file.inode] = nil
+            return true
         }
+        if dropped { table.withLock { $0.release(file.inode) } }
     }
 
     /// Uploads one dirty file to its current name; updates what the mount knows of it.
     func upload(_ file: DirtyFile) async throws {
         let inode = file.inode
-        _ = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider) { [self] stored in
-            table.withLock { $0.update(inode, item: stored) }
-            noteOwnChange(inode)
+        let send = { [self] in
+            _ = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider) { [self] stored in
+                table.withLock { $0.update(inode, item: stored) }
+                noteOwnChange(inode)
+            }
+        }
+        do {
+            try await send()
+        } catch FileProviderError.versionMismatch {
+            // Changed on the remote since the contents were made from it: the remote's version
+            // keeps the name, this one goes beside it.
+            guard let path = table.withLock({ $0.path(of: inode) }) else { throw POSIXError(.ENOENT) }
+            keepBoth(inode, path: path, schedule: false)
+            try await send()
         }
         if !file.isModified { dequeue(file) }
         forgetDirty(file)

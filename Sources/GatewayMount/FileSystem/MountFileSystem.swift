@@ -26,6 +26,8 @@ final class MountFileSystem: Sendable {
     let uploader: Uploader
     /// The uploads owed, in the state store (replayed by the next mount after a crash).
     let queue: UploadQueue?
+    /// The kernel session, once mounted (for notifications the file system sends itself).
+    let session = Mutex<FUSESession?>(nil)
     /// How many times the mount itself changed each inode (``ReadPin/sequence``).
     let ownChanges = Mutex<[UInt64: UInt64]>([:])
 
@@ -84,7 +86,9 @@ final class MountFileSystem: Sendable {
 
     func lookup(_ request: FUSERequest, parent: UInt64, name: String) {
         answer(request) { [self] in
-            guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
+            guard FolderReader.isAcceptableName(name), let path = table.withLock({ $0.path(of: name, in: parent) }) else {
+                throw POSIXError(.ENOENT)
+            }
             // A file written through the mount answers from its cache (it may not be on the remote yet).
             if let known = table.withLock({ $0.inode(of: name, in: parent) }), dirty.withLock({ $0[known] }) != nil {
                 let inode = table.withLock { table -> UInt64 in

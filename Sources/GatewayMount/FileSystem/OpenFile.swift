@@ -54,6 +54,12 @@ final class OpenFile: @unchecked Sendable {
     /// Where the previous read ended (sequential reads start there).
     private var lastEnd: Int64 = -1
     private var window = OpenFile.smallestWindow
+    /// The last fetch that failed: where, when, and why. The kernel asks again at once for a
+    /// read-ahead that failed (page by page); those asks get the same answer, not one more wait
+    /// for a stalled server each.
+    private var lastFailure: (offset: Int64, at: ContinuousClock.Instant, error: any Error)?
+    /// How long a failed fetch answers for itself.
+    static let failureMemory = Duration.seconds(2)
 
     init(provider: any FileProviderReadWrite, inode: UInt64, cache: ReadCache, pin: ReadPin,
          current: @escaping @Sendable () -> ReadPin?) {
@@ -98,10 +104,21 @@ final class OpenFile: @unchecked Sendable {
         lastEnd = range.upperBound
         var end = range.upperBound
         while let gap = entry.firstMissing(in: range) {
-            if stream == nil || gap < position || gap > position + Self.streamSlack || gap >= streamEnd {
-                try await start(at: gap, covering: range.upperBound)
+            if let failure = lastFailure, failure.offset == gap, ContinuousClock.now - failure.at < Self.failureMemory {
+                throw failure.error
             }
-            guard let chunk = try await stream?.next(), !chunk.isEmpty else {
+            let next: Data?
+            do {
+                if stream == nil || gap < position || gap > position + Self.streamSlack || gap >= streamEnd {
+                    try await start(at: gap, covering: range.upperBound)
+                }
+                next = try await stream?.next()
+            } catch {
+                stream = nil
+                lastFailure = (gap, ContinuousClock.now, error)
+                throw error
+            }
+            guard let chunk = next, !chunk.isEmpty else {
                 stream = nil
                 // The range asked for is done: the next turn asks for more.
                 if position >= streamEnd { continue }

@@ -7,7 +7,10 @@ import GatewayCore
 /// and lives while the kernel holds references to it: every reply that hands out an entry adds one,
 /// the kernel's `forget` takes them back, and at zero the inode is dropped. So the table holds what
 /// the kernel caches, not the tree: a walk of a 100,000-item tree keeps only what the kernel
-/// keeps. The root (inode 1) is never dropped. Paths are derived from the links, so renaming a
+/// keeps. The mount itself holds the inodes of files it still has to upload (``hold(_:)``), and a
+/// folder stays while anything below it does, so such a file's path is known until it is sent,
+/// even once the kernel forgot it (after a conflict renamed it, or at unmount). The root (inode 1)
+/// is never dropped. Paths are derived from the links, so renaming a
 /// folder moves everything below it in one step.
 struct InodeTable {
     /// The root's inode number, fixed by FUSE.
@@ -22,6 +25,10 @@ struct InodeTable {
         var item: FileObject
         /// References the kernel holds (lookups not yet forgotten).
         var lookups: UInt64
+        /// References the mount holds (``hold(_:)``).
+        var holds = 0
+        /// Inodes in the table whose parent this is.
+        var children = 0
     }
 
     private struct Link: Hashable {
@@ -99,6 +106,7 @@ struct InodeTable {
         let inode = next
         next += 1
         nodes[inode] = Node(parent: parent, name: name, item: item, lookups: 1)
+        nodes[parent]?.children += 1
         links[link] = inode
         return inode
     }
@@ -112,12 +120,32 @@ struct InodeTable {
     mutating func forget(_ inode: UInt64, count: UInt64) {
         guard inode != Self.root, var node = nodes[inode] else { return }
         node.lookups = node.lookups > count ? node.lookups - count : 0
-        if node.lookups == 0 {
-            nodes[inode] = nil
+        nodes[inode] = node
+        dropIfUnused(inode)
+    }
+
+    /// The mount needs `inode`'s path until ``release(_:)`` (a file it still has to upload).
+    mutating func hold(_ inode: UInt64) {
+        nodes[inode]?.holds += 1
+    }
+
+    /// Undoes one ``hold(_:)``.
+    mutating func release(_ inode: UInt64) {
+        guard let node = nodes[inode], node.holds > 0 else { return }
+        nodes[inode]?.holds -= 1
+        dropIfUnused(inode)
+    }
+
+    /// Drops an inode nobody references (the kernel, the mount, an inode below it), then its
+    /// folder if that was all that kept it.
+    private mutating func dropIfUnused(_ inode: UInt64) {
+        var current = inode
+        while current != Self.root, let node = nodes[current], node.lookups == 0, node.holds == 0, node.children <= 0 {
+            nodes[current] = nil
             let link = Link(parent: node.parent, name: node.name)
-            if links[link] == inode { links[link] = nil }
-        } else {
-            nodes[inode] = node
+            if links[link] == current { links[link] = nil }
+            nodes[node.parent]?.children -= 1
+            current = node.parent
         }
     }
 
@@ -129,10 +157,16 @@ struct InodeTable {
         if links[old] == inode { links[old] = nil }
         let new = Link(parent: parent, name: name)
         if let previous = links[new], previous != inode { unlink(previous) }
+        let oldParent = node.parent
         node.parent = parent
         node.name = name
         nodes[inode] = node
         links[new] = inode
+        if oldParent != parent {
+            nodes[parent]?.children += 1
+            nodes[oldParent]?.children -= 1
+            dropIfUnused(oldParent)
+        }
     }
 
     /// Removes the name of an inode (the item is gone or replaced): the kernel may still hold
