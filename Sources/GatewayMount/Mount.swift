@@ -29,6 +29,9 @@ public struct MountOptions: Sendable {
     public var allowOther = false
     /// More FUSE options (`-o`), passed through.
     public var fuseOptions: [String] = []
+    /// Told what the mount does that its user may want to see: uploads, failures, conflicts
+    /// (called from any thread; keep it short).
+    public var events: (@Sendable (MountEvent) -> Void)?
     /// How many bytes of fetched file contents the read cache keeps once no open file uses them
     /// (1 GiB; files open now are kept whole even past it).
     public var readCacheLimit: Int64 = 1 << 30
@@ -36,6 +39,18 @@ public struct MountOptions: Sendable {
     /// The defaults: writable, uploads 2 s after the last close, one-second attribute cache, the
     /// mounting user's items.
     public init() {}
+}
+
+/// Something a mount did that its user may want to see (``MountOptions/events``).
+public enum MountEvent: Sendable, Equatable {
+    /// A file written through the mount is on the remote now, `size` bytes.
+    case uploaded(path: String, size: Int64)
+    /// An upload failed: tried again later (`willRetry`), or left in the cache folder for the
+    /// next mount with it.
+    case uploadFailed(path: String, error: String, willRetry: Bool)
+    /// Changed on the remote and through the mount: the remote's version kept `path`, the
+    /// mount's went to `copy`.
+    case conflict(path: String, copy: String)
 }
 
 /// A remote folder shown as a file system (FUSE): items are placeholders, listed without their
@@ -115,7 +130,8 @@ public final class Mount: Sendable {
     /// Serves the mount until it is unmounted (``unmount()``, `fusermount3 -u`, `umount`), then
     /// uploads what is still pending (`pending` is told how many files, before it starts). Returns
     /// how many files could not be uploaded (they stay in the cache folder). Cancelling the task
-    /// unmounts.
+    /// unmounts; the uploads still run to their end (they are owed, and journaled: a process that
+    /// stops waiting leaves them to the next mount with this cache folder).
     public func run(pending: @Sendable (Int) -> Void = { _ in }) async -> Int {
         let session = self.session
         let following = coherence.map { coherence in Task { await coherence.run() } }
@@ -128,11 +144,24 @@ public final class Mount: Sendable {
         fileSystem.session.withLock { $0 = nil }
         let count = fileSystem.uploader.count(fileSystem: fileSystem)
         if count > 0 { pending(count) }
-        return await fileSystem.uploader.drain(fileSystem: fileSystem)
+        // Not cancelled with the caller: an unmount by Ctrl-C (a cancelled task) still sends
+        // everything written (a second Ctrl-C is the caller's way out; what is left stays owed).
+        let fileSystem = self.fileSystem
+        return await Task { await fileSystem.uploader.drain(fileSystem: fileSystem) }.value
     }
 
     /// Files written through the mount and not yet on the remote.
     public var pendingUploads: Int { fileSystem.uploader.count(fileSystem: fileSystem) }
+
+    /// The remote paths of the files written through the mount and not yet on the remote (they
+    /// are kept in the cache folder, and the next mount with it sends them).
+    public var pendingPaths: [String] {
+        let files = fileSystem.dirty.withLock { Array($0.values) }.filter(\.isModified)
+        return fileSystem.table.withLock { table in files.compactMap { table.path(of: $0.inode) } }.sorted()
+    }
+
+    /// The folder written files wait in until they are uploaded.
+    public var cacheDirectory: String { cache.path }
 
     /// Unmounts: nothing new enters the mount; ``run()`` returns once the kernel lets go.
     public func unmount() {

@@ -448,16 +448,25 @@ struct MountCLITests {
         }
     }
 
-    @Test("Ctrl-C unmounts and exits 0; the mount point is an empty folder again", .timeLimit(.minutes(2)))
+    @Test("Ctrl-C unmounts, sends what was written, and exits 0; the mount point is an empty folder again", .timeLimit(.minutes(2)))
     func interrupted() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
         try s.write("src/file.txt", Data("x".utf8))
-        try await withMount(s, s.path("src"), environment: [:]) { mount in
+        try await withMount(s, s.path("src"), environment: ["XDG_CACHE_HOME": s.path("cache")], extra: ["--write-back", "600"]) { mount in
             let listed = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: mount.mountpoint) }
             #expect(listed == ["file.txt"])
+            // Written and waiting for its upload: Ctrl-C sends it before the command ends.
+            try await mount.blocking {
+                let descriptor = open(mount.mountpoint + "/late.txt", O_WRONLY | O_CREAT | O_EXCL, 0o644)
+                guard descriptor >= 0, Glibc.write(descriptor, "late\n", 5) == 5, close(descriptor) == 0 else {
+                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                }
+            }
+            #expect(!FileManager.default.fileExists(atPath: s.path("src/late.txt")), "not sent before the unmount (--write-back 600)")
             let (status, _) = try await mount.gateway.interrupt()
             #expect(status == 0, "\(mount.gateway.stderr)")
+            #expect(FileManager.default.contents(atPath: s.path("src/late.txt")) == Data("late\n".utf8), "\(mount.gateway.stderr)")
             #expect(!mount.isMounted)
             #expect(try FileManager.default.contentsOfDirectory(atPath: mount.mountpoint).isEmpty)
         }
@@ -747,6 +756,70 @@ struct MountCLITests {
             #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", root]).status } == 0)
             #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
         }
+    }
+
+    @Test("--json status lines; a second Ctrl-C while an upload hangs says what is still to send and where, exits 130, and the next mount owes it",
+          .timeLimit(.minutes(2)))
+    func secondInterruptListsPending() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        // A WebDAV stand-in with an empty folder whose PUTs never answer.
+        let server = try ScriptedHTTPServer { request in
+            switch request.method {
+            case "PROPFIND" where request.path == "/" || request.path.isEmpty:
+                return .multistatus(ScriptedReply.response(href: "/", folder: true))
+            case "PROPFIND":
+                return .http("404 Not Found")
+            case "PUT":
+                return ScriptedReply([.pause(60), .close])
+            case "OPTIONS":
+                return .http("200 OK", headers: [("DAV", "1")])
+            default:
+                return .http("405 Method Not Allowed")
+            }
+        }
+        defer { server.stop() }
+        try s.write("config.json", Data(#"{"remotes": {"h": {"type": "webdav", "url": "http://127.0.0.1:\#(server.port)/"}}}"#.utf8))
+        let environment = ["GATEWAY_CONFIG": s.path("config.json"), "GATEWAY_STATE_DIR": s.path("state")]
+        let mountpoint = s.path("mnt")
+        let cache = s.path("cache")
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        let gateway = try BackgroundGateway(s.runner, ["mount", "--json", "--write-back", "600", "--poll-interval", "3600",
+                                                      "--cache-dir", cache, "h:", mountpoint], extraEnvironment: environment)
+        defer { _ = try? Mounted.command("/bin/fusermount3", ["-u", "-z", mountpoint]) }
+        try await gateway.waitForStderr(#""event":"mounted""#)
+        let mounted = try #require(gateway.stderr.split(separator: "\n").first.map(String.init))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(mounted.utf8)) as? [String: Any], "\(mounted)")
+        #expect(object["location"] as? String == "h:" && object["mountpoint"] as? String == mountpoint && object["read_only"] as? Bool == false)
+        // Plain open/write/close (Foundation's Data.write syncs, which would wait for the upload).
+        let descriptor = open(mountpoint + "/report.txt", O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(descriptor >= 0)
+        #expect(Glibc.write(descriptor, "unsent\n", 7) == 7)
+        #expect(close(descriptor) == 0)
+        // First Ctrl-C: unmounts, then waits for the upload (which hangs).
+        kill(gateway.process.processIdentifier, SIGINT)
+        try await gateway.waitForStderr(#""event":"unmounting""#)
+        #expect(gateway.stderr.contains(#""pending":1"#), "\(gateway.stderr)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(gateway.process.isRunning, "still waiting for the upload")
+        // Second Ctrl-C: says what is left and where, and exits 130.
+        kill(gateway.process.processIdentifier, SIGINT)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while gateway.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!gateway.process.isRunning)
+        #expect(gateway.process.terminationStatus == 130, "\(gateway.stderr)")
+        let pending = try #require(gateway.stderr.split(separator: "\n").first { $0.contains(#""event":"pending""#) }, "\(gateway.stderr)")
+        let pendingObject = try #require(try JSONSerialization.jsonObject(with: Data(pending.utf8)) as? [String: Any])
+        #expect(pendingObject["files"] as? [String] == ["/report.txt"])
+        #expect(pendingObject["cache_dir"] as? String == cache)
+        // Every stderr line is one JSON object (nothing else mixed in).
+        for line in gateway.stderr.split(separator: "\n") {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "not JSON: \(line)")
+        }
+        // Still owed: the cache file is there, and the next mount replays it first.
+        let kept = try FileManager.default.contentsOfDirectory(atPath: cache + "/files")
+        #expect(kept.count == 1)
+        #expect(kept.first.map { try? Data(contentsOf: URL(fileURLWithPath: cache + "/files/" + $0)) } == Data("unsent\n".utf8))
     }
 
     @Test("a mount point that is not a folder is refused with a clear message (exit 1)")

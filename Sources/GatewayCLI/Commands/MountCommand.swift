@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import GatewayMount
 import StorageGateway
 
@@ -13,10 +14,10 @@ struct MountCommand: AsyncParsableCommand {
           mkdir -p ~/dav && gateway mount dav:photos ~/dav
 
         Items are placeholders: listings show names, sizes and times without fetching contents,
-        and a file's bytes are fetched when a program reads them (a sequential read streams the
-        rest of the file; a read elsewhere starts where it asks), always of the version the
-        listing showed: a file changed on the remote while open fails that read with EIO instead
-        of mixing two versions.
+        and a file's bytes are fetched when a program reads them, into a read cache in the cache
+        folder (a read-ahead that grows while reads stay sequential; --cache-max-size bounds what
+        is kept once closed), always of the version the listing showed: a file changed on the
+        remote while open fails that read with EIO instead of mixing two versions.
 
         Changes made on the remote are followed (inotify on a local folder; on WebDAV and FTP a
         look every --poll-interval seconds, or sync-collection reports where the server has them)
@@ -30,13 +31,19 @@ struct MountCommand: AsyncParsableCommand {
         close; fsync returns once the file is on the remote. Folders, removals and renames
         happen on the remote at once. chmod and chown are accepted and not kept; times are kept
         where the remote can set them. On unmount, pending uploads finish first ("uploading N
-        files"); a file that cannot be sent stays in the cache folder and the exit code is 1.
+        files", with progress); a second Ctrl-C stops waiting, says which files are still to be
+        sent and where they are kept, and exits 130: the next mount with that cache folder sends
+        them. A file that cannot be sent stays in the cache folder and the exit code is 1.
         One mount per cache folder: a second one is refused. The uploads owed are listed in the
         state store ($GATEWAY_STATE_DIR, else $XDG_STATE_HOME/gateway): after a crash or kill -9,
         the next mount with the same cache folder sends them before it mounts.
 
         Needs /dev/fuse and fusermount3 (Debian: fuse3). Prints "mounted LOCATION at MOUNTPOINT"
-        on stderr once the mount is usable.
+        on stderr once the mount is usable. --json prints status lines on stderr instead, one
+        JSON object each, with an "event" key: mounted {location, mountpoint, read_only,
+        cache_dir}, replaying {files}, uploaded {path, size}, upload_failed {path, error,
+        will_retry}, conflict {path, copy}, unmounting {pending}, pending {files, cache_dir}
+        (second Ctrl-C), unmounted {failed}.
         Exit codes: 0 unmounted with everything uploaded, 1 failure, 2 usage.
         """)
     )
@@ -55,6 +62,7 @@ struct MountCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Fetched file contents kept in the cache folder once no open file uses them (like 1G, 500M; default 1G).")
     var cacheMaxSize: String = "1G"
     @Option(name: .customShort("o"), help: "A FUSE mount option, passed through (repeatable).") var fuseOptions: [String] = []
+    @Flag(name: .long, help: "Status lines on stderr as JSON objects (mounted, uploaded, conflict, unmounted, ...).") var json = false
     @Argument(help: "REMOTE:PATH of a folder, or a local folder.") var location: String
     @Argument(help: "An existing empty folder to mount at.") var mountpoint: String
 
@@ -92,22 +100,45 @@ struct MountCommand: AsyncParsableCommand {
         options.fuseOptions = fuseOptions
         options.readCacheLimit = ByteSize.parse(cacheMaxSize) ?? options.readCacheLimit
         let cache = cacheDir ?? Self.defaultCacheFolder(for: location)
+        let status = MountStatus(json: json)
+        let draining = Draining()
+        options.events = { event in status.event(event, draining: draining) }
         let mount = try await context.perform("mount", target) {
             try await Mount(provider: readable, path: target.path, at: mountpoint, cacheDirectory: cache,
                             stateDirectory: context.stateDirectory, options: options, logger: context.logger) { owed in
-                Diagnostics.printLine("uploading \(owed) file\(owed == 1 ? "" : "s") an earlier mount of \(location) left in \(cache)")
+                status.line("uploading \(owed) file\(owed == 1 ? "" : "s") an earlier mount of \(location) left in \(cache)",
+                            ["event": .string("replaying"), "files": .integer(Int64(owed))])
             }
         }
-        Diagnostics.printLine("mounted \(location) at \(mount.mountpoint)\(readOnly ? " (read-only)" : ""); "
-            + "Ctrl-C or fusermount3 -u \(mount.mountpoint) to unmount")
-        let failed = await mount.run { pending in
-            Diagnostics.printLine("unmounted \(mountpoint); uploading \(pending) file\(pending == 1 ? "" : "s") written through it")
+        status.line("mounted \(location) at \(mount.mountpoint)\(readOnly ? " (read-only)" : ""); "
+            + "Ctrl-C or fusermount3 -u \(mount.mountpoint) to unmount",
+            ["event": .string("mounted"), "location": .string(location), "mountpoint": .string(mount.mountpoint),
+             "read_only": .boolean(readOnly), "cache_dir": .string(cache)])
+        // A second Ctrl-C while uploads finish: say what is left and where, then exit (130).
+        InterruptHandler.onSecondInterrupt {
+            let pending = mount.pendingPaths
+            status.finishProgress()
+            status.line("stopped waiting; \(pending.count) file\(pending.count == 1 ? "" : "s") still to upload, kept in "
+                + "\(mount.cacheDirectory)/files and sent by the next gateway mount of \(location) with this cache folder"
+                + (pending.isEmpty ? "" : ":"),
+                ["event": .string("pending"), "files": .array(pending.map { .string($0) }), "cache_dir": .string(mount.cacheDirectory)])
+            if !status.json {
+                for path in pending.prefix(20) { Diagnostics.printLine("  " + path) }
+                if pending.count > 20 { Diagnostics.printLine("  ... and \(pending.count - 20) more") }
+            }
         }
+        let failed = await mount.run { pending in
+            draining.start(pending)
+            status.line("unmounted \(mountpoint); uploading \(pending) file\(pending == 1 ? "" : "s") written through it "
+                + "(Ctrl-C again to stop waiting)", ["event": .string("unmounting"), "pending": .integer(Int64(pending))])
+        }
+        status.finishProgress()
         guard failed == 0 else {
-            Diagnostics.printLine("mount \(location): \(failed) file\(failed == 1 ? "" : "s") could not be uploaded; kept in \(cache)/files")
+            status.line("mount \(location): \(failed) file\(failed == 1 ? "" : "s") could not be uploaded; kept in \(cache)/files",
+                        ["event": .string("unmounted"), "failed": .integer(Int64(failed))])
             throw ExitCode(1)
         }
-        Diagnostics.printLine("unmounted \(mount.mountpoint)")
+        status.line("unmounted \(mount.mountpoint)", ["event": .string("unmounted"), "failed": .integer(0)])
     }
 
     /// `$XDG_CACHE_HOME/gateway/mount/NAME` (else `~/.cache/...`): NAME is the location with
@@ -120,5 +151,62 @@ struct MountCommand: AsyncParsableCommand {
             CharacterSet.alphanumerics.contains(scalar) && scalar.isASCII || scalar == "-" || scalar == "_" ? Character(scalar) : "_"
         }.prefix(120))
         return base + "/gateway/mount/" + (name.isEmpty ? "root" : name)
+    }
+}
+
+/// Files still to upload once the mount ended (for the progress line).
+final class Draining: Sendable {
+    private let state = Mutex((total: 0, done: 0, active: false))
+
+    func start(_ total: Int) { state.withLock { $0 = (total, 0, true) } }
+
+    /// One more sent; returns the progress while draining.
+    func sent() -> (done: Int, total: Int)? {
+        state.withLock { state in
+            guard state.active else { return nil }
+            state.done += 1
+            return (state.done, state.total)
+        }
+    }
+}
+
+/// What `gateway mount` says on stderr: text lines, or with `--json` one JSON object per line.
+struct MountStatus: Sendable {
+    let json: Bool
+    private let progress = isatty(STDERR_FILENO) == 1
+
+    init(json: Bool) { self.json = json }
+
+    func line(_ text: String, _ fields: [String: JSONField]) {
+        if json { raw(fields) } else { Diagnostics.printLine(text) }
+    }
+
+    /// One JSON object on a line of its own (JSON escapes control characters itself).
+    private func raw(_ fields: [String: JSONField]) {
+        FileHandle.standardError.write(Data((JSON.encode(fields) + "\n").utf8))
+    }
+
+    func event(_ event: MountEvent, draining: Draining) {
+        switch event {
+        case .uploaded(let path, let size):
+            let progress = draining.sent()
+            if json {
+                raw(["event": .string("uploaded"), "path": .string(path), "size": .integer(size)])
+            } else if let progress, self.progress {
+                FileHandle.standardError.write(Data("\ruploaded \(progress.done)/\(progress.total)".utf8))
+            }
+        case .uploadFailed(let path, let error, let willRetry):
+            if json {
+                raw(["event": .string("upload_failed"), "path": .string(path), "error": .string(error), "will_retry": .boolean(willRetry)])
+            }
+        case .conflict(let path, let copy):
+            line("conflict: \(Format.shown(path)) changed on the remote and through the mount; the mount's version is \(Format.shown(copy))",
+                 ["event": .string("conflict"), "path": .string(path), "copy": .string(copy)])
+        }
+    }
+
+    /// Ends the progress line (a terminal only).
+    func finishProgress() {
+        if progress, !json { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }

@@ -253,6 +253,7 @@ extension MountFileSystem {
         logger.warning("changed on the remote and through the mount: both kept", metadata: [
             "remote": .string(path), "mount": .string(target),
         ])
+        options.events?(.conflict(path: path, copy: target))
         session.withLock { $0 }?.invalidateEntry(parent: parent, name: resolved.name)
         session.withLock { $0 }?.invalidateEntry(parent: parent, name: conflict)
         if schedule, let file, file.snapshot.handles == 0 { uploader.schedule(file, fileSystem: self) }
@@ -286,10 +287,11 @@ extension MountFileSystem {
     func upload(_ file: DirtyFile) async throws {
         let inode = file.inode
         let send = { [self] in
-            _ = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider) { [self] stored in
+            let stored = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider) { [self] stored in
                 table.withLock { $0.update(inode, item: stored) }
                 noteOwnChange(inode)
             }
+            if let stored { options.events?(.uploaded(path: stored.path, size: stored.size ?? file.size)) }
         }
         do {
             try await send()

@@ -44,8 +44,11 @@ final class Uploader: Sendable {
         try await fileSystem.upload(file)
     }
 
-    /// Uploads every dirty file without waiting for the delay, and waits for all (the mount ends).
-    /// Returns how many could not be sent.
+    /// How many uploads the end of a mount runs at once.
+    static let drainWidth = 4
+
+    /// Uploads every dirty file without waiting for the delay, a few at a time, and waits for all
+    /// (the mount ends). Returns how many could not be sent.
     func drain(fileSystem: MountFileSystem) async -> Int {
         let waiting = pending.withLock { pending -> [Task<Void, Never>] in
             let tasks = Array(pending.values)
@@ -53,16 +56,33 @@ final class Uploader: Sendable {
             return tasks
         }
         for task in waiting { task.cancel() }
-        var failed = 0
-        for file in fileSystem.dirty.withLock({ Array($0.values) }) where file.isModified {
-            do {
-                try await fileSystem.upload(file)
-            } catch {
-                failed += 1
-                logger.error("upload failed", metadata: ["file": .string(file.cachePath), "error": .string("\(error)")])
+        let files = fileSystem.dirty.withLock { Array($0.values) }.filter(\.isModified)
+        return await withTaskGroup(of: Bool.self) { group in
+            var failed = 0
+            var next = 0
+            func add() {
+                guard next < files.count else { return }
+                let file = files[next]
+                next += 1
+                group.addTask { [self] in
+                    do {
+                        try await fileSystem.upload(file)
+                        return true
+                    } catch {
+                        let path = fileSystem.table.withLock { $0.path(of: file.inode) } ?? file.cachePath
+                        logger.error("upload failed", metadata: ["path": .string(path), "error": .string("\(error)")])
+                        fileSystem.options.events?(.uploadFailed(path: path, error: "\(error)", willRetry: false))
+                        return false
+                    }
+                }
             }
+            for _ in 0..<Self.drainWidth { add() }
+            while let sent = await group.next() {
+                if !sent { failed += 1 }
+                add()
+            }
+            return failed
         }
-        return failed
     }
 
     /// How many files wait for an upload.
@@ -81,6 +101,9 @@ final class Uploader: Sendable {
                 return
             } catch {
                 logger.warning("upload failed; trying again", metadata: ["error": .string("\(error)"), "in": .stringConvertible(wait)])
+                if let path = fileSystem.table.withLock({ $0.path(of: file.inode) }) {
+                    fileSystem.options.events?(.uploadFailed(path: path, error: "\(error)", willRetry: true))
+                }
                 try? await Task.sleep(for: wait)
                 wait = min(wait * 2, .seconds(60))
             }
