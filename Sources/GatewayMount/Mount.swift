@@ -109,7 +109,8 @@ public final class Mount: Sendable {
         if options.attributeTimeout == nil { options.attributeTimeout = anchor == nil ? 1 : 60 }
         let readCache = try ReadCache(folder: cache.path + "/read", limit: options.readCacheLimit)
         let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
-                                         cacheFolder: cache.files, readCache: readCache, queue: queue, logger: logger)
+                                         cacheFolder: cache.files, readCache: readCache, queue: queue,
+                                         followingChanges: anchor != nil, logger: logger)
         var fuseOptions = ["fsname=" + Self.escaped("gateway:\(provider.name)"), "subtype=gateway", "default_permissions"]
         if options.readOnly { fuseOptions.append("ro") }
         if options.allowOther { fuseOptions.append("allow_other") }

@@ -572,6 +572,16 @@ struct MountCLITests {
                 try ["a.txt", "b.txt", "c.txt"].map { try String(contentsOfFile: root + "/" + $0, encoding: .utf8) }
             }
             #expect(before == ["first a.txt\n", "first b.txt\n", "first c.txt\n"])
+            // A folder made through the mount: its names are known, a missing one is absent at
+            // once (the kernel caches that too). One made on the server later must still show.
+            // (Held open, so the kernel keeps the folder's inode and what the mount knows of it.)
+            let (madeAbsent, heldFolder) = try await mount.blocking { () -> (Int32, Int32) in
+                try FileManager.default.createDirectory(atPath: root + "/made", withIntermediateDirectories: false)
+                let held = open(root + "/made", O_RDONLY | O_DIRECTORY)
+                return (access(root + "/made/later.txt", F_OK) == 0 ? 0 : errno, held)
+            }
+            defer { close(heldFolder) }
+            #expect(madeAbsent == ENOENT && heldFolder >= 0)
             let watcher = Process()
             watcher.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
             // The file is watched: the kernel reports a FUSE removal notice to the removed item's
@@ -595,25 +605,29 @@ struct MountCLITests {
             try Data("new\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/new.txt"))
             try FileManager.default.removeItem(atPath: serverFolder + "/b.txt")
             try FileManager.default.moveItem(atPath: serverFolder + "/c.txt", toPath: serverFolder + "/d.txt")
+            try Data("later\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/made/later.txt"))
             if backend == "apache" { _ = try? Mounted.command("/bin/chown", ["-R", "www-data:www-data", serverFolder]) }
 
             // Seen without waiting for the 60-second attribute timeout (bounded well below it).
             let deadline = ContinuousClock.now + .seconds(20)
-            var seen: (a: String, b: Int32, c: Int32, d: String, new: String) = ("", 0, 0, "", "")
+            var seen: (a: String, b: Int32, c: Int32, d: String, new: String, later: String) = ("", 0, 0, "", "", "")
             while ContinuousClock.now < deadline {
                 seen = try await mount.blocking {
                     ((try? String(contentsOfFile: root + "/a.txt", encoding: .utf8)) ?? "",
                      access(root + "/b.txt", F_OK) == 0 ? 0 : errno,
                      access(root + "/c.txt", F_OK) == 0 ? 0 : errno,
                      (try? String(contentsOfFile: root + "/d.txt", encoding: .utf8)) ?? "",
-                     (try? String(contentsOfFile: root + "/new.txt", encoding: .utf8)) ?? "")
+                     (try? String(contentsOfFile: root + "/new.txt", encoding: .utf8)) ?? "",
+                     (try? String(contentsOfFile: root + "/made/later.txt", encoding: .utf8)) ?? "")
                 }
-                if seen.a == "second version of a\n", seen.b == ENOENT, seen.c == ENOENT, seen.d == "first c.txt\n", seen.new == "new\n" { break }
+                if seen.a == "second version of a\n", seen.b == ENOENT, seen.c == ENOENT, seen.d == "first c.txt\n", seen.new == "new\n",
+                   seen.later == "later\n" { break }
                 try await Task.sleep(for: .milliseconds(200))
             }
             #expect(seen.a == "second version of a\n", "\(seen)")
             #expect(seen.b == ENOENT && seen.c == ENOENT, "\(seen)")
             #expect(seen.d == "first c.txt\n" && seen.new == "new\n", "\(seen)")
+            #expect(seen.later == "later\n", "a name made on the server in a folder the mount made: \(seen)")
             // inotify inside the mount reported the removal.
             let reportedBy = ContinuousClock.now + .seconds(10)
             while !String(decoding: events.value, as: UTF8.self).contains("DELETE_SELF \(root)/b.txt"), ContinuousClock.now < reportedBy {

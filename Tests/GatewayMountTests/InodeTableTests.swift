@@ -41,3 +41,25 @@ struct InodeTableTests {
         #expect(table.node(file) == nil && table.node(other) == nil && table.count == 1)
     }
 }
+
+@Suite("Folders the mount made")
+struct KnownFoldersTests {
+    @Test("a made folder knows its names: others are absent; removed names are absent again; too many names let it go")
+    func knownNames() {
+        var known = KnownFolders()
+        #expect(!known.isAbsent("x", in: 5), "an unknown folder knows nothing")
+        known.made(5)
+        #expect(known.isAbsent("x", in: 5))
+        known.add("x", in: 5)
+        #expect(!known.isAbsent("x", in: 5) && known.isAbsent("y", in: 5))
+        known.remove("x", in: 5)
+        #expect(known.isAbsent("x", in: 5))
+        known.add("z", in: 6)
+        #expect(!known.isAbsent("z", in: 6), "names added to an unknown folder are not tracked")
+        for index in 0...KnownFolders.limit { known.add("n\(index)", in: 5) }
+        #expect(!known.isAbsent("never", in: 5), "past the limit the folder is let go: lookups ask the remote")
+        known.made(7)
+        known.forget(7)
+        #expect(!known.isAbsent("x", in: 7))
+    }
+}

@@ -42,6 +42,8 @@ struct Coherence: Sendable {
                 if error.failureKind == .notFound || (error as? FileProviderError).map({ if case .anchorExpired = $0 { true } else { false } }) == true {
                     logger.warning("remote changes can no longer be followed; names and attributes refresh after the attribute timeout",
                                    metadata: ["error": .string("\(error)")])
+                    // What the mount made may change unseen from now on.
+                    fileSystem.known.withLock { $0 = KnownFolders() }
                     return
                 }
                 if !failing {
@@ -56,6 +58,16 @@ struct Coherence: Sendable {
     /// Pushes one change into the kernel and the inode table.
     func apply(_ event: FileChangeEvent) {
         logger.debug("remote change", metadata: ["kind": .string(event.kind.rawValue), "path": .string(event.path)])
+        // Folders the mount made keep knowing their names: what appears is added, what goes removed.
+        if let resolved = fileSystem.table.withLock({ $0.resolve(event.path) }), let parent = resolved.parent {
+            fileSystem.known.withLock { known in
+                if event.kind == .removed { known.remove(resolved.name, in: parent) } else { known.add(resolved.name, in: parent) }
+            }
+        }
+        if event.kind == .renamed, let previous = event.previousPath,
+           let resolved = fileSystem.table.withLock({ $0.resolve(previous) }), let parent = resolved.parent {
+            fileSystem.known.withLock { $0.remove(resolved.name, in: parent) }
+        }
         switch event.kind {
         case .created:
             invalidateName(event.path)

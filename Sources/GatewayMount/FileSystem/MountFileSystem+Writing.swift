@@ -48,6 +48,7 @@ extension MountFileSystem {
                 table.hold(inode)
                 return inode
             }
+            known.withLock { $0.add(name, in: parent) }
             let file = try DirtyFile(inode: inode, cachePath: cachePath, size: 0, modified: true, existsRemotely: false)
             dirty.withLock { $0[inode] = file }
             file.opened()
@@ -141,6 +142,10 @@ extension MountFileSystem {
             try await operations.createFolder(path: path, withIntermediateDirectories: false)
             let item = try await provider.attributesOfItem(path: path)
             let inode = table.withLock { $0.remember(item, as: name, in: parent) }
+            known.withLock { known in
+                known.add(name, in: parent)
+                if followingChanges { known.made(inode) }
+            }
             request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
         }
     }
@@ -163,6 +168,7 @@ extension MountFileSystem {
                 try await operations.removeItem(path: path, recursive: false)
             }
             if let inode { table.withLock { $0.unlink(inode) } }
+            known.withLock { $0.remove(name, in: parent) }
             request.fail(0)
         }
     }
@@ -174,7 +180,12 @@ extension MountFileSystem {
             let item = try await provider.attributesOfItem(path: path)
             guard item.isDirectory else { throw POSIXError(.ENOTDIR) }
             try await operations.removeItem(path: path, recursive: false)
-            if let inode = table.withLock({ $0.inode(of: name, in: parent) }) { table.withLock { $0.unlink(inode) } }
+            let inode = table.withLock { $0.inode(of: name, in: parent) }
+            if let inode { table.withLock { $0.unlink(inode) } }
+            known.withLock { known in
+                known.remove(name, in: parent)
+                if let inode { known.forget(inode) }
+            }
             request.fail(0)
         }
     }
@@ -208,6 +219,10 @@ extension MountFileSystem {
                     forgetDirty(replacedFile)
                 }
                 if let inode { table.withLock { $0.move(inode, to: newName, in: newParent) } }
+                known.withLock { known in
+                    known.remove(name, in: parent)
+                    known.add(newName, in: newParent)
+                }
                 do {
                     try queue?.move(from: source, to: target)
                 } catch {

@@ -26,6 +26,11 @@ final class MountFileSystem: Sendable {
     let uploader: Uploader
     /// The uploads owed, in the state store (replayed by the next mount after a crash).
     let queue: UploadQueue?
+    /// Folders the mount made, whose names it all knows (only while remote changes are followed).
+    let known = Mutex(KnownFolders())
+    /// Whether the remote's changes are followed (a monitor pushes them), so what the mount made
+    /// stays known.
+    let followingChanges: Bool
     /// The kernel session, once mounted (for notifications the file system sends itself).
     let session = Mutex<FUSESession?>(nil)
     /// How many times the mount itself changed each inode (``ReadPin/sequence``).
@@ -53,8 +58,9 @@ final class MountFileSystem: Sendable {
     }
 
     init(provider: any FileProviderReadWrite, rootPath: String, rootItem: FileObject, options: MountOptions, cacheFolder: String,
-         readCache: ReadCache, queue: UploadQueue?, logger: Logger) {
+         readCache: ReadCache, queue: UploadQueue?, followingChanges: Bool = false, logger: Logger) {
         self.readCache = readCache
+        self.followingChanges = followingChanges
         self.provider = provider
         self.options = options
         self.logger = logger
@@ -89,6 +95,11 @@ final class MountFileSystem: Sendable {
             guard FolderReader.isAcceptableName(name), let path = table.withLock({ $0.path(of: name, in: parent) }) else {
                 throw POSIXError(.ENOENT)
             }
+            // In a folder the mount made, a name it does not know is not there.
+            if known.withLock({ $0.isAbsent(name, in: parent) }) {
+                request.negativeEntry(timeout: timeout)
+                return
+            }
             // A file written through the mount answers from its cache (it may not be on the remote yet).
             if let known = table.withLock({ $0.inode(of: name, in: parent) }), dirty.withLock({ $0[known] }) != nil {
                 let inode = table.withLock { table -> UInt64 in
@@ -108,7 +119,11 @@ final class MountFileSystem: Sendable {
     }
 
     func forget(_ inode: UInt64, count: UInt64) {
-        table.withLock { $0.forget(inode, count: count) }
+        let gone = table.withLock { table in
+            table.forget(inode, count: count)
+            return table.node(inode) == nil
+        }
+        if gone { known.withLock { $0.forget(inode) } }
     }
 
     func getattr(_ request: FUSERequest, inode: UInt64) {
