@@ -376,13 +376,13 @@ for ((round = 1; round <= rounds; round++)); do
         $run "mount ls -l ${listing_entries} warm: $label" ls -l "$mnt/listing"
         $run "mount read ${size_mib} MiB: $label" cat "$mnt/big.bin"
         $run "mount git clone 300 files: $label" git clone -q "$work/repo" "$mnt/clone-$tool-$round"
-        rss=$(awk '/VmHWM/ { print int($2 / 1024) }' "/proc/$mount_pid/status" 2>/dev/null)
+        mount_rss=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$mount_pid/status" 2>/dev/null)
         if [ "$tool" = davfs2 ]; then stop="umount '$mnt'"; else stop="fusermount3 -u '$mnt'"; fi
         $run "mount create ${mount_files} x 4 KiB, unmount: $label" sh -c \
             "cp -r '$work/small-mount' '$mnt/up-$tool-$round' && $stop && while kill -0 $mount_pid 2>/dev/null; do sleep 0.02; done"
         mountpoint -q "$mnt" && { fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt"; }
         arrived=$(ls "$dav_root/up-$tool-$round" 2>/dev/null | wc -l)
-        printf 'mount peak RSS (before the create row): %s %s MB\n' "$label" "${rss:-?}" >> "$work/notes.txt"
+        printf 'mount peak RSS (before the create row): %s %s MB\n' "$label" "${mount_rss:-?}" >> "$work/notes.txt"
         [ "$arrived" -eq "$mount_files" ] || printf 'mount create: %s left %s of %s files on the server after its unmount\n' "$label" "$arrived" "$mount_files" >> "$work/notes.txt"
         cmp -s "$work/repo/d3/file13.txt" "$dav_root/clone-$tool-$round/d3/file13.txt" || printf 'mount git clone: %s: a cloned file differs on the server\n' "$label" >> "$work/notes.txt"
         rm -rf "$dav_root/up-$tool-$round" "$dav_root/clone-$tool-$round"

@@ -122,6 +122,15 @@ struct MountCLITests {
         try await withMount(s, location, environment: environment, extra: ["--read-only"]) { mount in
             let root = mount.mountpoint
             #expect(mount.isMounted)
+            // Read-ahead widened to 1 MiB where the user may (root, as in CI); else the kernel's 128 KiB.
+            let device = try await mount.blocking { () -> String in
+                var info = stat()
+                guard stat(root, &info) == 0 else { return "" }
+                return "\(info.st_dev >> 8 & 0xfff | (info.st_dev >> 32 & ~0xfff)):\(info.st_dev & 0xff | (info.st_dev >> 12 & ~0xff))"
+            }
+            let readAhead = (try? String(contentsOfFile: "/sys/class/bdi/\(device)/read_ahead_kb", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(readAhead == (getuid() == 0 ? "1024" : "128"), "bdi \(device)")
             // Names, as `ls` and readdir see them.
             let top = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
             #expect(top == ["a b.txt", "big.bin", "empty", "many", "naïve café.txt", "sub"])
