@@ -120,7 +120,14 @@ final class FolderReader: @unchecked Sendable {
             let folder = inode
             let dirty = fileSystem.dirty.withLock { Array($0.values) }.filter { !$0.snapshot.existsRemotely && !$0.snapshot.removed }
             localOnly = fileSystem.table.withLock { table in
-                dirty.compactMap { file in table.node(file.inode).flatMap { $0.parent == folder ? $0.item : nil } }
+                dirty.compactMap { file in
+                    table.node(file.inode).flatMap { node in
+                        guard node.parent == folder else { return nil }
+                        var item = node.item
+                        item.name = node.name
+                        return item
+                    }
+                }
             }
         }
         let local = index - (pageStart + page.count)

@@ -222,7 +222,7 @@ final class MountFileSystem: Sendable {
                 }
                 return
             }
-            answer(request) { request.buffer(try await file.read(offset: offset, length: size)) }
+            answer(request) { request.buffers(try await file.readParts(offset: offset, length: size)) }
         case .dirty(let file):
             do {
                 request.buffer(try file.read(at: offset, length: size))

@@ -60,6 +60,11 @@ final class OpenFile: @unchecked Sendable {
     private var lastFailure: (offset: Int64, at: ContinuousClock.Instant, error: any Error)?
     /// How long a failed fetch answers for itself.
     static let failureMemory = Duration.seconds(2)
+    /// The bytes received last, contiguous, as they came (at most about ``recentLimit``): a read
+    /// they cover is answered from them, piece by piece, without reading the cache file back.
+    private var recent: [(offset: Int64, data: Data)] = []
+    private var recentBytes = 0
+    static let recentLimit = 2 << 20
 
     init(provider: any FileProviderReadWrite, inode: UInt64, cache: ReadCache, pin: ReadPin,
          current: @escaping @Sendable () -> ReadPin?) {
@@ -79,10 +84,46 @@ final class OpenFile: @unchecked Sendable {
 
     /// Up to `length` bytes from `offset`: fewer only at the end of the file.
     func read(offset: Int64, length: Int) async throws -> Data {
+        let parts = try await readParts(offset: offset, length: length)
+        return parts.count == 1 ? parts[0] : parts.reduce(into: Data()) { $0.append($1) }
+    }
+
+    /// The same bytes as ``read(offset:length:)``, in the pieces they arrived in where they are
+    /// still at hand (for `fuse_reply_iov`).
+    func readParts(offset: Int64, length: Int) async throws -> [Data] {
         try await lock.withLock { try await locked(offset: offset, length: length) }
     }
 
-    private func locked(offset: Int64, length: Int) async throws -> Data {
+    /// Remembers a piece just received at `offset`.
+    private func keep(_ data: Data, at offset: Int64) {
+        if let last = recent.last, last.offset + Int64(last.data.count) == offset {
+            recent.append((offset, data))
+            recentBytes += data.count
+        } else {
+            recent = [(offset, data)]
+            recentBytes = data.count
+        }
+        while recentBytes > Self.recentLimit, recent.count > 1 {
+            recentBytes -= recent.removeFirst().data.count
+        }
+    }
+
+    /// `range` from the pieces at hand, or `nil` where they do not hold all of it.
+    private func fromRecent(_ range: Range<Int64>) -> [Data]? {
+        guard let first = recent.first, let last = recent.last, first.offset <= range.lowerBound,
+              last.offset + Int64(last.data.count) >= range.upperBound else { return nil }
+        var parts: [Data] = []
+        for piece in recent {
+            let start = max(range.lowerBound, piece.offset)
+            let end = min(range.upperBound, piece.offset + Int64(piece.data.count))
+            guard start < end else { continue }
+            let base = piece.data.startIndex
+            parts.append(piece.data[(base + Int(start - piece.offset))..<(base + Int(end - piece.offset))])
+        }
+        return parts
+    }
+
+    private func locked(offset: Int64, length: Int) async throws -> [Data] {
         if let latest = current() {
             if latest.sequence != pin.sequence {
                 // Changed through the mount since: read what it holds now.
@@ -90,13 +131,15 @@ final class OpenFile: @unchecked Sendable {
                 stream = nil
                 if let entry { cache.release(entry) }
                 entry = nil
+                recent = []
+                recentBytes = 0
             } else if latest.path != pin.path {
                 pin.path = latest.path
             }
         }
-        if let size, offset >= size { return Data() }
+        if let size, offset >= size { return [Data()] }
         let wanted = size.map { Int(min(Int64(length), $0 - offset)) } ?? length
-        guard wanted > 0 else { return Data() }
+        guard wanted > 0 else { return [Data()] }
         let entry = try self.entry ?? cache.acquire(Self.cacheKey(pin))
         self.entry = entry
         let range = offset..<(offset + Int64(wanted))
@@ -127,9 +170,11 @@ final class OpenFile: @unchecked Sendable {
                 break
             }
             cache.grew(by: try entry.write(chunk, at: position))
+            keep(chunk, at: position)
             position += Int64(chunk.count)
         }
-        return try entry.read(at: offset, length: Int(end - offset))
+        if let parts = fromRecent(offset..<end) { return parts }
+        return [try entry.read(at: offset, length: Int(end - offset))]
     }
 
     /// Starts a ranged read at `offset` of at least the bytes up to `needed`, plus the window.

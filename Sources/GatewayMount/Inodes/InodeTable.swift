@@ -21,7 +21,7 @@ struct InodeTable {
         var parent: UInt64
         /// Its name in that folder (empty for the root).
         var name: String
-        /// What the remote last said of it.
+        /// What the remote last said of it, as a placeholder (``placeholder(of:)``).
         var item: FileObject
         /// References the kernel holds (lookups not yet forgotten).
         var lookups: UInt64
@@ -96,6 +96,7 @@ struct InodeTable {
     /// remade if the name now holds an item of another type), with one more lookup.
     mutating func remember(_ item: FileObject, as name: String, in parent: UInt64) -> UInt64 {
         let link = Link(parent: parent, name: name)
+        let item = Self.placeholder(of: item)
         if let existing = links[link], var node = nodes[existing], node.item.isDirectory == item.isDirectory {
             node.item = item
             node.lookups &+= 1
@@ -113,7 +114,15 @@ struct InodeTable {
 
     /// Replaces what is known of an inode's item (after a `getattr` asked the remote).
     mutating func update(_ inode: UInt64, item: FileObject) {
-        nodes[inode]?.item = item
+        nodes[inode]?.item = Self.placeholder(of: item)
+    }
+
+    /// What the mount keeps of an item: its type, size, times, version tag and stamped time. Its
+    /// path and name come from the links; listings' extras (hashes, properties, content type) are
+    /// dropped, so a walk of a large tree holds a few hundred bytes per item the kernel keeps.
+    static func placeholder(of item: FileObject) -> FileObject {
+        FileObject(path: "", type: item.type, size: item.size, modificationDate: item.modificationDate, versionTag: item.versionTag,
+                   sourceStamp: item.sourceStamp?.modificationDate.map { SourceStamp(modificationDate: $0) })
     }
 
     /// The kernel's `forget`: drops `count` references; an inode without any is dropped.

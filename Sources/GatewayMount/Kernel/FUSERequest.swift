@@ -62,6 +62,25 @@ struct FUSERequest: @unchecked Sendable {
         }
     }
 
+    /// Answers a `read` with bytes in several pieces, in order, without joining them first
+    /// (`fuse_reply_iov`: the kernel copies each piece once).
+    func buffers(_ parts: [Data]) {
+        guard parts.count > 1 else { return buffer(parts.first ?? Data()) }
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(parts.count)
+        func reply(from index: Int) {
+            guard index < parts.count else {
+                _ = fuse_reply_iov(raw, vectors, Int32(vectors.count))
+                return
+            }
+            parts[index].withUnsafeBytes { bytes in
+                vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count))
+                reply(from: index + 1)
+            }
+        }
+        reply(from: 0)
+    }
+
     /// Answers a `statfs`.
     func statfs(_ info: statvfs) {
         var info = info
