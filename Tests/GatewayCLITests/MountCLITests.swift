@@ -428,7 +428,7 @@ struct MountCLITests {
             #expect(results["rsync1"]?.status == 0 && results["rsync1"]?.output.contains("Number of regular files transferred: 300") == true,
                     "\(results["rsync1"].map { "\($0.status) \($0.output)" } ?? "")")
             #expect(results["rsync2"]?.output.contains("Number of regular files transferred: 0") == true,
-                    "the second rsync -a sends nothing: \(results["rsync2"]?.output ?? "")")
+                    "the second rsync -a sends nothing: \(results["rsync2"].map { "status \($0.status): \($0.output)" } ?? "")")
             #expect(results["fio"]?.status == 0, "\(results["fio"]?.output ?? "")")
             #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", root]).status } == 0)
             #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
@@ -843,6 +843,34 @@ struct MountCLITests {
         let kept = try FileManager.default.contentsOfDirectory(atPath: cache + "/files")
         #expect(kept.count == 1)
         #expect(kept.first.map { try? Data(contentsOf: URL(fileURLWithPath: cache + "/files/" + $0)) } == Data("unsent\n".utf8))
+    }
+
+    @Test("a 100,000-entry tree walked with find: every entry seen, the mount's peak RSS stays under 96 MB",
+          .timeLimit(.minutes(4)))
+    func largeTreeMemory() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        // 100 folders of 1,000 empty files with long-ish names.
+        let source = s.path("src")
+        for folder in 0..<100 {
+            let path = source + "/folder-\(folder)"
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            for file in 0..<1000 {
+                guard FileManager.default.createFile(atPath: path + "/a-file-with-a-longer-name-\(file).txt", contents: nil) else {
+                    throw CLITestSetupError("cannot create test files in \(path)")
+                }
+            }
+        }
+        try await withMount(s, source, environment: ["XDG_CACHE_HOME": s.path("cache")]) { mount in
+            let found = try await mount.blocking(timeout: .seconds(180)) {
+                try Mounted.command("/bin/sh", ["-c", "find . -type f | wc -l"], in: mount.mountpoint)
+            }
+            #expect(found.status == 0 && found.output.trimmingCharacters(in: .whitespacesAndNewlines) == "100000", "\(found.output)")
+            let status = try String(contentsOfFile: "/proc/\(mount.gateway.process.processIdentifier)/status", encoding: .utf8)
+            let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+                .flatMap { Int($0.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "") } ?? Int.max
+            #expect(peak < 96 << 10, "peak RSS \(peak / 1024) MB after walking 100,000 entries")
+        }
     }
 
     @Test("a mount point that is not a folder is refused with a clear message (exit 1)")

@@ -35,11 +35,11 @@ final class FolderReader: @unchecked Sendable {
 
     /// Entries from `offset` for a reply of at most `size` bytes, each with its attributes; the
     /// kernel gains a reference to each entry's inode (`.` and `..` aside).
-    func fill(request: FUSERequest, offset: Int64, size: Int, fileSystem: MountFileSystem) async throws -> Data {
-        try await lock.withLock { try await locked(request: request, offset: offset, size: size, fileSystem: fileSystem) }
+    func fill(request: FUSERequest, offset: Int64, size: Int, plus: Bool, fileSystem: MountFileSystem) async throws -> Data {
+        try await lock.withLock { try await locked(request: request, offset: offset, size: size, plus: plus, fileSystem: fileSystem) }
     }
 
-    private func locked(request: FUSERequest, offset: Int64, size: Int, fileSystem: MountFileSystem) async throws -> Data {
+    private func locked(request: FUSERequest, offset: Int64, size: Int, plus: Bool, fileSystem: MountFileSystem) async throws -> Data {
         self.fileSystem = fileSystem
         var buffer = [CChar](repeating: 0, count: size)
         var used = 0
@@ -75,6 +75,26 @@ final class FolderReader: @unchecked Sendable {
                 if let known = fileSystem.table.withLock({ $0.inode(of: item.name, in: inode) }) {
                     entry.attr = fileSystem.attributes(of: known)
                 }
+            }
+            if !plus {
+                // Names and types only: no inode is made (the number shown is the known one, or
+                // one derived from the name, never 0, which some programs skip).
+                var attributes = stat()
+                if let item {
+                    let known = fileSystem.table.withLock { $0.inode(of: item.name, in: inode) }
+                    attributes.st_ino = __ino_t(known ?? (UInt64(truncatingIfNeeded: item.name.hashValue) | 1 << 63))
+                    attributes.st_mode = item.isDirectory ? S_IFDIR : S_IFREG
+                } else {
+                    attributes = entry.attr
+                }
+                let needed = fuse_add_direntry(request.raw, nil, 0, name, &attributes, off_t(position + 1))
+                guard used + needed <= size else { break }
+                buffer.withUnsafeMutableBufferPointer { pointer in
+                    _ = fuse_add_direntry(request.raw, pointer.baseAddress! + used, size - used, name, &attributes, off_t(position + 1))
+                }
+                used += needed
+                position += 1
+                continue
             }
             let needed = fuse_add_direntry_plus(request.raw, nil, 0, name, &entry, off_t(position + 1))
             guard used + needed <= size else { break }

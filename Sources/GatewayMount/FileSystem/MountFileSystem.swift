@@ -267,10 +267,12 @@ final class MountFileSystem: Sendable {
         request.open(handle: handle, keepCache: false)
     }
 
-    func readdirplus(_ request: FUSERequest, handle: UInt64, offset: Int64, size: Int) {
+    /// `readdirplus` (`plus`: entries with attributes, each one more lookup of its inode) or
+    /// `readdir` (names and types only; the kernel makes no inode of them).
+    func readdir(_ request: FUSERequest, handle: UInt64, offset: Int64, size: Int, plus: Bool) {
         guard let reader = handles.withLock({ $0.folders[handle] }) else { return request.fail(EBADF) }
         answer(request) { [self] in
-            let buffer = try await reader.fill(request: request, offset: offset, size: size, fileSystem: self)
+            let buffer = try await reader.fill(request: request, offset: offset, size: size, plus: plus, fileSystem: self)
             request.buffer(buffer)
         }
     }

@@ -63,8 +63,10 @@ final class OpenFile: @unchecked Sendable {
     /// The bytes received last, contiguous, as they came (at most about ``recentLimit``): a read
     /// they cover is answered from them, piece by piece, without reading the cache file back.
     private var recent: [(offset: Int64, data: Data)] = []
+    /// Copies what arrives into the cache file beside the replies.
+    private let writer = CacheWriter()
     private var recentBytes = 0
-    static let recentLimit = 2 << 20
+    static let recentLimit = 4 << 20
 
     init(provider: any FileProviderReadWrite, inode: UInt64, cache: ReadCache, pin: ReadPin,
          current: @escaping @Sendable () -> ReadPin?) {
@@ -108,6 +110,21 @@ final class OpenFile: @unchecked Sendable {
         }
     }
 
+    /// The first byte of `range` neither in the cache file nor among the pieces at hand (which
+    /// may still be on their way to the file).
+    private func firstNeeded(in range: Range<Int64>, of entry: ReadCacheEntry) -> Int64? {
+        var from = range.lowerBound
+        while from < range.upperBound {
+            guard let missing = entry.firstMissing(in: from..<range.upperBound) else { return nil }
+            if let first = recent.first, let last = recent.last, first.offset <= missing, missing < last.offset + Int64(last.data.count) {
+                from = last.offset + Int64(last.data.count)
+                continue
+            }
+            return missing
+        }
+        return nil
+    }
+
     /// `range` from the pieces at hand, or `nil` where they do not hold all of it.
     private func fromRecent(_ range: Range<Int64>) -> [Data]? {
         guard let first = recent.first, let last = recent.last, first.offset <= range.lowerBound,
@@ -146,7 +163,7 @@ final class OpenFile: @unchecked Sendable {
         window = offset == lastEnd ? min(window * 2, Self.largestWindow) : Self.smallestWindow
         lastEnd = range.upperBound
         var end = range.upperBound
-        while let gap = entry.firstMissing(in: range) {
+        while let gap = firstNeeded(in: range, of: entry) {
             if let failure = lastFailure, failure.offset == gap, ContinuousClock.now - failure.at < Self.failureMemory {
                 throw failure.error
             }
@@ -169,11 +186,13 @@ final class OpenFile: @unchecked Sendable {
                 end = gap
                 break
             }
-            cache.grew(by: try entry.write(chunk, at: position))
+            await writer.submit(chunk, at: position, to: entry, cache: cache)
             keep(chunk, at: position)
             position += Int64(chunk.count)
         }
         if let parts = fromRecent(offset..<end) { return parts }
+        // Partly from the cache file: what was received must be written there first.
+        await writer.flush()
         return [try entry.read(at: offset, length: Int(end - offset))]
     }
 
@@ -198,6 +217,7 @@ final class OpenFile: @unchecked Sendable {
             if chunk.isEmpty { break }
             offset += Int64(chunk.count)
         }
+        await writer.flush()
     }
 
     /// Ends the stream and lets go of the cache entry (the file was closed).

@@ -1,3 +1,4 @@
+import Foundation
 import GatewayCore
 
 /// The items the kernel knows by inode number, as `(parent, name)` links with the kernel's lookup
@@ -21,14 +22,19 @@ struct InodeTable {
         var parent: UInt64
         /// Its name in that folder (empty for the root).
         var name: String
-        /// What the remote last said of it, as a placeholder (``placeholder(of:)``).
-        var item: FileObject
+        /// What the remote last said of it, kept small (``Placeholder``).
+        var placeholder: Placeholder
+        /// The placeholder as an item (without path or name: those come from the links).
+        var item: FileObject {
+            get { placeholder.item }
+            set { placeholder = Placeholder(newValue) }
+        }
         /// References the kernel holds (lookups not yet forgotten).
         var lookups: UInt64
         /// References the mount holds (``hold(_:)``).
-        var holds = 0
+        var holds: Int32 = 0
         /// Inodes in the table whose parent this is.
-        var children = 0
+        var children: Int32 = 0
     }
 
     private struct Link: Hashable {
@@ -45,7 +51,7 @@ struct InodeTable {
     /// A table whose root shows `rootItem` (a folder) at `rootPath`.
     init(rootPath: String, rootItem: FileObject) {
         self.rootPath = rootPath
-        nodes[Self.root] = Node(parent: Self.root, name: "", item: rootItem, lookups: 1)
+        nodes[Self.root] = Node(parent: Self.root, name: "", placeholder: Placeholder(rootItem), lookups: 1)
     }
 
     /// How many inodes are known (the root included).
@@ -96,9 +102,9 @@ struct InodeTable {
     /// remade if the name now holds an item of another type), with one more lookup.
     mutating func remember(_ item: FileObject, as name: String, in parent: UInt64) -> UInt64 {
         let link = Link(parent: parent, name: name)
-        let item = Self.placeholder(of: item)
-        if let existing = links[link], var node = nodes[existing], node.item.isDirectory == item.isDirectory {
-            node.item = item
+        let placeholder = Placeholder(item)
+        if let existing = links[link], var node = nodes[existing], (node.placeholder.type == .directory) == item.isDirectory {
+            node.placeholder = placeholder
             node.lookups &+= 1
             nodes[existing] = node
             return existing
@@ -106,7 +112,7 @@ struct InodeTable {
         if let stale = links[link] { unlink(stale) }
         let inode = next
         next += 1
-        nodes[inode] = Node(parent: parent, name: name, item: item, lookups: 1)
+        nodes[inode] = Node(parent: parent, name: name, placeholder: placeholder, lookups: 1)
         nodes[parent]?.children += 1
         links[link] = inode
         return inode
@@ -114,15 +120,7 @@ struct InodeTable {
 
     /// Replaces what is known of an inode's item (after a `getattr` asked the remote).
     mutating func update(_ inode: UInt64, item: FileObject) {
-        nodes[inode]?.item = Self.placeholder(of: item)
-    }
-
-    /// What the mount keeps of an item: its type, size, times, version tag and stamped time. Its
-    /// path and name come from the links; listings' extras (hashes, properties, content type) are
-    /// dropped, so a walk of a large tree holds a few hundred bytes per item the kernel keeps.
-    static func placeholder(of item: FileObject) -> FileObject {
-        FileObject(path: "", type: item.type, size: item.size, modificationDate: item.modificationDate, versionTag: item.versionTag,
-                   sourceStamp: item.sourceStamp?.modificationDate.map { SourceStamp(modificationDate: $0) })
+        nodes[inode]?.placeholder = Placeholder(item)
     }
 
     /// The kernel's `forget`: drops `count` references; an inode without any is dropped.
@@ -184,5 +182,47 @@ struct InodeTable {
         guard let node = nodes[inode] else { return }
         let link = Link(parent: node.parent, name: node.name)
         if links[link] == inode { links[link] = nil }
+    }
+}
+
+/// What the mount keeps of an item: its type, size, modification time, version tag and stamped
+/// time (the source stamp's time), in 48 bytes (numbers with sentinels, no optionals). Its path
+/// and name come from the table's links; a listing's extras (hashes, properties, content type)
+/// are not kept, so a walk of a large tree holds little per item the kernel keeps.
+struct Placeholder {
+    private var kind: UInt8
+    /// The size, -1 where unknown.
+    private var bytes: Int64
+    /// Seconds since 1970, NaN where unknown.
+    private var modifiedSeconds: Double
+    private var stampedSeconds: Double
+    private var version: String?
+
+    init(_ item: FileObject) {
+        kind = switch item.type {
+        case .file: 0
+        case .directory: 1
+        case .symbolicLink: 2
+        case .other: 3
+        }
+        bytes = item.size.map { max($0, -1) } ?? -1
+        modifiedSeconds = item.modificationDate?.timeIntervalSince1970 ?? .nan
+        stampedSeconds = item.sourceStamp?.modificationDate?.timeIntervalSince1970 ?? .nan
+        version = item.versionTag
+    }
+
+    var type: FileObjectType {
+        switch kind {
+        case 0: .file
+        case 1: .directory
+        case 2: .symbolicLink
+        default: .other
+        }
+    }
+
+    var item: FileObject {
+        FileObject(path: "", type: type, size: bytes >= 0 ? bytes : nil,
+                   modificationDate: modifiedSeconds.isNaN ? nil : Date(timeIntervalSince1970: modifiedSeconds), versionTag: version,
+                   sourceStamp: stampedSeconds.isNaN ? nil : SourceStamp(modificationDate: Date(timeIntervalSince1970: stampedSeconds)))
     }
 }

@@ -13,12 +13,16 @@ enum FUSEOperations {
         var operations = fuse_lowlevel_ops()
         operations.`init` = { userdata, connection in
             guard let connection else { return }
-            // Listings hand out entries with their attributes (one request per folder, not one
-            // per name), always: the automatic mode would switch to plain readdir, unanswered here.
+            // Listings hand out entries with their attributes (no request per name) while the
+            // program looks at them (`ls -l`); the kernel's automatic mode switches a folder to
+            // plain names when it does not (`find -type f`), so a walk of a large tree does not
+            // make an inode per entry.
             if connection.pointee.capable & UInt32(FUSE_CAP_READDIRPLUS) != 0 {
                 connection.pointee.want |= UInt32(FUSE_CAP_READDIRPLUS)
             }
-            connection.pointee.want &= ~UInt32(FUSE_CAP_READDIRPLUS_AUTO)
+            if connection.pointee.capable & UInt32(FUSE_CAP_READDIRPLUS_AUTO) != 0 {
+                connection.pointee.want |= UInt32(FUSE_CAP_READDIRPLUS_AUTO)
+            }
             // One read at a time per file, in order: sequential reads continue one stream.
             connection.pointee.want &= ~UInt32(FUSE_CAP_ASYNC_READ)
             connection.pointee.max_readahead = 1 << 20
@@ -60,9 +64,15 @@ enum FUSEOperations {
             guard let request else { return }
             FUSEOperations.fileSystem(request).opendir(FUSERequest(raw: request), inode: UInt64(inode))
         }
+        operations.readdir = { request, _, size, offset, info in
+            guard let request, let info else { return }
+            FUSEOperations.fileSystem(request).readdir(FUSERequest(raw: request), handle: info.pointee.fh, offset: Int64(offset), size: size,
+                                                       plus: false)
+        }
         operations.readdirplus = { request, _, size, offset, info in
             guard let request, let info else { return }
-            FUSEOperations.fileSystem(request).readdirplus(FUSERequest(raw: request), handle: info.pointee.fh, offset: Int64(offset), size: size)
+            FUSEOperations.fileSystem(request).readdir(FUSERequest(raw: request), handle: info.pointee.fh, offset: Int64(offset), size: size,
+                                                       plus: true)
         }
         operations.releasedir = { request, _, info in
             guard let request, let info else { return }
