@@ -41,12 +41,19 @@ struct MountCLITests {
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = arguments
             if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
+            // Output to a file, read once the program ended: one Pipe as both stdout and stderr
+            // lost a program's whole output now and then (an rsync --stats that printed nothing).
+            let capture = FileManager.default.temporaryDirectory.appendingPathComponent("mount-command-\(UUID().uuidString)")
+            guard FileManager.default.createFile(atPath: capture.path, contents: nil) else { throw CLITestSetupError("cannot create \(capture.path)") }
+            defer { try? FileManager.default.removeItem(at: capture) }
+            let handle = try FileHandle(forWritingTo: capture)
+            process.standardOutput = handle
+            process.standardError = handle
+            process.standardInput = FileHandle.nullDevice
             try process.run()
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
+            try handle.close()
+            let output = (try? Data(contentsOf: capture)) ?? Data()
             return (process.terminationStatus, String(decoding: output, as: UTF8.self))
         }
 
