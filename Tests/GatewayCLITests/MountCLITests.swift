@@ -588,6 +588,9 @@ struct MountCLITests {
                 try ["a.txt", "b.txt", "c.txt"].map { try String(contentsOfFile: root + "/" + $0, encoding: .utf8) }
             }
             #expect(before == ["first a.txt\n", "first b.txt\n", "first c.txt\n"])
+            // The listing too (the kernel may keep it while changes are followed).
+            let listedBefore = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
+            #expect(listedBefore == ["a.txt", "b.txt", "c.txt"])
             // A folder made through the mount: its names are known, a missing one is absent at
             // once (the kernel caches that too). One made on the server later must still show.
             // (Held open, so the kernel keeps the folder's inode and what the mount knows of it.)
@@ -644,6 +647,8 @@ struct MountCLITests {
             #expect(seen.b == ENOENT && seen.c == ENOENT, "\(seen)")
             #expect(seen.d == "first c.txt\n" && seen.new == "new\n", "\(seen)")
             #expect(seen.later == "later\n", "a name made on the server in a folder the mount made: \(seen)")
+            let listedAfter = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
+            #expect(listedAfter == ["a.txt", "d.txt", "made", "new.txt"], "a listing after the server's changes: \(listedAfter)")
             // inotify inside the mount reported the removal.
             let reportedBy = ContinuousClock.now + .seconds(10)
             while !String(decoding: events.value, as: UTF8.self).contains("DELETE_SELF \(root)/b.txt"), ContinuousClock.now < reportedBy {

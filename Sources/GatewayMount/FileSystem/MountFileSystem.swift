@@ -264,7 +264,10 @@ final class MountFileSystem: Sendable {
             handles.folders[handle] = reader
             return handle
         }
-        request.open(handle: handle, keepCache: false)
+        // While remote changes are followed (each one invalidates the folder in the kernel, and
+        // the kernel drops its copy on changes made through the mount), the kernel may keep the
+        // listing: an `ls` again asks nothing.
+        request.open(handle: handle, keepCache: false, cacheListing: followingChanges)
     }
 
     /// `readdirplus` (`plus`: entries with attributes, each one more lookup of its inode) or

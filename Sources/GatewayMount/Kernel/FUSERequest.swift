@@ -47,11 +47,13 @@ struct FUSERequest: @unchecked Sendable {
         _ = fuse_reply_attr(raw, &attributes, timeout)
     }
 
-    /// Answers an `open` or `opendir` with the handle `handle`.
-    func open(handle: UInt64, keepCache: Bool) {
+    /// Answers an `open` or `opendir` with the handle `handle`; `cacheListing` lets the kernel
+    /// keep a folder's listing until it is told the folder changed (`FOPEN_CACHE_DIR`).
+    func open(handle: UInt64, keepCache: Bool, cacheListing: Bool = false) {
         var info = fuse_file_info()
         info.fh = handle
-        info.keep_cache = keepCache ? 1 : 0
+        info.keep_cache = keepCache || cacheListing ? 1 : 0
+        info.cache_readdir = cacheListing ? 1 : 0
         _ = fuse_reply_open(raw, &info)
     }
 
