@@ -181,6 +181,24 @@ struct ReadCacheTests {
         #expect(fixture.provider.requests.count == 3, "\(fixture.provider.requests.map { "\($0.offset)+\($0.length ?? -1)" })")
     }
 
+    @Test("a handle's entry is let go only once its bytes are written: a private entry leaves nothing counted or on disk")
+    func closeWaitsForTheWriter() async throws {
+        let fixture = try await Fixture(size: 4 << 20)
+        defer { fixture.remove() }
+        // No version tag: the entry is the handle's own, removed when it closes.
+        let pin = ReadPin(path: "/file.bin", version: nil, size: fixture.item.size, sequence: 0)
+        let file = OpenFile(provider: fixture.provider, inode: 2, cache: fixture.cache, pin: pin) { pin }
+        var offset: Int64 = 0
+        while offset < 4 << 20 {
+            let chunk = try await file.read(offset: offset, length: 128 << 10)
+            #expect(chunk == fixture.data[Int(offset)..<Int(offset) + chunk.count])
+            offset += Int64(chunk.count)
+        }
+        await file.close()
+        #expect(fixture.cache.total == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.cache.folder).isEmpty)
+    }
+
     @Test("a file changed on the remote while open fails the read (version mismatch), never mixing versions")
     func changedRemoteFails() async throws {
         let fixture = try await Fixture(size: 1 << 20)

@@ -146,8 +146,7 @@ final class OpenFile: @unchecked Sendable {
                 // Changed through the mount since: read what it holds now.
                 pin = latest
                 stream = nil
-                if let entry { cache.release(entry) }
-                entry = nil
+                await releaseEntry()
                 recent = []
                 recentBytes = 0
             } else if latest.path != pin.path {
@@ -224,8 +223,16 @@ final class OpenFile: @unchecked Sendable {
     func close() async {
         await lock.withLock {
             stream = nil
-            if let entry { cache.release(entry) }
-            entry = nil
+            await releaseEntry()
         }
+    }
+
+    /// Lets go of the cache entry once the bytes on their way to it are written: a write after
+    /// the release could land in an entry the cache already removed, and count towards its total.
+    private func releaseEntry() async {
+        guard let entry else { return }
+        await writer.flush()
+        cache.release(entry)
+        self.entry = nil
     }
 }
