@@ -18,11 +18,11 @@ struct ByteRangesTests {
         #expect(ranges.firstMissing(in: 15..<35) == 20)
         #expect(ranges.firstMissing(in: 20..<30) == 20)
         #expect(!ranges.contains(0..<1) && ranges.contains(12..<18) && ranges.contains(5..<5))
-        ranges.insert(20..<30)   // touches both: one range
+        #expect(ranges.insert(20..<30) == 10, "touches both: one range, 10 bytes more")
         #expect(ranges.ranges == [10..<40])
         ranges.insert(0..<5)
         ranges.insert(45..<50)
-        ranges.insert(3..<47)    // swallows everything
+        #expect(ranges.insert(3..<47) == 5 + 5, "swallows everything, adding the two 5-byte gaps")
         #expect(ranges.ranges == [0..<50])
         #expect(ranges.count == 50)
         ranges.insert(60..<60)   // empty: nothing
@@ -37,8 +37,10 @@ struct ByteRangesTests {
         for _ in 0..<300 {
             let start = Int.random(in: 0..<390, using: &generator)
             let end = min(400, start + Int.random(in: 0...12, using: &generator))
-            ranges.insert(Int64(start)..<Int64(end))
+            let before = bits.filter { $0 }.count
+            let added = ranges.insert(Int64(start)..<Int64(end))
             for index in start..<end { bits[index] = true }
+            #expect(added == Int64(bits.filter { $0 }.count - before))
             let probe = Int.random(in: 0..<400, using: &generator)
             let probeEnd = min(400, probe + Int.random(in: 1...30, using: &generator))
             let expected = (probe..<probeEnd).first { !bits[$0] }.map(Int64.init)

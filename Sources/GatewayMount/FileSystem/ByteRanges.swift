@@ -7,9 +7,11 @@ struct ByteRanges: Sendable, Equatable {
     /// How many bytes the set holds.
     var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
 
-    /// Adds `range`, merging it with the ranges it touches or overlaps.
-    mutating func insert(_ range: Range<Int64>) {
-        guard !range.isEmpty else { return }
+    /// Adds `range`, merging it with the ranges it touches or overlaps; returns how many bytes
+    /// the set holds more than before.
+    @discardableResult
+    mutating func insert(_ range: Range<Int64>) -> Int64 {
+        guard !range.isEmpty else { return 0 }
         // The first range that ends at or after the new one's start (could touch or overlap it).
         var low = 0
         var high = ranges.count
@@ -20,12 +22,15 @@ struct ByteRanges: Sendable, Equatable {
         var start = range.lowerBound
         var end = range.upperBound
         var last = low
+        var merged: Int64 = 0
         while last < ranges.count, ranges[last].lowerBound <= end {
             start = min(start, ranges[last].lowerBound)
             end = max(end, ranges[last].upperBound)
+            merged += ranges[last].upperBound - ranges[last].lowerBound
             last += 1
         }
         ranges.replaceSubrange(low..<last, with: [start..<end])
+        return (end - start) - merged
     }
 
     /// Whether every byte of `range` is held.

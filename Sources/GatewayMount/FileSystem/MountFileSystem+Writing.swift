@@ -255,11 +255,12 @@ extension MountFileSystem {
     func keepBoth(_ inode: UInt64, path: String, schedule: Bool = true) {
         guard let resolved = table.withLock({ $0.resolve(path) }), let parent = resolved.parent else { return }
         let conflict = Self.conflictName(resolved.name, date: Date())
-        table.withLock { $0.move(inode, to: conflict, in: parent) }
+        let target = table.withLock { table in
+            table.move(inode, to: conflict, in: parent)
+            return table.path(of: inode) ?? path
+        }
         let file = dirty.withLock { $0[inode] }
         file?.markLocalOnly()
-        let folder = (path as NSString).deletingLastPathComponent
-        let target = folder == "/" ? "/" + conflict : folder + "/" + conflict
         do {
             try queue?.move(from: path, to: target)
         } catch {

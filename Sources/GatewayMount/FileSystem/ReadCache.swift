@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import Synchronization
 
 /// The bytes a mount fetched from remote files, in sparse cache files (`DIR/read/`), one per item
@@ -124,22 +125,9 @@ final class ReadCacheEntry: Sendable {
 
     /// Stores `data` at `offset`; returns how many bytes the entry holds more than before.
     func write(_ data: Data, at offset: Int64) throws -> Int64 {
-        var written = 0
-        try data.withUnsafeBytes { buffer in
-            while written < buffer.count {
-                let result = pwrite(descriptor, buffer.baseAddress! + written, buffer.count - written, off_t(offset) + off_t(written))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-                }
-                written += result
-            }
-        }
-        return held.withLock { ranges in
-            let before = ranges.count
-            ranges.insert(offset..<(offset + Int64(data.count)))
-            return ranges.count - before
-        }
+        let status = data.withUnsafeBytes { FileDescriptorIO.writeAll(descriptor, $0, at: offset) }
+        guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO) }
+        return held.withLock { $0.insert(offset..<(offset + Int64(data.count))) }
     }
 
     /// The held bytes from `offset`, at most `length`: the caller knows they are held.
