@@ -110,21 +110,46 @@ struct MountCLITests {
         return ["GATEWAY_CONFIG": s.path("config.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
     }
 
+    /// What a test mounts: its scratch folder `folder` itself (`local`), or (`apache`) a copy of it
+    /// in a fresh folder on Apache; the environment that reaches it (with the test's own cache
+    /// folder), and the folder where the server keeps those files (for changes behind its back).
+    struct Source {
+        let location: String
+        let environment: [String: String]
+        let serverFolder: String
+
+        /// Removes the Apache copy (a local folder goes with the scratch).
+        func remove(_ s: CLIScratch) {
+            guard location.hasPrefix("apache:") else { return }
+            _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment)
+        }
+    }
+
+    func source(_ backend: String, _ s: CLIScratch, folder: String = "src") async throws -> Source {
+        let local = s.path(folder)
+        try FileManager.default.createDirectory(atPath: local, withIntermediateDirectories: true)
+        var environment = ["XDG_CACHE_HOME": s.path("cache")]
+        guard backend == "apache" else { return Source(location: local, environment: environment, serverFolder: local) }
+        environment.merge(try apacheConfig(s)) { $1 }
+        let name = "mount-\(UUID().uuidString.prefix(8))"
+        let location = "apache:" + name
+        // An empty folder is made; one with files is copied up (which makes it).
+        let empty = try FileManager.default.contentsOfDirectory(atPath: local).isEmpty
+        let made = try await s.runner.run(empty ? ["mkdir", location] : ["copy", local, location], extraEnvironment: environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        let state = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_STATE"])
+        return Source(location: location, environment: environment, serverFolder: state + "/webdav-apache/" + name)
+    }
+
     @Test("--read-only: a local folder and an Apache folder, read by ls, find, cat and cmp; writes refused; fusermount3 -u ends it with 0",
           .timeLimit(.minutes(3)), arguments: ["local", "apache"])
     func readOnlyMount(backend: String) async throws {
         let s = try CLIScratch()
         defer { s.remove() }
         let files = try makeTree(s, "src")
-        var environment: [String: String] = [:]
-        var location = s.path("src")
-        if backend == "apache" {
-            environment = try apacheConfig(s)
-            location = "apache:mount-\(UUID().uuidString.prefix(8))"
-            let copied = try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment)
-            #expect(copied.status == 0, "\(copied.stderr)")
-        }
-        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        let source = try await source(backend, s)
+        defer { source.remove(s) }
+        let (location, environment) = (source.location, source.environment)
 
         try await withMount(s, location, environment: environment, extra: ["--read-only"]) { mount in
             let root = mount.mountpoint
@@ -234,15 +259,9 @@ struct MountCLITests {
         try s.write("src/old.txt", Data("old contents\n".utf8))
         try s.write("src/notes.txt", Data("version 1\n".utf8))
         try s.write("src/gone.txt", Data("remove me\n".utf8))
-        var environment = ["XDG_CACHE_HOME": s.path("cache")]
-        var location = s.path("src")
-        if backend == "apache" {
-            environment.merge(try apacheConfig(s)) { $1 }
-            location = "apache:mount-\(UUID().uuidString.prefix(8))"
-            let copied = try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment)
-            #expect(copied.status == 0, "\(copied.stderr)")
-        }
-        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        let source = try await source(backend, s)
+        defer { source.remove(s) }
+        let (location, environment) = (source.location, source.environment)
         let big = Data((0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 131) })
 
         try await withMount(s, location, environment: environment, extra: ["--write-back", "0"]) { mount in
@@ -391,15 +410,9 @@ struct MountCLITests {
         for arguments in [["init", "-q"], ["add", "."], git + ["commit", "-qm", "init"]] {
             #expect(try Mounted.command("/usr/bin/git", arguments, in: s.path("repo")).status == 0)
         }
-        var environment = ["XDG_CACHE_HOME": s.path("cache")]
-        var location = s.path("remote")
-        try FileManager.default.createDirectory(atPath: location, withIntermediateDirectories: true)
-        if backend == "apache" {
-            environment.merge(try apacheConfig(s)) { $1 }
-            location = "apache:mount-\(UUID().uuidString.prefix(8))"
-            #expect(try await s.runner.run(["mkdir", location], extraEnvironment: environment).status == 0)
-        }
-        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        let source = try await source(backend, s, folder: "remote")
+        defer { source.remove(s) }
+        let (location, environment) = (source.location, source.environment)
         var sql = "PRAGMA journal_mode=WAL;\nCREATE TABLE t(x INTEGER, y TEXT);\nBEGIN;\n"
         for index in 0..<10_000 { sql += "INSERT INTO t VALUES(\(index), 'row \(index)');\n" }
         sql += "COMMIT;\n"
@@ -520,14 +533,9 @@ struct MountCLITests {
         defer { s.remove() }
         let original = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 3) })
         try s.write("src/file.bin", original)
-        var environment = ["XDG_CACHE_HOME": s.path("cache")]
-        var location = s.path("src")
-        if backend == "apache" {
-            environment.merge(try apacheConfig(s)) { $1 }
-            location = "apache:mount-\(UUID().uuidString.prefix(8))"
-            #expect(try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment).status == 0)
-        }
-        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        let source = try await source(backend, s)
+        defer { source.remove(s) }
+        let (location, environment) = (source.location, source.environment)
         try await withMount(s, location, environment: environment, extra: ["--write-back", "0"]) { mount in
             let root = mount.mountpoint
             let outcome = try await mount.blocking { () -> [String] in
@@ -568,19 +576,10 @@ struct MountCLITests {
         let s = try CLIScratch()
         defer { s.remove() }
         for name in ["a.txt", "b.txt", "c.txt"] { try s.write("src/\(name)", Data("first \(name)\n".utf8)) }
-        var environment = ["XDG_CACHE_HOME": s.path("cache")]
-        var location = s.path("src")
+        let source = try await source(backend, s)
+        defer { source.remove(s) }
         // Where the server keeps the files: changes are made there, behind the gateway's back.
-        var serverFolder = s.path("src")
-        if backend == "apache" {
-            environment.merge(try apacheConfig(s)) { $1 }
-            let name = "mount-\(UUID().uuidString.prefix(8))"
-            location = "apache:" + name
-            #expect(try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment).status == 0)
-            let state = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_STATE"])
-            serverFolder = state + "/webdav-apache/" + name
-        }
-        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        let (location, environment, serverFolder) = (source.location, source.environment, source.serverFolder)
         try await withMount(s, location, environment: environment, extra: ["--poll-interval", "1"]) { mount in
             let root = mount.mountpoint
             // The kernel caches every name and its attributes (60 s by default).
@@ -665,20 +664,13 @@ struct MountCLITests {
         let s = try CLIScratch()
         defer { s.remove() }
         try s.write("src/notes.txt", Data("base\n".utf8))
-        var environment = ["XDG_CACHE_HOME": s.path("cache")]
-        var location = s.path("src")
+        let source = try await source(backend, s)
+        defer { source.remove(s) }
+        let (location, environment) = (source.location, source.environment)
         // Local: inotify tells the mount of the remote change before the upload (the monitor's
         // path). Apache: polling is slow, so the upload itself finds the remote changed (its
         // version check fails).
-        var extra = ["--write-back", "4", "-v"]
-        if backend == "apache" {
-            environment.merge(try apacheConfig(s)) { $1 }
-            location = "apache:mount-\(UUID().uuidString.prefix(8))"
-            let copied = try await s.runner.run(["copy", s.path("src"), location], extraEnvironment: environment)
-            #expect(copied.status == 0, "\(copied.stderr)")
-            extra = ["--write-back", "1", "--poll-interval", "3600", "-v"]
-        }
-        defer { if backend == "apache" { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        let extra = backend == "apache" ? ["--write-back", "1", "--poll-interval", "3600", "-v"] : ["--write-back", "4", "-v"]
 
         let remoteText = Data("changed on the remote, longer than before\n".utf8)
         let mountLog = Locked("")
