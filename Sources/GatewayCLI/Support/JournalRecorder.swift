@@ -6,6 +6,11 @@ import Synchronization
 /// The undo journal of one command run: the run is started with the first change recorded, and
 /// each record is committed at once (an interrupted run stays undoable for what it did). A journal
 /// that cannot be opened costs a warning, not the command.
+///
+/// Confirmations of tentative records are batched: they ride with the next record's commit (or
+/// go in groups of ``confirmBatch``, and at ``finish()`` and exit). A run killed before its
+/// confirmations land leaves those records tentative, which `gateway undo` already handles by
+/// checking that the item is what the record expects.
 final class JournalRecorder: UndoRecorder, Sendable {
     private struct State {
         var journal: UndoJournal?
@@ -13,7 +18,14 @@ final class JournalRecorder: UndoRecorder, Sendable {
         var run: Int64?
         var remotes: [ObjectIdentifier: String?] = [:]
         var warned = false
+        var confirmations: [Int64] = []
     }
+
+    /// Confirmations kept before they are written on their own.
+    static let confirmBatch = 128
+    private static let live = Mutex<[ObjectIdentifier: WeakRecorder]>([:])
+    private static let exitHook: Void = { atexit { JournalRecorder.flushAll() } }()
+    private struct WeakRecorder: @unchecked Sendable { weak var recorder: JournalRecorder? }
 
     private let state = Mutex(State())
     private let directory: URL
@@ -51,7 +63,8 @@ final class JournalRecorder: UndoRecorder, Sendable {
                 if state.run == nil { state.run = try journal.beginRun(command: command) }
                 let remote = state.remotes[ObjectIdentifier(provider as AnyObject)] ?? .some(provider.name)
                 let run = state.run!
-                let seq = try journal.append(record, remote: remote, run: run)
+                let seq = try journal.append(record, remote: remote, run: run, confirming: state.confirmations)
+                state.confirmations = []
                 return (record.isTentative ? UndoRecordHandle(run: run, sequence: seq) : nil, nil)
             } catch {
                 guard !state.warned else { return (nil, nil) }
@@ -64,16 +77,46 @@ final class JournalRecorder: UndoRecorder, Sendable {
     }
 
     func confirm(_ handle: UndoRecordHandle) {
-        state.withLock { state in
-            try? state.journal?.confirm(run: handle.run, seq: handle.sequence)
+        let first = state.withLock { state -> Bool in
+            guard handle.run == state.run else {
+                try? state.journal?.confirm(run: handle.run, seq: handle.sequence)
+                return false
+            }
+            state.confirmations.append(handle.sequence)
+            if state.confirmations.count >= Self.confirmBatch { Self.flush(&state) }
+            return state.confirmations.count == 1
+        }
+        if first {
+            _ = Self.exitHook
+            Self.live.withLock { $0[ObjectIdentifier(self)] = WeakRecorder(recorder: self) }
         }
     }
 
     /// Marks the run finished (when it recorded anything).
     func finish() {
         state.withLock { state in
+            Self.flush(&state)
             if let run = state.run { try? state.journal?.finish(run: run) }
         }
+        Self.live.withLock { $0[ObjectIdentifier(self)] = nil }
+    }
+
+    /// Writes the confirmations kept in memory.
+    private static func flush(_ state: inout State) {
+        guard let run = state.run, !state.confirmations.isEmpty else { return }
+        try? state.journal?.confirm(run: run, sequences: state.confirmations)
+        state.confirmations = []
+    }
+
+    /// Writes every recorder's confirmations (at exit: an interrupted command's `exit`).
+    static func flushAll() {
+        for recorder in live.withLock({ $0.values.compactMap(\.recorder) }) {
+            recorder.state.withLock { flush(&$0) }
+        }
+    }
+
+    deinit {
+        state.withLock { Self.flush(&$0) }
     }
 }
 

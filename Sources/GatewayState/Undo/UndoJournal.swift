@@ -63,10 +63,14 @@ public final class UndoJournal: Sendable {
 
     /// Adds the record of one change made on `remote` (`nil`: a bare local path) to `run`; returns
     /// its sequence number.
+    ///
+    /// `confirming` lists tentative records of the same run whose changes were made since: they are
+    /// confirmed in the same transaction (one commit instead of one per record).
     @discardableResult
-    public func append(_ record: UndoRecord, remote: String?, run: Int64) throws -> Int64 {
+    public func append(_ record: UndoRecord, remote: String?, run: Int64, confirming: [Int64] = []) throws -> Int64 {
         let json = String(decoding: try JSONEncoder().encode(record), as: UTF8.self)
         return try store.write { database in
+            try Self.confirm(confirming, run: run, in: database)
             let next = (try database.integer("SELECT MAX(seq) FROM undo_records WHERE run = ?", [.integer(run)]) ?? 0) + 1
             try database.run("INSERT INTO undo_records(run, seq, remote, record) VALUES (?, ?, ?, ?)",
                              [.integer(run), .integer(next), .optional(remote), .text(json)])
@@ -76,9 +80,19 @@ public final class UndoJournal: Sendable {
 
     /// Marks a tentative record's change as made (``UndoRecord/isTentative`` becomes `false`).
     public func confirm(run: Int64, seq: Int64) throws {
-        try store.write {
-            try $0.run("UPDATE undo_records SET record = json_set(record, '$.isTentative', json('false')) WHERE run = ? AND seq = ?",
-                       [.integer(run), .integer(seq)])
+        try confirm(run: run, sequences: [seq])
+    }
+
+    /// Marks several tentative records of `run` as made, in one transaction.
+    public func confirm(run: Int64, sequences: [Int64]) throws {
+        guard !sequences.isEmpty else { return }
+        try store.write { try Self.confirm(sequences, run: run, in: $0) }
+    }
+
+    private static func confirm(_ sequences: [Int64], run: Int64, in database: SQLiteDatabase) throws {
+        for seq in sequences {
+            try database.run("UPDATE undo_records SET record = json_set(record, '$.isTentative', json('false')) WHERE run = ? AND seq = ?",
+                             [.integer(run), .integer(seq)])
         }
     }
 
