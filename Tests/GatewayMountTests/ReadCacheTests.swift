@@ -183,6 +183,29 @@ struct ReadCacheTests {
         #expect(fixture.provider.requests.count == 3, "\(fixture.provider.requests.map { "\($0.offset)+\($0.length ?? -1)" })")
     }
 
+    @Test("asynchronous read-ahead: 1 MiB reads taken a few MiB out of order keep one growing stream")
+    func asynchronousReadAhead() async throws {
+        let fixture = try await Fixture(size: 48 << 20)
+        defer { fixture.remove() }
+        let file = fixture.open()
+        let mebibyte = 1 << 20
+        // The kernel's requests in flight, answered in a scrambled order (as tasks on a pool may
+        // take them; each a few MiB from where the reads got to): every byte right, and the
+        // windows still double.
+        var order: [Int] = []
+        for group in stride(from: 0, to: 48, by: 4) { order += [2, 0, 3, 1].map { group + $0 } }
+        for index in order {
+            let part = try await file.read(offset: Int64(index * mebibyte), length: mebibyte)
+            #expect(part == fixture.data[(index * mebibyte)..<((index + 1) * mebibyte)], "MiB \(index)")
+        }
+        await file.close()
+        let requests = fixture.provider.requests
+        // Not a request per disorder: a handful of doubling windows cover the 48 MiB.
+        #expect(requests.count <= 10, "\(requests.map { "\($0.offset)+\($0.length ?? -1)" })")
+        let fetched = requests.reduce(Int64(0)) { $0 + ($1.length ?? 0) }
+        #expect(fetched <= Int64(56 * mebibyte), "fetched \(fetched) bytes for 48 MiB: \(requests.map { "\($0.offset)+\($0.length ?? -1)" })")
+    }
+
     @Test("a handle's entry is let go only once its bytes are written: a private entry leaves nothing counted or on disk")
     func closeWaitsForTheWriter() async throws {
         let fixture = try await Fixture(size: 4 << 20)

@@ -28,6 +28,8 @@ final class MountFileSystem: Sendable {
     let queue: UploadQueue?
     /// Folders the mount made, whose names it all knows (only while remote changes are followed).
     let known = Mutex(KnownFolders())
+    /// The version each file was last opened for reading at (the kernel's pages are of it).
+    let openedPins = Mutex<[UInt64: ReadPin]>([:])
     /// Whether the remote's changes are followed (a monitor pushes them), so what the mount made
     /// stays known.
     let followingChanges: Bool
@@ -123,7 +125,10 @@ final class MountFileSystem: Sendable {
             table.forget(inode, count: count)
             return table.node(inode) == nil
         }
-        if gone { known.withLock { $0.forget(inode) } }
+        if gone {
+            known.withLock { $0.forget(inode) }
+            openedPins.withLock { $0[inode] = nil }
+        }
     }
 
     func getattr(_ request: FUSERequest, inode: UInt64) {
@@ -207,7 +212,14 @@ final class MountFileSystem: Sendable {
         }
         let file = OpenFile(provider: provider, inode: inode, cache: readCache, pin: pin) { [weak self] in self?.pin(of: inode) }
         let handle = handles.withLock { $0.add(.remote(file)) }
-        request.open(handle: handle, keepCache: false)
+        // The kernel keeps the pages it has of this file when they are of the version it opens
+        // now (a re-read asks nothing); any other version, or none known, starts afresh. A remote
+        // change seen later drops them too (Coherence: notify_inval_inode).
+        let keep = pin.version != nil && openedPins.withLock { opened in
+            defer { opened[inode] = pin }
+            return opened[inode] == pin
+        }
+        request.open(handle: handle, keepCache: keep)
     }
 
     func read(_ request: FUSERequest, handle: UInt64, offset: Int64, size: Int) {

@@ -30,8 +30,13 @@ final class OpenFile: @unchecked Sendable {
     static let smallestWindow: Int64 = 128 << 10
     /// The largest read-ahead window.
     static let largestWindow: Int64 = 64 << 20
-    /// How far ahead of a stream a read may start and still be answered from it.
-    static let streamSlack: Int64 = 2 << 20
+    /// How far ahead of a stream a read may start and still be answered from it (the kernel's
+    /// asynchronous read-ahead has up to 12 requests of 1 MiB in flight, which a handle may take
+    /// in another order).
+    static let streamSlack: Int64 = 16 << 20
+    /// How far from where the reads got to a read may start and still count as sequential (the
+    /// window keeps growing).
+    static let sequentialSlack: Int64 = 4 << 20
 
     let provider: any FileProviderReadWrite
     let inode: UInt64
@@ -49,7 +54,8 @@ final class OpenFile: @unchecked Sendable {
     private var stream: ByteStream.AsyncIterator?
     /// The file offset of the stream's next byte.
     private var position: Int64 = 0
-    /// Where the stream's range ends.
+    /// Where the stream's range starts and ends.
+    private var streamStart: Int64 = 0
     private var streamEnd: Int64 = 0
     /// Where the previous read ended (sequential reads start there).
     private var lastEnd: Int64 = -1
@@ -159,8 +165,15 @@ final class OpenFile: @unchecked Sendable {
         let entry = try self.entry ?? cache.acquire(Self.cacheKey(pin))
         self.entry = entry
         let range = offset..<(offset + Int64(wanted))
-        window = offset == lastEnd ? min(window * 2, Self.largestWindow) : Self.smallestWindow
-        lastEnd = range.upperBound
+        // Sequential: at, or near, where the reads got to. The kernel's parallel read-ahead
+        // (asynchronous reads) hands its pieces over slightly out of order.
+        if lastEnd >= 0, abs(offset - lastEnd) <= Self.sequentialSlack {
+            window = min(window * 2, Self.largestWindow)
+            lastEnd = max(lastEnd, range.upperBound)
+        } else {
+            window = Self.smallestWindow
+            lastEnd = range.upperBound
+        }
         var end = range.upperBound
         while let gap = firstNeeded(in: range, of: entry) {
             if let failure = lastFailure, failure.offset == gap, ContinuousClock.now - failure.at < Self.failureMemory {
@@ -168,6 +181,12 @@ final class OpenFile: @unchecked Sendable {
             }
             let next: Data?
             do {
+                // A hole just behind a stream that is still going (the read that asks for it came
+                // after reads beyond it): fetched on its own, the stream goes on.
+                if stream != nil, gap < streamStart, position < streamEnd {
+                    try await fill(gap..<min(streamStart, max(range.upperBound, gap + Self.smallestWindow)), into: entry)
+                    continue
+                }
                 if stream == nil || gap < position || gap > position + Self.streamSlack || gap >= streamEnd {
                     try await start(at: gap, covering: range.upperBound)
                 }
@@ -203,7 +222,23 @@ final class OpenFile: @unchecked Sendable {
         let options = ReadOptions(offset: offset, length: length, ifVersion: version, chunkSize: 128 << 10)
         stream = try await provider.readStream(path: path, options: options).makeAsyncIterator()
         position = offset
+        streamStart = offset
         streamEnd = offset + length
+    }
+
+    /// Fetches `range` with a request of its own into the cache file (written before it returns).
+    private func fill(_ range: Range<Int64>, into entry: ReadCacheEntry) async throws {
+        let options = ReadOptions(offset: range.lowerBound, length: range.upperBound - range.lowerBound, ifVersion: version,
+                                  chunkSize: 128 << 10)
+        var at = range.lowerBound
+        for try await chunk in try await provider.readStream(path: path, options: options) {
+            await writer.submit(chunk, at: at, to: entry, cache: cache)
+            at += Int64(chunk.count)
+        }
+        await writer.flush()
+        // Shorter than asked: the remote's file ends there (or was cut); the caller's next turn
+        // finds the hole again and the stream reports the end.
+        guard at > range.lowerBound else { throw POSIXError(.EIO) }
     }
 
     /// Fetches every byte not cached yet: the remote item is about to go (an `unlink` or a rename

@@ -23,8 +23,10 @@ enum FUSEOperations {
             if connection.pointee.capable & UInt32(FUSE_CAP_READDIRPLUS_AUTO) != 0 {
                 connection.pointee.want |= UInt32(FUSE_CAP_READDIRPLUS_AUTO)
             }
-            // One read at a time per file, in order: sequential reads continue one stream.
-            connection.pointee.want &= ~UInt32(FUSE_CAP_ASYNC_READ)
+            // Reads stay asynchronous (libfuse's default): the kernel's read-ahead keeps several
+            // requests in flight, so the reply to one overlaps the fetch of the next. A handle
+            // answers them one at a time and continues its stream across the small disorder
+            // (OpenFile.streamSlack); 1 GiB sequentially then takes ~25 ranged requests.
             connection.pointee.max_readahead = 1 << 20
         }
         operations.lookup = { request, parent, name in
