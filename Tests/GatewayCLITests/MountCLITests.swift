@@ -576,6 +576,7 @@ struct MountCLITests {
         let s = try CLIScratch()
         defer { s.remove() }
         for name in ["a.txt", "b.txt", "c.txt"] { try s.write("src/\(name)", Data("first \(name)\n".utf8)) }
+        try s.write("src/same.txt", Data("same size, first\n".utf8))
         let source = try await source(backend, s)
         defer { source.remove(s) }
         // Where the server keeps the files: changes are made there, behind the gateway's back.
@@ -587,9 +588,15 @@ struct MountCLITests {
                 try ["a.txt", "b.txt", "c.txt"].map { try String(contentsOfFile: root + "/" + $0, encoding: .utf8) }
             }
             #expect(before == ["first a.txt\n", "first b.txt\n", "first c.txt\n"])
+            // Read twice: the second open keeps the kernel's pages (same version), which the
+            // server's change must drop even at the same size.
+            for _ in 0..<2 {
+                let same = try await mount.blocking { try String(contentsOfFile: root + "/same.txt", encoding: .utf8) }
+                #expect(same == "same size, first\n")
+            }
             // The listing too (the kernel may keep it while changes are followed).
             let listedBefore = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
-            #expect(listedBefore == ["a.txt", "b.txt", "c.txt"])
+            #expect(listedBefore == ["a.txt", "b.txt", "c.txt", "same.txt"])
             // A folder made through the mount: its names are known, a missing one is absent at
             // once (the kernel caches that too). One made on the server later must still show.
             // (Held open, so the kernel keeps the folder's inode and what the mount knows of it.)
@@ -624,11 +631,12 @@ struct MountCLITests {
             try FileManager.default.removeItem(atPath: serverFolder + "/b.txt")
             try FileManager.default.moveItem(atPath: serverFolder + "/c.txt", toPath: serverFolder + "/d.txt")
             try Data("later\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/made/later.txt"))
+            try Data("same size, again\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/same.txt"))
             if backend == "apache" { _ = try? Mounted.command("/bin/chown", ["-R", "www-data:www-data", serverFolder]) }
 
             // Seen without waiting for the 60-second attribute timeout (bounded well below it).
             let deadline = ContinuousClock.now + .seconds(20)
-            var seen: (a: String, b: Int32, c: Int32, d: String, new: String, later: String) = ("", 0, 0, "", "", "")
+            var seen: (a: String, b: Int32, c: Int32, d: String, new: String, later: String, same: String) = ("", 0, 0, "", "", "", "")
             while ContinuousClock.now < deadline {
                 seen = try await mount.blocking {
                     ((try? String(contentsOfFile: root + "/a.txt", encoding: .utf8)) ?? "",
@@ -636,18 +644,20 @@ struct MountCLITests {
                      access(root + "/c.txt", F_OK) == 0 ? 0 : errno,
                      (try? String(contentsOfFile: root + "/d.txt", encoding: .utf8)) ?? "",
                      (try? String(contentsOfFile: root + "/new.txt", encoding: .utf8)) ?? "",
-                     (try? String(contentsOfFile: root + "/made/later.txt", encoding: .utf8)) ?? "")
+                     (try? String(contentsOfFile: root + "/made/later.txt", encoding: .utf8)) ?? "",
+                     (try? String(contentsOfFile: root + "/same.txt", encoding: .utf8)) ?? "")
                 }
                 if seen.a == "second version of a\n", seen.b == ENOENT, seen.c == ENOENT, seen.d == "first c.txt\n", seen.new == "new\n",
-                   seen.later == "later\n" { break }
+                   seen.later == "later\n", seen.same == "same size, again\n" { break }
                 try await Task.sleep(for: .milliseconds(200))
             }
             #expect(seen.a == "second version of a\n", "\(seen)")
             #expect(seen.b == ENOENT && seen.c == ENOENT, "\(seen)")
             #expect(seen.d == "first c.txt\n" && seen.new == "new\n", "\(seen)")
             #expect(seen.later == "later\n", "a name made on the server in a folder the mount made: \(seen)")
+            #expect(seen.same == "same size, again\n", "a same-size change to a file read before: \(seen)")
             let listedAfter = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
-            #expect(listedAfter == ["a.txt", "d.txt", "made", "new.txt"], "a listing after the server's changes: \(listedAfter)")
+            #expect(listedAfter == ["a.txt", "d.txt", "made", "new.txt", "same.txt"], "a listing after the server's changes: \(listedAfter)")
             // inotify inside the mount reported the removal.
             let reportedBy = ContinuousClock.now + .seconds(10)
             while !String(decoding: events.value, as: UTF8.self).contains("DELETE_SELF \(root)/b.txt"), ContinuousClock.now < reportedBy {
