@@ -35,6 +35,12 @@ public struct MountOptions: Sendable {
     /// How many bytes of fetched file contents the read cache keeps once no open file uses them
     /// (1 GiB; files open now are kept whole even past it).
     public var readCacheLimit: Int64 = 1 << 30
+    /// With a recorder (`gateway mount --trash`), what programs remove or replace through the mount
+    /// goes to the remote's trash first, and every change (a file written or made, a folder made,
+    /// a removal, a rename) is recorded, so `gateway undo` reverts what they did. The provider
+    /// must be ``FileProviderUndoable`` with a trash (``Mount`` refuses it otherwise). `nil`: a
+    /// removal is final, as on a local file system.
+    public var undoRecorder: (any UndoRecorder)?
 
     /// The defaults: writable, uploads 2 s after the last close, one-second attribute cache, the
     /// mounting user's items.
@@ -81,6 +87,10 @@ public final class Mount: Sendable {
     public init(provider: any FileProviderReadWrite, path: String, at mountpoint: String, cacheDirectory: String,
                 stateDirectory: URL = StateLocation.directory(), options: MountOptions = MountOptions(),
                 logger: Logger = Logger(label: "gateway.mount"), replaying: @Sendable (Int) -> Void = { _ in }) async throws {
+        if options.undoRecorder != nil, !options.readOnly, (provider as? any FileProviderUndoable)?.trash == nil {
+            throw MountError.refused("\(provider.name) has no trash, so what programs remove in the mount could not be brought back "
+                + "(turn the remote's trash on, or mount without --trash)")
+        }
         let cache = try CacheFolder.lock(cacheDirectory)
         let queue = try UploadQueue.open(directory: stateDirectory, cacheFolder: cache.path)
         try await Self.replay(queue, cache: cache, provider: provider, logger: logger, replaying: replaying)

@@ -333,6 +333,85 @@ struct MountCLITests {
         }
     }
 
+    @Test("--trash: what programs remove or write over in the mount goes to the trash; gateway undo after the unmount reverts it all",
+          .timeLimit(.minutes(3)), arguments: ["local", "apache"])
+    func trashAndUndo(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let before: [String: String] = ["keep.txt": "keep v1\n", "gone.txt": "remove me\n", "over.txt": "old over\n",
+                                        "dir/inner.txt": "inner\n"]
+        for (name, text) in before { try s.write("src/" + name, Data(text.utf8)) }
+        let source = try await source(backend, s)
+        defer { source.remove(s) }
+        let (location, environment) = (source.location, source.environment)
+        func remote(_ name: String) async throws -> String? {
+            let cat = try await s.runner.run(["cat", location + "/" + name], extraEnvironment: environment)
+            return cat.status == 0 ? String(decoding: cat.stdout, as: UTF8.self) : nil
+        }
+
+        try await withMount(s, location, environment: environment, extra: ["--trash", "--write-back", "0"]) { mount in
+            let root = mount.mountpoint
+            try await mount.blocking {
+                try Data("new\n".utf8).write(to: URL(fileURLWithPath: root + "/new.txt"))
+                try Data("keep v2\n".utf8).write(to: URL(fileURLWithPath: root + "/keep.txt"))
+                try FileManager.default.removeItem(atPath: root + "/gone.txt")
+                try FileManager.default.createDirectory(atPath: root + "/made", withIntermediateDirectories: false)
+                try FileManager.default.removeItem(atPath: root + "/dir/inner.txt")
+                guard rmdir(root + "/dir") == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+                // An editor's save: a temporary, fsync (uploaded now), renamed over the file.
+                let temporary = root + "/.over.txt.swp"
+                let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+                guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+                let text = Array("new over\n".utf8)
+                guard Glibc.write(descriptor, text, text.count) == text.count, Glibc.fsync(descriptor) == 0 else {
+                    throw POSIXError(POSIXErrorCode(rawValue: errno)!)
+                }
+                close(descriptor)
+                guard rename(temporary, root + "/over.txt") == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+            }
+            #expect(try await mount.blocking { try Mounted.command("/bin/fusermount3", ["-u", root]).status } == 0)
+            #expect(try await waitForExit(mount) == 0, "\(mount.gateway.stderr)")
+        }
+        // What the programs did is on the remote...
+        #expect(try await remote("new.txt") == "new\n")
+        #expect(try await remote("keep.txt") == "keep v2\n")
+        #expect(try await remote("over.txt") == "new over\n")
+        #expect(try await remote("gone.txt") == nil)
+        #expect(try await remote("dir/inner.txt") == nil)
+        // ... the old items are in the remote's trash...
+        let trash = try await s.runner.run(["trash", "list", location], extraEnvironment: environment)
+        for name in ["gone.txt", "keep.txt", "over.txt", "dir"] {
+            #expect(trash.text.contains(name), "\(name) in the trash: \(trash.text)")
+        }
+        // ... and one undo of the mount's run puts everything back.
+        let listing = try await s.runner.run(["undo", "--list"], extraEnvironment: environment)
+        #expect(listing.text.contains("gateway mount"), "\(listing.text)")
+        let undo = try await s.runner.run(["undo"], extraEnvironment: environment)
+        #expect(undo.status == 0, "\(undo.text)")
+        for (name, text) in before { #expect(try await remote(name) == text, "\(name) after undo: \(undo.text)") }
+        for name in ["new.txt", "made", ".over.txt.swp"] {
+            let stat = try await s.runner.run(["stat", location + "/" + name], extraEnvironment: environment)
+            #expect(stat.status == 1, "\(name) should be gone after undo: \(stat.text)")
+        }
+    }
+
+    @Test("--trash on a remote whose trash is off is refused before it mounts, with the reason (exit 1)", .timeLimit(.minutes(1)))
+    func trashRefusedWithoutATrash() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try FileManager.default.createDirectory(atPath: s.path("src"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: s.path("mnt"), withIntermediateDirectories: true)
+        try s.write("config.json", Data("""
+            {"remotes": {"plain": {"type": "local", "root": "\(s.path("src"))", "trash": false}}}
+            """.utf8))
+        let environment = ["GATEWAY_CONFIG": s.path("config.json"), "XDG_CACHE_HOME": s.path("cache")]
+        let refused = try await s.runner.run(["mount", "--trash", "plain:", s.path("mnt")], extraEnvironment: environment)
+        #expect(refused.status == 1, "\(refused.text)")
+        #expect(refused.stderr.contains("has no trash") && refused.stderr.contains("without --trash"), "\(refused.text)")
+        let mounts = try String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)
+        #expect(!mounts.contains(s.path("mnt")), "nothing mounted")
+    }
+
     @Test("200 files written, then fusermount3 -u at once: the command ends only when all 200 are on the server byte-equal",
           .timeLimit(.minutes(3)))
     func unmountWaitsForUploads() async throws {

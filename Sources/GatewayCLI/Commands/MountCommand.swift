@@ -29,7 +29,9 @@ struct MountCommand: AsyncParsableCommand {
         Writes go to a cache file (in --cache-dir, default $XDG_CACHE_HOME/gateway/mount/) and
         are uploaded with the remote's atomic write --write-back seconds after the file's last
         close; fsync returns once the file is on the remote. Folders, removals and renames
-        happen on the remote at once. chmod and chown are accepted and not kept; times are kept
+        happen on the remote at once, and a removal is final as on a local disk; with --trash,
+        what programs remove or write over goes to the remote's trash first and every change is
+        recorded, so `gateway undo` (after the unmount) reverts what they did. chmod and chown are accepted and not kept; times are kept
         where the remote can set them. On unmount, pending uploads finish first ("uploading N
         files", with progress); a second Ctrl-C stops waiting, says which files are still to be
         sent and where they are kept, and exits 130: the next mount with that cache folder sends
@@ -62,6 +64,10 @@ struct MountCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Fetched file contents kept in the cache folder once no open file uses them (like 1G, 500M; default 1G).")
     var cacheMaxSize: String = "1G"
     @Option(name: .customShort("o"), help: "A FUSE mount option, passed through (repeatable).") var fuseOptions: [String] = []
+    @Flag(name: .long, help: ArgumentHelp(
+        "Removals and overwrites go to the remote's trash, and every change is recorded: `gateway undo` reverts what programs did in the mount.",
+        discussion: "Without it a removal is final, as on a local file system."))
+    var trash = false
     @Flag(name: .long, help: "Status lines on stderr as JSON objects (mounted, uploaded, conflict, unmounted, ...).") var json = false
     @Argument(help: "REMOTE:PATH of a folder, or a local folder.") var location: String
     @Argument(help: "An existing empty folder to mount at.") var mountpoint: String
@@ -99,6 +105,10 @@ struct MountCommand: AsyncParsableCommand {
         options.umask = mode_t(UInt32(umask, radix: 8) ?? 0o022)
         options.fuseOptions = fuseOptions
         options.readCacheLimit = ByteSize.parse(cacheMaxSize) ?? options.readCacheLimit
+        let journal = trash ? JournalRecorder(context: context) : nil
+        journal?.register(provider, location: target)
+        defer { journal?.finish() }
+        options.undoRecorder = journal
         let cache = cacheDir ?? Self.defaultCacheFolder(for: location)
         let status = MountStatus(json: json)
         let draining = Draining()

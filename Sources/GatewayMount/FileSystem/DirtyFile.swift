@@ -127,7 +127,7 @@ final class DirtyFile: Sendable {
     /// was nothing to send.
     /// `stored` is told what the server stored while no other upload of this file can run, so
     /// descriptions are applied in the order the uploads happened.
-    func upload(to path: @Sendable () -> String?, provider: any FileProviderReadWrite,
+    func upload(to path: @Sendable () -> String?, provider: any FileProviderReadWrite, undo: MountUndo? = nil,
                 stored: (FileObject) -> Void) async throws -> FileObject? {
         try await uploads.withLock {
             let (generation, size, date, removed) = state.withLock { ($0.generation, $0.size, $0.modificationDate, $0.removed) }
@@ -135,8 +135,17 @@ final class DirtyFile: Sendable {
             var options = WriteOptions(overwrite: true, expectedSize: size, modificationDate: date)
             options.returnsStoredAttributes = true
             options.ifVersion = state.withLock { $0.existsRemotely ? $0.base : nil }
-            let result = try await provider.write(path: target, from: try ByteStream.contentsOfFile(at: URL(fileURLWithPath: cachePath)),
-                                                  options: options)
+            let contents = try ByteStream.contentsOfFile(at: URL(fileURLWithPath: cachePath))
+            let result: FileObject
+            if let undo {
+                // What the name held goes to the trash as the new contents take it; recorded.
+                let written = try await undo.provider.writeUndoably(path: target, from: contents, options: options,
+                                                                    existing: options.ifVersion != nil ? true : nil)
+                undo.recorder.record(written.record, on: provider)
+                result = written.file
+            } else {
+                result = try await provider.write(path: target, from: contents, options: options)
+            }
             state.withLock {
                 $0.uploaded = max($0.uploaded, generation)
                 $0.existsRemotely = true

@@ -140,6 +140,7 @@ extension MountFileSystem {
             guard FolderReader.isAcceptableName(name) else { throw POSIXError(.EINVAL) }
             guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
             try await operations.createFolder(path: path, withIntermediateDirectories: false)
+            undo?.recorder.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .directory)), on: provider)
             let item = try await provider.attributesOfItem(path: path)
             let inode = table.withLock { $0.remember(item, as: name, in: parent) }
             known.withLock { known in
@@ -159,13 +160,13 @@ extension MountFileSystem {
             if let file {
                 try await file.withoutUpload {
                     file.markRemoved()
-                    if file.snapshot.existsRemotely { try await operations.removeItem(path: path, recursive: false) }
+                    if file.snapshot.existsRemotely { try await remove(path, recursive: false, operations: operations) }
                 }
                 dequeue(file)
                 forgetDirty(file)
             } else {
                 if let inode { try await keepOpenContents(of: inode) }
-                try await operations.removeItem(path: path, recursive: false)
+                try await remove(path, recursive: false, operations: operations)
             }
             if let inode { table.withLock { $0.unlink(inode) } }
             known.withLock { $0.remove(name, in: parent) }
@@ -179,7 +180,7 @@ extension MountFileSystem {
             guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
             let item = try await provider.attributesOfItem(path: path)
             guard item.isDirectory else { throw POSIXError(.ENOTDIR) }
-            try await operations.removeItem(path: path, recursive: false)
+            try await remove(path, recursive: false, operations: operations)
             let inode = table.withLock { $0.inode(of: name, in: parent) }
             if let inode { table.withLock { $0.unlink(inode) } }
             known.withLock { known in
@@ -208,10 +209,10 @@ extension MountFileSystem {
                     // remote is replaced by that upload (or removed now, with nothing to replace it).
                     if try await provider.itemIfPresent(path: target) != nil {
                         if noReplace { throw POSIXError(.EEXIST) }
-                        if replacedFile == nil { try await operations.removeItem(path: target, recursive: true) }
+                        if replacedFile == nil { try await remove(target, recursive: true, operations: operations) }
                     }
                 } else {
-                    try await operations.moveItem(path: source, to: target, overwrite: !noReplace)
+                    try await rename(source, to: target, overwrite: !noReplace, operations: operations)
                 }
                 if let replacedFile {
                     replacedFile.markRemoved()
@@ -303,7 +304,7 @@ extension MountFileSystem {
     func upload(_ file: DirtyFile) async throws {
         let inode = file.inode
         let send = { [self] in
-            let stored = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider) { [self] stored in
+            let stored = try await file.upload(to: { [self] in table.withLock { $0.path(of: inode) } }, provider: provider, undo: undo) { [self] stored in
                 table.withLock { $0.update(inode, item: stored) }
                 noteOwnChange(inode)
             }
