@@ -231,7 +231,26 @@ struct MountBehaviourTests {
                 probe.check(volume.f_bsize > 0, "statvfs block size")
                 // What no backend keeps.
                 probe.fails(link(root + "/target.txt", root + "/hard-link"), EPERM, "link")
-                probe.fails(symlink("target.txt", root + "/soft-link"), EPERM, "symlink")
+                if backend == "local" {
+                    // Symbolic links where the backend keeps them: made, read, followed, renamed, removed as links.
+                    probe.succeeds(symlink("target.txt", root + "/soft-link"), "symlink")
+                    var info = stat()
+                    probe.succeeds(lstat(root + "/soft-link", &info), "lstat of a link")
+                    probe.check(info.st_mode & S_IFMT == S_IFLNK && info.st_size == 10, "a link's lstat: mode \(String(info.st_mode, radix: 8)), size \(info.st_size)")
+                    var buffer = [CChar](repeating: 0, count: 256)
+                    let count = readlink(root + "/soft-link", &buffer, buffer.count)
+                    probe.check(count == 10 && String(decoding: buffer.prefix(max(0, count)).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "target.txt",
+                                "readlink: \(count)")
+                    probe.check(Probe.contents(root + "/soft-link") == "from source\n", "reading through a link")
+                    probe.fails(symlink("elsewhere", root + "/soft-link"), EEXIST, "symlink over a link")
+                    probe.succeeds(symlink("no/such/file", root + "/dangling"), "a dangling link")
+                    probe.fails(open(root + "/dangling", O_RDONLY), ENOENT, "open through a dangling link")
+                    probe.succeeds(rename(root + "/dangling", root + "/dangling-renamed"), "rename of a link")
+                    probe.succeeds(unlink(root + "/dangling-renamed"), "unlink of a link")
+                    probe.check(Probe.contents(root + "/target.txt") == "from source\n", "the link's target stays")
+                } else {
+                    probe.fails(symlink("target.txt", root + "/soft-link"), EPERM, "symlink")
+                }
                 probe.fails(mkfifo(root + "/fifo", 0o644), EPERM, "mkfifo")
                 return probe.failures
             }
@@ -244,7 +263,11 @@ struct MountBehaviourTests {
             let cat = try await s.runner.run(["cat", location + "/" + name], extraEnvironment: environment)
             #expect(cat.status == 0 && cat.stdout == Data(text.utf8), "\(backend) \(name): \(cat.text)")
         }
-        for gone in ["held.bin", "source.txt", "folder", "created-then-emptied", "inner"] {
+        if backend == "local" {
+            let link = try FileManager.default.destinationOfSymbolicLink(atPath: location + "/soft-link")
+            #expect(link == "target.txt", "the link on the local folder: \(link)")
+        }
+        for gone in ["held.bin", "source.txt", "folder", "created-then-emptied", "inner", "dangling", "dangling-renamed"] {
             let stat = try await s.runner.run(["stat", location + "/" + gone], extraEnvironment: environment)
             #expect(stat.status == 1, "\(backend): \(gone) should be gone: \(stat.text)")
         }

@@ -31,6 +31,33 @@ struct CapabilityBehaviourTests {
         }
     }
 
+    @Test("symbolic links: made and read as links (dangling too), listed as links, removed as links; never over an item", arguments: ProviderFixture.all)
+    func symbolicLinks(fixture: ProviderFixture) async throws {
+        try await fixture.run { s in
+            guard let links = s.provider as? any FileProviderSymbolicLinks else { return }
+            try await s.provider.writeContents(path: s.path("target.txt"), data: Data("target\n".utf8))
+            let made = try await links.createSymbolicLink(at: s.path("link"), target: "target.txt")
+            #expect(made.type == .symbolicLink && made.path == s.path("link"))
+            #expect(try await links.destinationOfSymbolicLink(at: s.path("link")) == "target.txt")
+            try await links.createSymbolicLink(at: s.path("dangling"), target: "../nowhere/missing")
+            #expect(try await links.destinationOfSymbolicLink(at: s.path("dangling")) == "../nowhere/missing")
+            let listed = try await s.provider.contentsOfDirectory(path: s.base).collectAll()
+            let link = try #require(listed.first { $0.name == "link" })
+            #expect(link.type == .symbolicLink && link.extraProperties["symlink_target"] == "target.txt")
+            #expect(listed.first { $0.name == "dangling" }?.type == .symbolicLink)
+            await expectFailure(.alreadyExists) { try await links.createSymbolicLink(at: s.path("target.txt"), target: "link") }
+            await expectFailure(.alreadyExists) { try await links.createSymbolicLink(at: s.path("link"), target: "other") }
+            await expectFailure(.notFound) { try await links.createSymbolicLink(at: s.path("no-folder/link"), target: "x") }
+            await expectFailure(.invalidInput) { try await links.createSymbolicLink(at: s.path("empty"), target: "") }
+            await expectFailure(.invalidInput) { _ = try await links.destinationOfSymbolicLink(at: s.path("target.txt")) }
+            await expectFailure(.notFound) { _ = try await links.destinationOfSymbolicLink(at: s.path("missing")) }
+            // Removing the link leaves what it points to.
+            try await s.provider.removeItem(path: s.path("link"), recursive: false)
+            #expect(try await s.provider.itemIfPresent(path: s.path("link")) == nil)
+            #expect(try await s.provider.contents(path: s.path("target.txt")) == Data("target\n".utf8))
+        }
+    }
+
     @Test("resumable writes: an interrupted write continues from the bytes kept, and only the whole file appears", arguments: ProviderFixture.all)
     func resumableWrite(fixture: ProviderFixture) async throws {
         try await fixture.run { s in

@@ -27,10 +27,11 @@ struct CapabilityCoverageTests {
                 note("server-side copy", fixture.name, features.supports(.serverSideCopy))
                 note("server-side move", fixture.name, features.supports(.serverSideMove))
                 note("ranged reads", fixture.name, features.supports(.rangedRead))
+                note("symbolic links", fixture.name, s.provider is any FileProviderSymbolicLinks)
             }
         }
         for capability in ["resumable writes", "positional writes", "segmented writes", "hashing", "conditional writes",
-                           "setting modification times", "quota", "server-side copy", "server-side move", "ranged reads"] {
+                           "setting modification times", "quota", "server-side copy", "server-side move", "ranged reads", "symbolic links"] {
             #expect(!(claimed[capability] ?? []).isEmpty, "no fixture claims \(capability): its behaviour test checks nothing")
         }
     }

@@ -83,7 +83,7 @@ final class FolderReader: @unchecked Sendable {
                 if let item {
                     let known = fileSystem.table.withLock { $0.inode(of: item.name, in: inode) }
                     attributes.st_ino = __ino_t(known ?? (UInt64(truncatingIfNeeded: item.name.hashValue) | 1 << 63))
-                    attributes.st_mode = item.isDirectory ? S_IFDIR : S_IFREG
+                    attributes.st_mode = item.isDirectory ? S_IFDIR : item.isSymbolicLink ? S_IFLNK : S_IFREG
                 } else {
                     attributes = entry.attr
                 }

@@ -151,6 +151,40 @@ extension MountFileSystem {
         }
     }
 
+    /// A symbolic link `name` in `parent` to `target`, where the provider keeps links (Local);
+    /// `EPERM` elsewhere.
+    func symlink(_ request: FUSERequest, target: String, parent: UInt64, name: String) {
+        answer(request) { [self] in
+            guard !options.readOnly else { throw POSIXError(.EROFS) }
+            guard let links = provider as? any FileProviderSymbolicLinks else { throw POSIXError(.EPERM) }
+            guard FolderReader.isAcceptableName(name) else { throw POSIXError(.EINVAL) }
+            guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
+            let item = try await links.createSymbolicLink(at: path, target: target)
+            undo?.recorder.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .symbolicLink)), on: provider)
+            let inode = table.withLock { $0.remember(item, as: name, in: parent) }
+            known.withLock { $0.add(name, in: parent) }
+            request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
+        }
+    }
+
+    /// The target of the symbolic link `inode`.
+    func readlink(_ request: FUSERequest, inode: UInt64) {
+        guard let node = table.withLock({ $0.node(inode) }), let path = table.withLock({ $0.path(of: inode) }) else {
+            return request.fail(ENOENT)
+        }
+        guard node.item.isSymbolicLink else { return request.fail(EINVAL) }
+        answer(request) { [self] in
+            let target: String?
+            if let links = provider as? any FileProviderSymbolicLinks {
+                target = try await links.destinationOfSymbolicLink(at: path)
+            } else {
+                target = try await provider.attributesOfItem(path: path).extraProperties["symlink_target"]
+            }
+            guard let target, !target.isEmpty else { throw POSIXError(.EINVAL) }
+            request.link(target)
+        }
+    }
+
     func unlink(_ request: FUSERequest, parent: UInt64, name: String) {
         answer(request) { [self] in
             guard !options.readOnly, let operations else { throw POSIXError(.EROFS) }

@@ -168,11 +168,13 @@ final class MountFileSystem: Sendable {
         var result = stat()
         result.st_ino = __ino_t(inode)
         let permissions: mode_t = (item.isDirectory ? 0o777 : 0o666) & ~options.umask & (options.readOnly ? 0o555 : 0o777)
-        result.st_mode = (item.isDirectory ? S_IFDIR : S_IFREG) | permissions
+        result.st_mode = item.isDirectory ? S_IFDIR | permissions : item.isSymbolicLink ? S_IFLNK | 0o777 : S_IFREG | permissions
         result.st_nlink = item.isDirectory ? 2 : 1
         result.st_uid = options.uid
         result.st_gid = options.gid
-        let size = item.isDirectory ? 0 : max(0, item.size ?? 0)
+        // A link's size is its target's length (lstat), as on a local file system.
+        let linkSize = item.extraProperties["symlink_target"].map { Int64($0.utf8.count) }
+        let size = item.isDirectory ? 0 : max(0, (item.isSymbolicLink ? linkSize : nil) ?? item.size ?? 0)
         result.st_size = Int(size)
         result.st_blksize = 128 << 10
         result.st_blocks = Int((size + 511) / 512)

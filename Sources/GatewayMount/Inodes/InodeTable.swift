@@ -98,12 +98,22 @@ struct InodeTable {
         return (current, last, current.flatMap { links[Link(parent: $0, name: last)] })
     }
 
+    /// The kernel's file type of an item type (a file and an unknown item are both files).
+    static func kind(_ type: FileObjectType) -> Int {
+        switch type {
+        case .directory: 1
+        case .symbolicLink: 2
+        case .file, .other: 0
+        }
+    }
+
     /// Records that the kernel was handed `item` as `name` in `parent`: its inode (made if new,
     /// remade if the name now holds an item of another type), with one more lookup.
     mutating func remember(_ item: FileObject, as name: String, in parent: UInt64) -> UInt64 {
         let link = Link(parent: parent, name: name)
         let placeholder = Placeholder(item)
-        if let existing = links[link], var node = nodes[existing], (node.placeholder.type == .directory) == item.isDirectory {
+        // The kernel's inode keeps its type (a file, a folder, a link) for life.
+        if let existing = links[link], var node = nodes[existing], Self.kind(node.placeholder.type) == Self.kind(item.type) {
             node.placeholder = placeholder
             node.lookups &+= 1
             nodes[existing] = node
@@ -205,7 +215,9 @@ struct Placeholder {
         case .symbolicLink: 2
         case .other: 3
         }
-        bytes = item.size.map { max($0, -1) } ?? -1
+        // A link's size is its target's length (what lstat says), not the size of what it leads to.
+        bytes = item.isSymbolicLink ? item.extraProperties["symlink_target"].map { Int64($0.utf8.count) } ?? -1
+            : item.size.map { max($0, -1) } ?? -1
         modifiedSeconds = item.modificationDate?.timeIntervalSince1970 ?? .nan
         stampedSeconds = item.sourceStamp?.modificationDate?.timeIntervalSince1970 ?? .nan
         version = item.versionTag

@@ -124,10 +124,19 @@ enum FUSEOperations {
             guard let request else { return }
             FUSEOperations.fileSystem(request).statfs(FUSERequest(raw: request))
         }
-        // No backend keeps hard links, device nodes or FIFOs, and none takes a symbolic link
-        // through the provider protocols: refused as a local file system without them does (vfat).
+        // Symbolic links where the provider keeps them (FileProviderSymbolicLinks: Local);
+        // elsewhere `symlink` is refused with EPERM, as vfat does.
+        operations.symlink = { request, target, parent, name in
+            guard let request, let target, let name else { return }
+            FUSEOperations.fileSystem(request).symlink(FUSERequest(raw: request), target: String(cString: target), parent: UInt64(parent),
+                                                       name: String(cString: name))
+        }
+        operations.readlink = { request, inode in
+            guard let request else { return }
+            FUSEOperations.fileSystem(request).readlink(FUSERequest(raw: request), inode: UInt64(inode))
+        }
+        // No backend keeps hard links, device nodes or FIFOs: refused as vfat does.
         operations.link = { request, _, _, _ in fuse_reply_err(request, EPERM) }
-        operations.symlink = { request, _, _, _ in fuse_reply_err(request, EPERM) }
         operations.mknod = { request, _, _, _, _ in fuse_reply_err(request, EPERM) }
         return operations
     }

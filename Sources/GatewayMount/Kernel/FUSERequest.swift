@@ -57,6 +57,11 @@ struct FUSERequest: @unchecked Sendable {
         _ = fuse_reply_open(raw, &info)
     }
 
+    /// Answers a `readlink` with the link's target.
+    func link(_ target: String) {
+        _ = target.withCString { fuse_reply_readlink(raw, $0) }
+    }
+
     /// Answers a `read` or `readdir` with bytes.
     func buffer(_ data: Data) {
         data.withUnsafeBytes { bytes in
