@@ -141,7 +141,10 @@ extension MountFileSystem {
             guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
             try await operations.createFolder(path: path, withIntermediateDirectories: false)
             undo?.recorder.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .directory)), on: provider)
-            let item = try await provider.attributesOfItem(path: path)
+            // Described from what was asked (an empty folder, made now) rather than asked again:
+            // `git clone` and `tar x` make a folder per few files. A listing or the monitor's
+            // report of it brings the server's own times later.
+            let item = FileObject(path: path, type: .directory, modificationDate: Date())
             let inode = table.withLock { $0.remember(item, as: name, in: parent) }
             known.withLock { known in
                 known.add(name, in: parent)
