@@ -394,12 +394,24 @@ struct ServeCLITests {
         signal(SIGPIPE, SIG_IGN)
         try upload.run()
         try input.fileHandleForWriting.write(contentsOf: content.prefix(1_000_000))
-        try await Task.sleep(for: .milliseconds(1000))
+        // Under way once the server writes the body to its temporary file beside the name.
+        let writingBy = ContinuousClock.now + .seconds(30)
+        func temporaries() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: s.path("served"))) ?? []).filter { $0 != "slow.bin" }
+        }
+        while temporaries().isEmpty, ContinuousClock.now < writingBy { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!temporaries().isEmpty, "the upload reached the server")
         #expect(!s.exists("served/slow.bin"), "nothing appears under the name before every byte came")
         kill(served.running.process.processIdentifier, SIGTERM)
-        try await Task.sleep(for: .milliseconds(300))
-        let refused = try Self.tool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)",
+        // Shutting down: new connections are refused (asked until they are, bounded).
+        var refused = (status: Int32(0), output: "")
+        let refusedBy = ContinuousClock.now + .seconds(30)
+        repeat {
+            refused = try Self.tool("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)",
                                                       served.url + "/"], in: s.base)
+            if refused.output == "000" { break }
+            try await Task.sleep(for: .milliseconds(20))
+        } while ContinuousClock.now < refusedBy
         #expect(refused.output == "000", "no new connections once shutting down: \(refused.output)")
         try? input.fileHandleForWriting.write(contentsOf: content.dropFirst(1_000_000))
         try? input.fileHandleForWriting.close()

@@ -13,26 +13,60 @@ struct LocalMonitorTests {
         let root: String
         let provider: LocalFileProvider
         let collected: Locked<[SeenChange]>
+        /// How many events of the probe file (``probe``, left out of ``collected``) came.
+        let probes: Locked<Int>
         let task: Task<Void, any Error>
         let cleanup: @Sendable () -> Void
+        static let probe = ".watch-probe"
 
-        static func start(settle: Duration = .milliseconds(800)) async throws -> Watch {
+        /// Starts a stream and returns once it watches (it has reported a probe written after it started).
+        static func start() async throws -> Watch {
             let root = try TemporaryFolder.make()
             let state = try TemporaryFolder.make(prefix: "gateway-state")
             let provider = try LocalFileProvider(name: "watched", root: root.path, stateDirectory: URL(fileURLWithPath: state.path))
             let collected = Locked<[SeenChange]>([])
+            let probes = Locked(0)
             let stream = provider.changes(at: "/", options: MonitorOptions(recursive: true))
             let task = Task {
-                for try await event in stream { collected.mutate { $0.append(SeenChange(event, base: "")) } }
+                for try await event in stream {
+                    let change = SeenChange(event, base: "")
+                    if change.path == Watch.probe { probes.mutate { $0 += 1 } } else { collected.mutate { $0.append(change) } }
+                }
             }
-            try await Task.sleep(for: settle)
-            return Watch(root: provider.rootPath, provider: provider, collected: collected, task: task, cleanup: { root.remove(); state.remove() })
+            let watch = Watch(root: provider.rootPath, provider: provider, collected: collected, probes: probes, task: task,
+                              cleanup: { root.remove(); state.remove() })
+            try await watch.barrier()
+            return watch
         }
 
-        init(root: String, provider: LocalFileProvider, collected: Locked<[SeenChange]>, task: Task<Void, any Error>, cleanup: @escaping @Sendable () -> Void) {
+        /// Returns once every event of a change made before the call has come: the stream reports
+        /// in order, so a probe written now and reported marks that point (rather than a pause of
+        /// fixed length that a loaded machine may outlast).
+        func barrier(timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let before = probes.value
+            let deadline = ContinuousClock.now + timeout
+            var round = 0
+            while ContinuousClock.now < deadline {
+                // A new size each round: written before the stream took its first look, a probe
+                // is part of the state it starts from and reports nothing.
+                round += 1
+                try Data(repeating: 0x70, count: round + before).write(to: URL(fileURLWithPath: root + "/" + Self.probe))
+                let next = min(deadline, ContinuousClock.now + .seconds(3))
+                while ContinuousClock.now < next {
+                    if probes.value > before { return }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            Issue.record("the stream never reported the probe within \(timeout)", sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+
+        init(root: String, provider: LocalFileProvider, collected: Locked<[SeenChange]>, probes: Locked<Int>, task: Task<Void, any Error>,
+             cleanup: @escaping @Sendable () -> Void) {
             self.root = root
             self.provider = provider
             self.collected = collected
+            self.probes = probes
             self.task = task
             self.cleanup = cleanup
         }
@@ -58,7 +92,7 @@ struct LocalMonitorTests {
             try create(watch.root + "/f\(index).txt", Data("\(index)".utf8))
         }
         try await waitFor(watch.collected, timeout: .seconds(60)) { $0.filter { $0.kind == .created }.count >= 10_000 }
-        try await Task.sleep(for: .milliseconds(500))
+        try await watch.barrier()  // any repeated event would have come by now
         expectCreations(watch.collected.value, (0..<10_000).map { "f\($0).txt" })
         await watch.stop()
     }
@@ -81,7 +115,7 @@ struct LocalMonitorTests {
             try create(watch.root + "/d/g\(index)", Data([1, 2, 3]))
         }
         try await waitFor(watch.collected, timeout: .seconds(30)) { $0.filter { $0.kind == .created }.count >= 2_001 }
-        try await Task.sleep(for: .milliseconds(500))
+        try await watch.barrier()
         expectCreations(watch.collected.value, ["d"] + (0..<2_000).map { "d/g\($0)" })
         #expect(InotifyStatistics.overflows.load(ordering: .relaxed) > overflowsBefore, "the queue must have overflowed for this test to mean anything")
         await watch.stop()
@@ -114,7 +148,7 @@ struct LocalMonitorTests {
         for piece in 0..<100 { handle.write(Data("piece \(piece)\n".utf8)) }
         try handle.close()
         try await waitFor(watch.collected, timeout: .seconds(5)) { $0.contains(SeenChange(.modified, "log.txt")) }
-        try await Task.sleep(for: .milliseconds(400))
+        try await watch.barrier()
         #expect(watch.collected.value.filter { $0.path == "log.txt" }.count == 2, "\(watch.collected.value)")
 
         try FileManager.default.createDirectory(atPath: watch.root + "/dir/sub", withIntermediateDirectories: true)
@@ -195,13 +229,20 @@ struct LocalMonitorTests {
         try create(root + "/d/x", Data("x".utf8))
         _ = try await provider.currentAnchor(at: "/", recursive: true)  // logs d/x: the old anchor is now behind
         let collected = Locked<[SeenChange]>([])
+        let caughtUp = Locked(false)
         let pages = provider.changePages(since: old, options: MonitorOptions(recursive: true))
         let task = Task {
-            for try await page in pages { collected.mutate { $0 += page.events.map { SeenChange($0, base: "") } } }
+            for try await page in pages {
+                collected.mutate { $0 += page.events.map { SeenChange($0, base: "") } }
+                if !page.moreComing { caughtUp.mutate { $0 = true } }
+            }
         }
         defer { task.cancel() }
         try await waitFor(collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "d/x")) }
-        try await Task.sleep(for: .milliseconds(500))
+        // Live from the last catch-up page on: a change after it is seen.
+        let by = ContinuousClock.now + .seconds(30)
+        while !caughtUp.value, ContinuousClock.now < by { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(caughtUp.value, "the catch-up ended")
         try create(root + "/d/y", Data("y".utf8))
         try await waitFor(collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "d/y")) }
     }
@@ -214,7 +255,9 @@ struct LocalMonitorTests {
         try await waitFor(watch.collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "one.txt")) }
         try FileManager.default.removeItem(atPath: watch.root + "/a")
         try FileManager.default.createDirectory(atPath: watch.root + "/a", withIntermediateDirectories: false)
-        try await Task.sleep(for: .milliseconds(400))
+        // Taken in by the stream (a removal and a making of the same empty folder report nothing)
+        // before a file goes in: the file is then seen only if the new folder is watched.
+        try await watch.barrier()
         try create(watch.root + "/a/f", Data("f".utf8))
         try await waitFor(watch.collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "a/f")) }
 

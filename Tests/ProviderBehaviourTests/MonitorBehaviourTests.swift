@@ -105,8 +105,11 @@ struct MonitorBehaviourTests {
                 for try await event in stream { collected.mutate { $0.append(SeenChange(event, base: base)) } }
             }
             defer { watcher.cancel() }
-            // The stream records the state when first asked; give it that moment.
-            try await Task.sleep(for: .milliseconds(1500))
+            // The stream records the state when first asked: it is watching once it reports a
+            // probe written after that (written again, a byte longer, until it does).
+            try await waitUntilWatching(collected, probe: "probe.txt") { round in
+                try s.outside.write(s.path("probe.txt"), Data(repeating: 0x70, count: round))
+            }
             try s.outside.write(s.path("new.txt"), Data("n".utf8))
             try s.outside.makeFolder(s.path("dir"))
             try s.outside.write(s.path("dir/inner.txt"), Data("inner".utf8))
@@ -135,16 +138,27 @@ struct MonitorBehaviourTests {
         }
     }
 
-    @Test("cancelling a live stream ends it promptly", arguments: MonitorFixture.all)
+    @Test("cancelling a live stream ends it promptly, while it waits out a long interval", arguments: MonitorFixture.all)
     func cancellation(fixture: MonitorFixture) async throws {
         try await fixture.run { s in
-            let stream = s.provider.changes(at: s.base, options: MonitorOptions(recursive: true, interval: .seconds(30)))
+            // The catch-up page comes at once (empty or not); after it the stream waits 30 s for
+            // its next look. Cancelled then, it must end without waiting that out.
+            let anchor = try await s.provider.currentAnchor(at: s.base, recursive: true)
+            let pages = s.provider.changePages(since: anchor, options: MonitorOptions(recursive: true, interval: .seconds(30)))
+            let caughtUp = Locked(false)
             let watcher = Task { () -> Int in
                 var count = 0
-                do { for try await _ in stream { count += 1 } } catch is CancellationError {}
+                do {
+                    for try await _ in pages {
+                        count += 1
+                        caughtUp.mutate { $0 = true }
+                    }
+                } catch is CancellationError {}
                 return count
             }
-            try await Task.sleep(for: .milliseconds(800))
+            let by = ContinuousClock.now + .seconds(30)
+            while !caughtUp.value, ContinuousClock.now < by { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(caughtUp.value, "the catch-up page came")
             let started = ContinuousClock.now
             watcher.cancel()
             _ = try? await watcher.value

@@ -218,6 +218,25 @@ func waitFor(_ collected: Locked<[SeenChange]>, timeout: Duration, sourceLocatio
     Issue.record("not seen within \(timeout): got \(changes.count) changes: \(changes.prefix(20))", sourceLocation: sourceLocation)
 }
 
+/// Waits until a live stream watches: `write(round)` changes `probe` (a new size each round)
+/// until the stream reports it, bounded by `timeout` (a pause of fixed length instead would be
+/// too short on a loaded machine, or the stream might take its first look after the change).
+func waitUntilWatching(_ collected: Locked<[SeenChange]>, probe: String, timeout: Duration = .seconds(60),
+                       sourceLocation: SourceLocation = #_sourceLocation, write: (Int) throws -> Void) async throws {
+    let deadline = ContinuousClock.now + timeout
+    var round = 0
+    while ContinuousClock.now < deadline {
+        round += 1
+        try write(round)
+        let next = min(deadline, ContinuousClock.now + .seconds(3))
+        while ContinuousClock.now < next {
+            if collected.value.contains(where: { $0.path == probe }) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+    Issue.record("the stream never reported \(probe) within \(timeout)", sourceLocation: sourceLocation)
+}
+
 func expectExpired(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
     do {
         try await body()
