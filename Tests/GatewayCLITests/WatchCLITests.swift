@@ -168,6 +168,19 @@ struct WatchCLITests {
         #expect(restart.status == 0 && restart.text.isEmpty, "\(restart.stderr)")
     }
 
+    /// Waits for `condition`, bounded by `timeout` (which only a broken run reaches).
+    static func waitUntil(_ what: @autoclosure () -> String, timeout: Duration, sourceLocation: SourceLocation = #_sourceLocation,
+                          _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("not within \(timeout): \(what())", sourceLocation: sourceLocation)
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     @Test("an outage is reported once and retried; changes made meanwhile arrive afterwards")
     func outage() async throws {
         let s = try CLIScratch()
@@ -191,9 +204,19 @@ struct WatchCLITests {
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "dav:\(folder)"], extraEnvironment: env) }
         try await s.runner.run(["mkdir", "dav:\(folder)"], extraEnvironment: env)
         let watch = try BackgroundGateway(s.runner, ["watch", "--interval", "0.3", "dav:\(folder)"], extraEnvironment: env)
-        try await Task.sleep(for: .seconds(1))
+        // Watching once it has looked twice (Apache's log): past its start, in its polling loop.
+        // (An outage during the start fails the command at once: see `watch` for a remote that
+        // is not there.)
+        let accessLog = try #require(environment["GATEWAY_TEST_APACHE_ACCESS_LOG"])
+        try await Self.waitUntil("two looks of the watch in \(accessLog)", timeout: .seconds(30)) {
+            let log = (try? String(contentsOfFile: accessLog, encoding: .utf8)) ?? ""
+            return log.components(separatedBy: "PROPFIND /dav/\(folder)").count - 1 >= 2
+        }
         proxy.setRefusing(true)
-        try await Task.sleep(for: .seconds(3))
+        // The outage met several times (each refused try) and reported.
+        // The outage met several times (each a refused try) and reported.
+        try await Self.waitUntil("the outage reported after several tries (refused \(proxy.refused)): \(watch.stderr)",
+                                 timeout: .seconds(60)) { proxy.refused >= 3 && watch.stderr.contains("retrying") }
         try s.write("during.txt", Data("d".utf8))
         let direct = ["GATEWAY_REMOTE_DAV_URL": apache]
         try await s.runner.run(["copy", s.path("during.txt"), "dav:\(folder)/during.txt"], extraEnvironment: env.merging(direct) { $1 })

@@ -13,9 +13,15 @@ public final class DroppingProxy: @unchecked Sendable {
     private var maxDrops: Int
     private var sockets: [Int32] = []
     private var refusing = false
+    private var passed = 0
+    private var turnedAway = 0
 
     /// The number of connections cut so far.
     public var drops: Int { lock.withLock { dropped } }
+    /// Connections let through to the server so far.
+    public var accepted: Int { lock.withLock { passed } }
+    /// Connections cut at once because the proxy was refusing (``setRefusing(_:)``).
+    public var refused: Int { lock.withLock { turnedAway } }
 
     /// Starts the proxy in front of `targetPort`.
     public init(targetPort: Int, dropAfter: Int, maxDrops: Int = 1) throws {
@@ -50,7 +56,10 @@ public final class DroppingProxy: @unchecked Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 { return }
-            if lock.withLock({ refusing }) {
+            if lock.withLock({ () -> Bool in
+                if refusing { turnedAway += 1 }
+                return refusing
+            }) {
                 // A reset at once, as from a host whose server is down.
                 var linger = linger(l_onoff: 1, l_linger: 0)
                 setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
@@ -63,7 +72,10 @@ public final class DroppingProxy: @unchecked Sendable {
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
             }
             guard connected else { close(client); close(server); continue }
-            lock.withLock { sockets += [client, server] }
+            lock.withLock {
+                sockets += [client, server]
+                passed += 1
+            }
             let budget = Budget(limit: dropAfter)
             Thread.detachNewThread { [self] in pump(from: client, to: server, budget: budget); finished(budget, client, server) }
             Thread.detachNewThread { [self] in pump(from: server, to: client, budget: budget); finished(budget, client, server) }
