@@ -46,7 +46,11 @@ public final class LoopbackServer: @unchecked Sendable {
     public let port: Int
     private let fd: Int32
     private var accepted: [Int32] = []
+    private var acceptedCount = 0
     private let lock = NSLock()
+
+    /// Connections accepted so far.
+    public var connections: Int { lock.withLock { acceptedCount } }
 
     /// Whether connections have a serving thread (which then closes its connection itself).
     private let serves: Bool
@@ -59,7 +63,10 @@ public final class LoopbackServer: @unchecked Sendable {
             while true {
                 let client = accept(listener, nil, nil)
                 if client < 0 { return }
-                lock.withLock { accepted.append(client) }
+                lock.withLock {
+                    accepted.append(client)
+                    acceptedCount += 1
+                }
                 if let serve {
                     Thread.detachNewThread { [self] in
                         serve(client)
@@ -94,6 +101,8 @@ public final class LoopbackServer: @unchecked Sendable {
 public final class SilentServer: Sendable {
     private let server: LoopbackServer
     public var port: Int { server.port }
+    /// Connections accepted so far (each one then waits for an answer that never comes).
+    public var connections: Int { server.connections }
     public init() throws { server = try LoopbackServer() }
     public func stop() { server.stop() }
 }
