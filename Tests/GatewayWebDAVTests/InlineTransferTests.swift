@@ -81,7 +81,10 @@ struct InlineTransferTests {
         let task = Task(executorPreference: executor) {
             try await client.send(Self.request(client, "MOVE", "/a", headers: [(name: "Destination", value: "http://127.0.0.1/b")]))
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancelled once the request waits on the silent server.
+        while server.connections == 0, clock.now - start < .seconds(30) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.connections > 0, "the request reached the silent server")
+        let cancelled = clock.now
         task.cancel()
         do {
             _ = try await task.value
@@ -90,7 +93,7 @@ struct InlineTransferTests {
             #expect(error.failureKind == .cancelled, "got \(error)")
         }
         // libcurl checks the abort flag at least once a second while the connection is quiet.
-        #expect(clock.now - start < .seconds(5))
+        #expect(clock.now - cancelled < .seconds(5))
         #expect(client.threads.submittedCount == 0, "the request ran inline")
     }
 
