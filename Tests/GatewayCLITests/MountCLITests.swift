@@ -938,6 +938,81 @@ struct MountCLITests {
         #expect(kept.first.map { try? Data(contentsOf: URL(fileURLWithPath: cache + "/files/" + $0)) } == Data("unsent\n".utf8))
     }
 
+    /// The stand-in of ``failedUploadIsRetried()``: its first three PUTs answer 507.
+    static func standIn(_ request: ScriptedRequest, puts: Locked<Int>, uploaded: Locked<[UInt8]?>, stored: Locked<[UInt8]?>) -> ScriptedReply {
+            switch request.method {
+            case "PROPFIND" where request.path == "/" || request.path.isEmpty:
+                return .multistatus(ScriptedReply.response(href: "/", folder: true))
+            case "PROPFIND" where request.path == "/report.txt":
+                guard let body = stored.value else { return .http("404 Not Found") }
+                return .multistatus(ScriptedReply.response(href: "/report.txt", size: String(body.count)))
+            case "PROPFIND":
+                return .http("404 Not Found")
+            case "PUT":
+                let attempt = puts.mutate { count -> Int in
+                    count += 1
+                    return count
+                }
+                guard attempt > 3 else { return .http("507 Insufficient Storage") }
+                if request.path == "/report.txt" { stored.mutate { $0 = request.body } } else { uploaded.mutate { $0 = request.body } }
+                return .http("201 Created")
+            case "MOVE" where request.headers["destination"]?.hasSuffix("/report.txt") == true:
+                // The temporary upload renamed into place.
+                stored.mutate { $0 = uploaded.value }
+                return .http("201 Created")
+            case "DELETE":
+                return .http("204 No Content")
+            case "OPTIONS":
+                return .http("200 OK", headers: [("DAV", "1")])
+            default:
+                return .http("405 Method Not Allowed")
+            }
+    }
+
+    @Test("--json: an upload the server refuses for a while is reported (upload_failed, will_retry true), retried, and lands",
+          .timeLimit(.minutes(2)))
+    func failedUploadIsRetried() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        // A WebDAV stand-in whose first PUTs answer 507 Insufficient Storage (a full disk that an
+        // administrator clears): the mount must say so, keep the file and try again.
+        let puts = Locked(0)
+        let uploaded = Locked<[UInt8]?>(nil)
+        let stored = Locked<[UInt8]?>(nil)
+        // Each answer closes its connection: the next request comes on a new one.
+        let server = try ScriptedHTTPServer { request in ScriptedReply(Self.standIn(request, puts: puts, uploaded: uploaded, stored: stored).steps + [.close]) }
+        defer { server.stop() }
+        try s.write("config.json", Data(#"{"remotes": {"h": {"type": "webdav", "url": "http://127.0.0.1:\#(server.port)/"}}}"#.utf8))
+        let environment = ["GATEWAY_CONFIG": s.path("config.json"), "GATEWAY_STATE_DIR": s.path("state")]
+        let mountpoint = s.path("mnt")
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        let gateway = try BackgroundGateway(s.runner, ["mount", "--json", "--write-back", "0", "--poll-interval", "3600",
+                                                      "--cache-dir", s.path("cache"), "h:", mountpoint], extraEnvironment: environment)
+        defer { _ = try? Mounted.command("/bin/fusermount3", ["-u", "-z", mountpoint]) }
+        try await gateway.waitForStderr(#""event":"mounted""#)
+        let descriptor = open(mountpoint + "/report.txt", O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(descriptor >= 0)
+        #expect(Glibc.write(descriptor, "kept\n", 5) == 5)
+        #expect(close(descriptor) == 0)
+        try await gateway.waitForStderr(#""event":"upload_failed""#, timeout: .seconds(60))
+        try await gateway.waitForStderr(#""event":"uploaded""#, timeout: .seconds(60))
+        let lines = gateway.stderr.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        let failed = try #require(lines.first { $0["event"] as? String == "upload_failed" }, "\(gateway.stderr)")
+        #expect(failed["path"] as? String == "/report.txt" && failed["will_retry"] as? Bool == true, "\(failed)")
+        #expect((failed["error"] as? String)?.isEmpty == false, "the reason is given: \(failed)")
+        let landed = try #require(lines.first { $0["event"] as? String == "uploaded" })
+        #expect(landed["path"] as? String == "/report.txt" && landed["size"] as? Int == 5, "\(landed)")
+        #expect(stored.value == Array("kept\n".utf8), "the server holds the file after the retries")
+        #expect(puts.value >= 4)
+        // Nothing left to send: the unmount ends with 0.
+        #expect(try Mounted.command("/bin/fusermount3", ["-u", mountpoint]).status == 0)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while gateway.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!gateway.process.isRunning && gateway.process.terminationStatus == 0, "\(gateway.stderr)")
+    }
+
     @Test("a 100,000-entry tree walked with find: every entry seen, the mount's peak RSS stays under 96 MB",
           .timeLimit(.minutes(4)))
     func largeTreeMemory() async throws {
