@@ -940,33 +940,33 @@ struct MountCLITests {
 
     /// The stand-in of ``failedUploadIsRetried()``: its first three PUTs answer 507.
     static func standIn(_ request: ScriptedRequest, puts: Locked<Int>, uploaded: Locked<[UInt8]?>, stored: Locked<[UInt8]?>) -> ScriptedReply {
-            switch request.method {
-            case "PROPFIND" where request.path == "/" || request.path.isEmpty:
-                return .multistatus(ScriptedReply.response(href: "/", folder: true))
-            case "PROPFIND" where request.path == "/report.txt":
-                guard let body = stored.value else { return .http("404 Not Found") }
-                return .multistatus(ScriptedReply.response(href: "/report.txt", size: String(body.count)))
-            case "PROPFIND":
-                return .http("404 Not Found")
-            case "PUT":
-                let attempt = puts.mutate { count -> Int in
-                    count += 1
-                    return count
-                }
-                guard attempt > 3 else { return .http("507 Insufficient Storage") }
-                if request.path == "/report.txt" { stored.mutate { $0 = request.body } } else { uploaded.mutate { $0 = request.body } }
-                return .http("201 Created")
-            case "MOVE" where request.headers["destination"]?.hasSuffix("/report.txt") == true:
-                // The temporary upload renamed into place.
-                stored.mutate { $0 = uploaded.value }
-                return .http("201 Created")
-            case "DELETE":
-                return .http("204 No Content")
-            case "OPTIONS":
-                return .http("200 OK", headers: [("DAV", "1")])
-            default:
-                return .http("405 Method Not Allowed")
+        switch request.method {
+        case "PROPFIND" where request.path == "/" || request.path.isEmpty:
+            return .multistatus(ScriptedReply.response(href: "/", folder: true))
+        case "PROPFIND" where request.path == "/report.txt":
+            guard let body = stored.value else { return .http("404 Not Found") }
+            return .multistatus(ScriptedReply.response(href: "/report.txt", size: String(body.count)))
+        case "PROPFIND":
+            return .http("404 Not Found")
+        case "PUT":
+            let attempt = puts.mutate { count -> Int in
+                count += 1
+                return count
             }
+            guard attempt > 3 else { return .http("507 Insufficient Storage") }
+            if request.path == "/report.txt" { stored.mutate { $0 = request.body } } else { uploaded.mutate { $0 = request.body } }
+            return .http("201 Created")
+        case "MOVE" where request.headers["destination"]?.hasSuffix("/report.txt") == true:
+            // The temporary upload renamed into place.
+            stored.mutate { $0 = uploaded.value }
+            return .http("201 Created")
+        case "DELETE":
+            return .http("204 No Content")
+        case "OPTIONS":
+            return .http("200 OK", headers: [("DAV", "1")])
+        default:
+            return .http("405 Method Not Allowed")
+        }
     }
 
     @Test("--json: an upload the server refuses for a while is reported (upload_failed, will_retry true), retried, and lands",
