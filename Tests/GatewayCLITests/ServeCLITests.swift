@@ -395,12 +395,9 @@ struct ServeCLITests {
         try upload.run()
         try input.fileHandleForWriting.write(contentsOf: content.prefix(1_000_000))
         // Under way once the server writes the body to its temporary file beside the name.
-        let writingBy = ContinuousClock.now + .seconds(30)
-        func temporaries() -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: s.path("served"))) ?? []).filter { $0 != "slow.bin" }
+        try await waitUntil("the upload's temporary file on the server") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: s.path("served"))) ?? []).contains { $0 != "slow.bin" }
         }
-        while temporaries().isEmpty, ContinuousClock.now < writingBy { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!temporaries().isEmpty, "the upload reached the server")
         #expect(!s.exists("served/slow.bin"), "nothing appears under the name before every byte came")
         kill(served.running.process.processIdentifier, SIGTERM)
         // Shutting down: new connections are refused (asked until they are, bounded).

@@ -168,19 +168,6 @@ struct WatchCLITests {
         #expect(restart.status == 0 && restart.text.isEmpty, "\(restart.stderr)")
     }
 
-    /// Waits for `condition`, bounded by `timeout` (which only a broken run reaches).
-    static func waitUntil(_ what: @autoclosure () -> String, timeout: Duration, sourceLocation: SourceLocation = #_sourceLocation,
-                          _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not within \(timeout): \(what())", sourceLocation: sourceLocation)
-                throw CancellationError()
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     @Test("an outage is reported once and retried; changes made meanwhile arrive afterwards")
     func outage() async throws {
         let s = try CLIScratch()
@@ -208,14 +195,14 @@ struct WatchCLITests {
         // (An outage during the start fails the command at once: see `watch` for a remote that
         // is not there.)
         let accessLog = try #require(environment["GATEWAY_TEST_APACHE_ACCESS_LOG"])
-        try await Self.waitUntil("two looks of the watch in \(accessLog)", timeout: .seconds(30)) {
+        try await waitUntil("two looks of the watch in \(accessLog)", timeout: .seconds(30)) {
             let log = (try? String(contentsOfFile: accessLog, encoding: .utf8)) ?? ""
             return log.components(separatedBy: "PROPFIND /dav/\(folder)").count - 1 >= 2
         }
         proxy.setRefusing(true)
         // The outage met several times (each refused try) and reported.
         // The outage met several times (each a refused try) and reported.
-        try await Self.waitUntil("the outage reported after several tries (refused \(proxy.refused)): \(watch.stderr)",
+        try await waitUntil("the outage reported after several tries (refused \(proxy.refused)): \(watch.stderr)",
                                  timeout: .seconds(60)) { proxy.refused >= 3 && watch.stderr.contains("retrying") }
         try s.write("during.txt", Data("d".utf8))
         let direct = ["GATEWAY_REMOTE_DAV_URL": apache]

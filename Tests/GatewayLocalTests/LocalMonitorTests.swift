@@ -44,21 +44,13 @@ struct LocalMonitorTests {
         /// fixed length that a loaded machine may outlast).
         func barrier(timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async throws {
             let before = probes.value
-            let deadline = ContinuousClock.now + timeout
-            var round = 0
-            while ContinuousClock.now < deadline {
-                // A new size each round: written before the stream took its first look, a probe
-                // is part of the state it starts from and reports nothing.
-                round += 1
+            let seen = try await probeUntilSeen(timeout: timeout, write: { round in
                 try Data(repeating: 0x70, count: round + before).write(to: URL(fileURLWithPath: root + "/" + Self.probe))
-                let next = min(deadline, ContinuousClock.now + .seconds(3))
-                while ContinuousClock.now < next {
-                    if probes.value > before { return }
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+            }, seen: { probes.value > before })
+            guard seen else {
+                Issue.record("the stream never reported the probe within \(timeout)", sourceLocation: sourceLocation)
+                throw CancellationError()
             }
-            Issue.record("the stream never reported the probe within \(timeout)", sourceLocation: sourceLocation)
-            throw CancellationError()
         }
 
         init(root: String, provider: LocalFileProvider, collected: Locked<[SeenChange]>, probes: Locked<Int>, task: Task<Void, any Error>,
@@ -240,9 +232,7 @@ struct LocalMonitorTests {
         defer { task.cancel() }
         try await waitFor(collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "d/x")) }
         // Live from the last catch-up page on: a change after it is seen.
-        let by = ContinuousClock.now + .seconds(30)
-        while !caughtUp.value, ContinuousClock.now < by { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(caughtUp.value, "the catch-up ended")
+        try await waitUntil("the catch-up's end") { caughtUp.value }
         try create(root + "/d/y", Data("y".utf8))
         try await waitFor(collected, timeout: .seconds(3)) { $0.contains(SeenChange(.created, "d/y")) }
     }

@@ -310,14 +310,12 @@ extension CopyEngineTests {
         let stalled = WebDAVProvider(configuration: HTTPClientConfiguration(
             baseURL: URL(string: "http://127.0.0.1:\(silent.port)/")!, remoteName: "silent", connectTimeout: .seconds(60), idleTimeout: .seconds(60)))
         let clock = ContinuousClock()
-        let start = clock.now
         let task = Task {
             try await CopyEngine().check(source: TransferEndpoint(provider: local, path: "/src"),
                                          destination: TransferEndpoint(provider: stalled, path: "/dst"))
         }
         // Cancelled once the listing's request hangs on the silent server.
-        while silent.connections == 0, clock.now - start < .seconds(30) { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(silent.connections > 0, "the listing reached the silent server")
+        try await waitUntil("the listing reaching the silent server") { silent.connections > 0 }
         let cancelled = clock.now
         task.cancel()
         _ = try? await task.value

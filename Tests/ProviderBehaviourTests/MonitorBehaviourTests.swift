@@ -156,9 +156,7 @@ struct MonitorBehaviourTests {
                 } catch is CancellationError {}
                 return count
             }
-            let by = ContinuousClock.now + .seconds(30)
-            while !caughtUp.value, ContinuousClock.now < by { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(caughtUp.value, "the catch-up page came")
+            try await waitUntil("the catch-up page") { caughtUp.value }
             let started = ContinuousClock.now
             watcher.cancel()
             _ = try? await watcher.value

@@ -223,18 +223,10 @@ func waitFor(_ collected: Locked<[SeenChange]>, timeout: Duration, sourceLocatio
 /// too short on a loaded machine, or the stream might take its first look after the change).
 func waitUntilWatching(_ collected: Locked<[SeenChange]>, probe: String, timeout: Duration = .seconds(60),
                        sourceLocation: SourceLocation = #_sourceLocation, write: (Int) throws -> Void) async throws {
-    let deadline = ContinuousClock.now + timeout
-    var round = 0
-    while ContinuousClock.now < deadline {
-        round += 1
-        try write(round)
-        let next = min(deadline, ContinuousClock.now + .seconds(3))
-        while ContinuousClock.now < next {
-            if collected.value.contains(where: { $0.path == probe }) { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+    guard try await probeUntilSeen(timeout: timeout, write: write, seen: { collected.value.contains { $0.path == probe } }) else {
+        Issue.record("the stream never reported \(probe) within \(timeout)", sourceLocation: sourceLocation)
+        return
     }
-    Issue.record("the stream never reported \(probe) within \(timeout)", sourceLocation: sourceLocation)
 }
 
 func expectExpired(sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
