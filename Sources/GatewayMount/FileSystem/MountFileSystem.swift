@@ -172,9 +172,7 @@ final class MountFileSystem: Sendable {
         result.st_nlink = item.isDirectory ? 2 : 1
         result.st_uid = options.uid
         result.st_gid = options.gid
-        // A link's size is its target's length (lstat), as on a local file system.
-        let linkSize = item.extraProperties["symlink_target"].map { Int64($0.utf8.count) }
-        let size = item.isDirectory ? 0 : max(0, (item.isSymbolicLink ? linkSize : nil) ?? item.size ?? 0)
+        let size = item.isDirectory ? 0 : max(0, item.sizeShown ?? 0)
         result.st_size = Int(size)
         result.st_blksize = 128 << 10
         result.st_blocks = Int((size + 511) / 512)

@@ -215,9 +215,7 @@ struct Placeholder {
         case .symbolicLink: 2
         case .other: 3
         }
-        // A link's size is its target's length (what lstat says), not the size of what it leads to.
-        bytes = item.isSymbolicLink ? item.extraProperties["symlink_target"].map { Int64($0.utf8.count) } ?? -1
-            : item.size.map { max($0, -1) } ?? -1
+        bytes = item.sizeShown.map { max($0, -1) } ?? -1
         modifiedSeconds = item.modificationDate?.timeIntervalSince1970 ?? .nan
         stampedSeconds = item.sourceStamp?.modificationDate?.timeIntervalSince1970 ?? .nan
         version = item.versionTag
@@ -236,5 +234,15 @@ struct Placeholder {
         FileObject(path: "", type: type, size: bytes >= 0 ? bytes : nil,
                    modificationDate: modifiedSeconds.isNaN ? nil : Date(timeIntervalSince1970: modifiedSeconds), versionTag: version,
                    sourceStamp: stampedSeconds.isNaN ? nil : SourceStamp(modificationDate: Date(timeIntervalSince1970: stampedSeconds)))
+    }
+}
+
+extension FileObject {
+    /// The size the kernel is shown: a symbolic link's is its target's length (what `lstat` says
+    /// on a local file system) where the listing gave the target, not the size of what it leads
+    /// to; anything else's is its size.
+    var sizeShown: Int64? {
+        guard isSymbolicLink, let target = extraProperties["symlink_target"] else { return size }
+        return Int64(target.utf8.count)
     }
 }
