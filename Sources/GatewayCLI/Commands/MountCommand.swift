@@ -31,8 +31,8 @@ struct MountCommand: AsyncParsableCommand {
         close; fsync returns once the file is on the remote. Folders, removals and renames
         happen on the remote at once, and a removal is final as on a local disk; with --trash,
         what programs remove or write over goes to the remote's trash first and every change is
-        recorded, so `gateway undo` (after the unmount) reverts what they did. chmod and chown are accepted and not kept; times are kept
-        where the remote can set them. On unmount, pending uploads finish first ("uploading N
+        recorded, so `gateway undo` (after the unmount) reverts what they did. chmod and chown
+        are accepted and not kept; times are kept where the remote can set them. On unmount, pending uploads finish first ("uploading N
         files", with progress); a second Ctrl-C stops waiting, says which files are still to be
         sent and where they are kept, and exits 130: the next mount with that cache folder sends
         them. A file that cannot be sent stays in the cache folder and the exit code is 1.
