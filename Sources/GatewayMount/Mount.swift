@@ -117,7 +117,8 @@ public final class Mount: Sendable {
             }
         }
         if options.attributeTimeout == nil { options.attributeTimeout = anchor == nil ? 1 : 60 }
-        let readCache = try ReadCache(folder: cache.path + "/read", limit: options.readCacheLimit)
+        let pins = try PinList.open(directory: stateDirectory, cacheFolder: cache.path)
+        let readCache = try FileProviderCache(folder: cache.path + "/read", limit: options.readCacheLimit, pins: pins)
         let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
                                          cacheFolder: cache.files, readCache: readCache, queue: queue,
                                          followingChanges: anchor != nil, logger: logger)

@@ -2,54 +2,9 @@ import Foundation
 import GatewayCore
 import GatewayLocal
 @testable import GatewayMount
+import GatewayState
 import Synchronization
 import Testing
-
-@Suite("ByteRanges")
-struct ByteRangesTests {
-    @Test("inserted ranges merge when they touch or overlap; gaps are found")
-    func mergesAndFindsGaps() {
-        var ranges = ByteRanges()
-        ranges.insert(10..<20)
-        ranges.insert(30..<40)
-        #expect(ranges.ranges == [10..<20, 30..<40])
-        #expect(ranges.firstMissing(in: 10..<20) == nil)
-        #expect(ranges.firstMissing(in: 5..<15) == 5)
-        #expect(ranges.firstMissing(in: 15..<35) == 20)
-        #expect(ranges.firstMissing(in: 20..<30) == 20)
-        #expect(!ranges.contains(0..<1) && ranges.contains(12..<18) && ranges.contains(5..<5))
-        #expect(ranges.insert(20..<30) == 10, "touches both: one range, 10 bytes more")
-        #expect(ranges.ranges == [10..<40])
-        ranges.insert(0..<5)
-        ranges.insert(45..<50)
-        #expect(ranges.insert(3..<47) == 5 + 5, "swallows everything, adding the two 5-byte gaps")
-        #expect(ranges.ranges == [0..<50])
-        #expect(ranges.count == 50)
-        ranges.insert(60..<60)   // empty: nothing
-        #expect(ranges.ranges == [0..<50])
-    }
-
-    @Test("many random ranges agree with a bitmap")
-    func agreesWithBitmap() {
-        var generator = SystemRandomNumberGenerator()
-        var ranges = ByteRanges()
-        var bits = [Bool](repeating: false, count: 400)
-        for _ in 0..<300 {
-            let start = Int.random(in: 0..<390, using: &generator)
-            let end = min(400, start + Int.random(in: 0...12, using: &generator))
-            let before = bits.filter { $0 }.count
-            let added = ranges.insert(Int64(start)..<Int64(end))
-            for index in start..<end { bits[index] = true }
-            #expect(added == Int64(bits.filter { $0 }.count - before))
-            let probe = Int.random(in: 0..<400, using: &generator)
-            let probeEnd = min(400, probe + Int.random(in: 1...30, using: &generator))
-            let expected = (probe..<probeEnd).first { !bits[$0] }.map(Int64.init)
-            #expect(ranges.firstMissing(in: Int64(probe)..<Int64(probeEnd)) == expected)
-        }
-        #expect(ranges.count == Int64(bits.filter { $0 }.count))
-        for (left, right) in zip(ranges.ranges, ranges.ranges.dropFirst()) { #expect(left.upperBound < right.lowerBound) }
-    }
-}
 
 /// A local provider that records the ranged reads asked of it (the mount's reads are checked
 /// against what reached the "remote").
@@ -81,7 +36,7 @@ struct ReadCacheTests {
     struct Fixture {
         let folder: URL
         let provider: RecordingProvider
-        let cache: ReadCache
+        let cache: FileProviderCache
         let data: Data
         let item: FileObject
 
@@ -93,7 +48,7 @@ struct ReadCacheTests {
             let local = try LocalFileProvider(name: "local", root: folder.appendingPathComponent("root").path,
                                               stateDirectory: folder.appendingPathComponent("state"))
             provider = RecordingProvider(local)
-            cache = try ReadCache(folder: folder.appendingPathComponent("read").path, limit: limit)
+            cache = try FileProviderCache(folder: folder.appendingPathComponent("read").path, limit: limit)
             item = try await provider.attributesOfItem(path: "/file.bin")
         }
 
@@ -146,7 +101,7 @@ struct ReadCacheTests {
         let fetched = fixture.provider.requests.reduce(Int64(0)) { $0 + ($1.length ?? Int64.max / 8) }
         #expect(fixture.provider.requests.count == offsets.count)
         #expect(fetched <= Int64(offsets.count) * OpenFile.smallestWindow, "random reads fetched \(fetched) bytes")
-        #expect(fixture.cache.total >= Int64(offsets.count) * 4096)
+        #expect(fixture.cache.usage.total >= Int64(offsets.count) * 4096)
         // Again, through the same handle and through a second one: from the cache.
         let second = fixture.open()
         for offset in offsets {
@@ -220,7 +175,7 @@ struct ReadCacheTests {
             offset += Int64(chunk.count)
         }
         await file.close()
-        #expect(fixture.cache.total == 0)
+        #expect(fixture.cache.usage.total == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.cache.folder).isEmpty)
     }
 
@@ -239,30 +194,26 @@ struct ReadCacheTests {
         await file.close()
     }
 
-    @Test("idle entries are removed, least recently used first, beyond the limit; entries in use are kept")
-    func eviction() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readcache-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let cache = try ReadCache(folder: folder.path, limit: 10_000)
-        let first = try cache.acquire("a")
-        cache.grew(by: try first.write(Data(count: 6000), at: 0))
-        let second = try cache.acquire("b")
-        cache.grew(by: try second.write(Data(count: 6000), at: 0))
-        #expect(cache.total == 12_000, "both in use: kept past the limit")
-        cache.release(first)
-        #expect(cache.total == 6000, "the idle one went")
-        #expect(first.count == 0)
-        let again = try cache.acquire("b")
-        #expect(again === second, "one entry per item version")
-        cache.release(again)
-        cache.release(second)
-        #expect(cache.total == 6000, "under the limit: kept while idle")
-        let third = try cache.acquire(nil)
-        cache.grew(by: try third.write(Data(count: 5000), at: 100))
-        #expect(cache.total == 5000, "the idle entry made room for the one in use")
-        #expect(second.count == 0)
-        cache.release(third)
-        #expect(cache.total == 0, "a private entry goes with its handle")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    @Test("a read past a full cache is answered all the same, from what arrived, and the cache stays within its limit")
+    func readPastAFullCache() async throws {
+        let fixture = try await Fixture(size: 8 << 20, limit: 1 << 20)
+        defer { fixture.remove() }
+        let file = fixture.open()
+        var read = Data()
+        var offset: Int64 = 0
+        while true {
+            let chunk = try await file.read(offset: offset, length: 128 << 10)
+            if chunk.isEmpty { break }
+            read.append(chunk)
+            offset += Int64(chunk.count)
+            #expect(fixture.cache.usage.total <= 1 << 20)
+        }
+        #expect(read == fixture.data)
+        // Out of order: some bytes come from the cache file, some were never kept.
+        for start in stride(from: 7 << 20, through: 0, by: -(1 << 20)) {
+            #expect(try await file.read(offset: Int64(start + 4096), length: 300_000) == fixture.data[(start + 4096)..<(start + 4096 + 300_000)])
+        }
+        #expect(fixture.cache.usage.total <= 1 << 20)
+        await file.close()
     }
 }

@@ -22,7 +22,7 @@ final class MountFileSystem: Sendable {
     /// Where dirty files keep their contents.
     let cacheFolder: String
     /// Fetched contents of remote files, by item version.
-    let readCache: ReadCache
+    let readCache: FileProviderCache
     let uploader: Uploader
     /// The uploads owed, in the state store (replayed by the next mount after a crash).
     let queue: UploadQueue?
@@ -60,7 +60,7 @@ final class MountFileSystem: Sendable {
     }
 
     init(provider: any FileProviderReadWrite, rootPath: String, rootItem: FileObject, options: MountOptions, cacheFolder: String,
-         readCache: ReadCache, queue: UploadQueue?, followingChanges: Bool = false, logger: Logger) {
+         readCache: FileProviderCache, queue: UploadQueue?, followingChanges: Bool = false, logger: Logger) {
         self.readCache = readCache
         self.followingChanges = followingChanges
         self.provider = provider

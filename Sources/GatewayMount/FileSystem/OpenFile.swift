@@ -13,7 +13,7 @@ struct ReadPin: Sendable, Equatable {
 }
 
 /// A file opened through the mount: reads of the version it was listed with, fetched on demand
-/// into the mount's ``ReadCache`` (a sparse file per item version).
+/// into the mount's ``FileProviderCache`` (a sparse file per item version).
 ///
 /// A read the cache can answer asks the remote for nothing. Otherwise the handle fetches from
 /// the first missing byte with a ranged, version-checked read (``ReadOptions/ifVersion``) whose
@@ -40,7 +40,7 @@ final class OpenFile: @unchecked Sendable {
 
     let provider: any FileProviderReadWrite
     let inode: UInt64
-    let cache: ReadCache
+    let cache: FileProviderCache
     /// The item's pin now (`nil` once the mount forgot it).
     let current: @Sendable () -> ReadPin?
     private var pin: ReadPin
@@ -50,7 +50,7 @@ final class OpenFile: @unchecked Sendable {
 
     /// Held while a read uses the state below (which nothing else touches).
     private let lock = AsyncLock()
-    private var entry: ReadCacheEntry?
+    private var entry: FileProviderCache.Entry?
     private var stream: ByteStream.AsyncIterator?
     /// The file offset of the stream's next byte.
     private var position: Int64 = 0
@@ -74,7 +74,7 @@ final class OpenFile: @unchecked Sendable {
     private var recentBytes = 0
     static let recentLimit = 4 << 20
 
-    init(provider: any FileProviderReadWrite, inode: UInt64, cache: ReadCache, pin: ReadPin,
+    init(provider: any FileProviderReadWrite, inode: UInt64, cache: FileProviderCache, pin: ReadPin,
          current: @escaping @Sendable () -> ReadPin?) {
         self.provider = provider
         self.inode = inode
@@ -85,9 +85,9 @@ final class OpenFile: @unchecked Sendable {
 
     /// The cache entry of a pin: shared by every handle of the same item version, or the
     /// handle's own where the remote gives no version tag.
-    static func cacheKey(_ pin: ReadPin) -> String? {
-        guard let version = pin.version else { return nil }
-        return "\(pin.path)\u{0}\(version)\u{0}\(pin.size ?? -1)\u{0}\(pin.sequence)"
+    static func cacheKey(_ pin: ReadPin) -> FileProviderCache.Key? {
+        guard let version = pin.version, let size = pin.size else { return nil }
+        return FileProviderCache.Key(path: pin.path, version: version, size: size, generation: pin.sequence)
     }
 
     /// Up to `length` bytes from `offset`: fewer only at the end of the file.
@@ -118,7 +118,7 @@ final class OpenFile: @unchecked Sendable {
 
     /// The first byte of `range` neither in the cache file nor among the pieces at hand (which
     /// may still be on their way to the file).
-    private func firstNeeded(in range: Range<Int64>, of entry: ReadCacheEntry) -> Int64? {
+    private func firstNeeded(in range: Range<Int64>, of entry: FileProviderCache.Entry) -> Int64? {
         var from = range.lowerBound
         while from < range.upperBound {
             guard let missing = entry.firstMissing(in: from..<range.upperBound) else { return nil }
@@ -183,9 +183,10 @@ final class OpenFile: @unchecked Sendable {
             do {
                 // A hole just behind a stream that is still going (the read that asks for it came
                 // after reads beyond it): fetched on its own, the stream goes on.
+                // (A full cache keeps nothing of it: then the stream starts again there.)
                 if stream != nil, gap < streamStart, position < streamEnd {
-                    try await fill(gap..<min(streamStart, max(range.upperBound, gap + Self.smallestWindow)), into: entry)
-                    continue
+                    if try await fill(gap..<min(streamStart, max(range.upperBound, gap + Self.smallestWindow)), into: entry) { continue }
+                    stream = nil
                 }
                 if stream == nil || gap < position || gap > position + Self.streamSlack || gap >= streamEnd {
                     try await start(at: gap, covering: range.upperBound)
@@ -204,14 +205,35 @@ final class OpenFile: @unchecked Sendable {
                 end = gap
                 break
             }
-            await writer.submit(chunk, at: position, to: entry, cache: cache)
+            await writer.submit(chunk, at: position, to: entry)
             keep(chunk, at: position)
             position += Int64(chunk.count)
         }
         if let parts = fromRecent(offset..<end) { return parts }
         // Partly from the cache file: what was received must be written there first.
         await writer.flush()
-        return [try entry.read(at: offset, length: Int(end - offset))]
+        return try assemble(offset..<end, from: entry)
+    }
+
+    /// `range` from the pieces at hand where they hold it, and from the cache file elsewhere
+    /// (bytes a full cache did not keep are among the pieces).
+    private func assemble(_ range: Range<Int64>, from entry: FileProviderCache.Entry) throws -> [Data] {
+        var parts: [Data] = []
+        var at = range.lowerBound
+        let held = recent.first.map { $0.offset..<(recent.last!.offset + Int64(recent.last!.data.count)) } ?? 0..<0
+        while at < range.upperBound {
+            if held.contains(at), let pieces = fromRecent(at..<min(range.upperBound, held.upperBound)) {
+                parts += pieces
+                at = min(range.upperBound, held.upperBound)
+                continue
+            }
+            let end = held.lowerBound > at ? min(range.upperBound, held.lowerBound) : range.upperBound
+            // Never bytes the cache file does not hold (they would read as zeros).
+            guard entry.firstMissing(in: at..<end) == nil else { throw POSIXError(.EIO) }
+            parts.append(try entry.read(at: at, length: Int(end - at)))
+            at = end
+        }
+        return parts
     }
 
     /// Starts a ranged read at `offset` of at least the bytes up to `needed`, plus the window.
@@ -226,19 +248,21 @@ final class OpenFile: @unchecked Sendable {
         streamEnd = offset + length
     }
 
-    /// Fetches `range` with a request of its own into the cache file (written before it returns).
-    private func fill(_ range: Range<Int64>, into entry: ReadCacheEntry) async throws {
+    /// Fetches `range` with a request of its own into the cache file (written before it returns);
+    /// `false` when the cache kept none of it (it is full).
+    private func fill(_ range: Range<Int64>, into entry: FileProviderCache.Entry) async throws -> Bool {
         let options = ReadOptions(offset: range.lowerBound, length: range.upperBound - range.lowerBound, ifVersion: version,
                                   chunkSize: 128 << 10)
         var at = range.lowerBound
         for try await chunk in try await provider.readStream(path: path, options: options) {
-            await writer.submit(chunk, at: at, to: entry, cache: cache)
+            await writer.submit(chunk, at: at, to: entry)
             at += Int64(chunk.count)
         }
         await writer.flush()
         // Shorter than asked: the remote's file ends there (or was cut); the caller's next turn
         // finds the hole again and the stream reports the end.
         guard at > range.lowerBound else { throw POSIXError(.EIO) }
+        return entry.firstMissing(in: range.lowerBound..<at) != range.lowerBound
     }
 
     /// Fetches every byte not cached yet: the remote item is about to go (an `unlink` or a rename
@@ -247,7 +271,7 @@ final class OpenFile: @unchecked Sendable {
         guard let size, size > 0 else { return }
         var offset: Int64 = 0
         while offset < size {
-            let chunk = try await read(offset: offset, length: 4 << 20)
+            let chunk = try await read(offset: offset, length: 1 << 20)
             if chunk.isEmpty { break }
             offset += Int64(chunk.count)
         }

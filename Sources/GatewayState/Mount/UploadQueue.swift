@@ -16,7 +16,7 @@ public final class UploadQueue: Sendable {
 
     /// The queue of the mount whose cache folder is `cacheFolder`, in the state folder `directory`.
     public static func open(directory: URL, cacheFolder: String) throws -> UploadQueue {
-        UploadQueue(store: try StateStore.open(path: directory.appendingPathComponent("mount.sqlite").path, schema: schema, exclusive: false),
+        UploadQueue(store: try MountStateFile.open(directory: directory),
                     cacheFolder: cacheFolder)
     }
 
@@ -25,19 +25,6 @@ public final class UploadQueue: Sendable {
         self.cacheFolder = cacheFolder
     }
 
-    static let schema = StateSchema(name: "mount", migrations: [
-        """
-        CREATE TABLE mount_uploads(
-            cache_folder TEXT NOT NULL,
-            cache_file TEXT NOT NULL,
-            remote TEXT NOT NULL,
-            path TEXT NOT NULL,
-            modified REAL,
-            queued REAL NOT NULL,
-            PRIMARY KEY(cache_folder, cache_file)
-        ) WITHOUT ROWID;
-        """,
-    ])
 
     /// One upload owed.
     public struct Entry: Sendable, Hashable {

@@ -1,16 +1,19 @@
 /// A set of byte ranges (`start..<end`), kept sorted and merged: which parts of a file a sparse
 /// cache file holds.
-struct ByteRanges: Sendable, Equatable {
+public struct ByteRanges: Sendable, Equatable {
+    /// An empty set.
+    public init() {}
+
     /// Disjoint, non-adjacent ranges in ascending order.
-    private(set) var ranges: [Range<Int64>] = []
+    public private(set) var ranges: [Range<Int64>] = []
 
     /// How many bytes the set holds.
-    var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
+    public var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
 
     /// Adds `range`, merging it with the ranges it touches or overlaps; returns how many bytes
     /// the set holds more than before.
     @discardableResult
-    mutating func insert(_ range: Range<Int64>) -> Int64 {
+    public mutating func insert(_ range: Range<Int64>) -> Int64 {
         guard !range.isEmpty else { return 0 }
         // The first range that ends at or after the new one's start (could touch or overlap it).
         var low = 0
@@ -34,13 +37,13 @@ struct ByteRanges: Sendable, Equatable {
     }
 
     /// Whether every byte of `range` is held.
-    func contains(_ range: Range<Int64>) -> Bool {
+    public func contains(_ range: Range<Int64>) -> Bool {
         guard !range.isEmpty else { return true }
         return firstMissing(in: range) == nil
     }
 
     /// The first byte of `range` not held (`nil` when all are).
-    func firstMissing(in range: Range<Int64>) -> Int64? {
+    public func firstMissing(in range: Range<Int64>) -> Int64? {
         guard !range.isEmpty else { return nil }
         var low = 0
         var high = ranges.count
@@ -51,5 +54,22 @@ struct ByteRanges: Sendable, Equatable {
         guard low < ranges.count, ranges[low].lowerBound <= range.lowerBound else { return range.lowerBound }
         let end = ranges[low].upperBound
         return end >= range.upperBound ? nil : end
+    }
+
+    /// How many bytes of `range` the set does not hold.
+    public func missingCount(in range: Range<Int64>) -> Int64 {
+        guard !range.isEmpty else { return 0 }
+        var held: Int64 = 0
+        for existing in ranges where existing.upperBound > range.lowerBound && existing.lowerBound < range.upperBound {
+            held += min(existing.upperBound, range.upperBound) - max(existing.lowerBound, range.lowerBound)
+        }
+        return (range.upperBound - range.lowerBound) - held
+    }
+
+    /// The first run of bytes of `range` not held (`nil` when all are).
+    public func firstGap(in range: Range<Int64>) -> Range<Int64>? {
+        guard let start = firstMissing(in: range) else { return nil }
+        let next = ranges.first { $0.lowerBound > start }?.lowerBound ?? range.upperBound
+        return start..<min(next, range.upperBound)
     }
 }

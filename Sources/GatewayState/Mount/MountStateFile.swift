@@ -1,0 +1,32 @@
+import Foundation
+
+/// `mount.sqlite` in the local state store (``StateLocation``): what mounts and
+/// ``FileProviderCache``s keep across runs, each on the rows of its own cache folder (which the
+/// folder's lock makes its alone). ``UploadQueue``: uploads owed; ``PinList``: pinned paths.
+enum MountStateFile {
+    static let schema = StateSchema(name: "mount", migrations: [
+        """
+        CREATE TABLE mount_uploads(
+            cache_folder TEXT NOT NULL,
+            cache_file TEXT NOT NULL,
+            remote TEXT NOT NULL,
+            path TEXT NOT NULL,
+            modified REAL,
+            queued REAL NOT NULL,
+            PRIMARY KEY(cache_folder, cache_file)
+        ) WITHOUT ROWID;
+        """,
+        """
+        CREATE TABLE mount_pins(
+            cache_folder TEXT NOT NULL,
+            path TEXT NOT NULL,
+            PRIMARY KEY(cache_folder, path)
+        ) WITHOUT ROWID;
+        """,
+    ])
+
+    /// The file in the state folder `directory`, shared by every mount on the machine.
+    static func open(directory: URL) throws -> StateStore {
+        try StateStore.open(path: directory.appendingPathComponent("mount.sqlite").path, schema: schema, exclusive: false)
+    }
+}
