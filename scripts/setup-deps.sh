@@ -20,7 +20,7 @@ packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsq
     nginx libnginx-mod-http-dav-ext lighttpd lighttpd-mod-webdav
     # gateway mount: libfuse3 (the low-level API) and fusermount3; the programs its tests run
     # inside a mount (git and sqlite3 are above or in the image): rsync, fio, inotifywait.
-    fuse3 libfuse3-dev rsync fio inotify-tools git)
+    fuse3 libfuse3-dev rsync fio inotify-tools git attr)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -8,4 +8,5 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/mount.h>
+#include <sys/xattr.h>
 #endif

@@ -29,6 +29,7 @@ struct GatewayCommand: AsyncParsableCommand {
             RcatCommand.self, MkdirCommand.self, RemoveCommand.self, CopyCommand.self, MoveCommand.self,
             SyncCommand.self, CheckCommand.self, AboutCommand.self, WatchCommand.self, UndoCommand.self, TrashCommand.self,
             ThumbnailCommand.self, MetaCommand.self, ServeCommand.self, MountCommand.self, LinkCommand.self, CleanupCommand.self,
+            PinCommand.self, UnpinCommand.self, EvictCommand.self, MountStatusCommand.self,
         ]
     )
 }

@@ -32,9 +32,14 @@ public struct MountOptions: Sendable {
     /// Told what the mount does that its user may want to see: uploads, failures, conflicts
     /// (called from any thread; keep it short).
     public var events: (@Sendable (MountEvent) -> Void)?
-    /// How many bytes of fetched file contents the read cache keeps once no open file uses them
-    /// (1 GiB; files open now are kept whole even past it).
+    /// The most bytes of fetched file contents the cache folder keeps (1 GiB), a hard limit: room
+    /// is made before bytes are kept, least recently used first, never from pinned items or
+    /// files open now; what still doesn't fit is read without being kept. Pinning more than
+    /// this is refused (`ENOSPC`).
     public var readCacheLimit: Int64 = 1 << 30
+    /// Fetched contents nobody read for this long are dropped (pinned ones stay); `nil`: kept
+    /// until room is needed.
+    public var cacheMaxAge: Duration?
     /// With a recorder (`gateway mount --trash`), what programs remove or replace through the mount
     /// goes to the remote's trash first, and every change (a file written or made, a folder made,
     /// a removal, a rename) is recorded, so `gateway undo` reverts what they did. The provider
@@ -74,6 +79,7 @@ public final class Mount: Sendable {
     private let fileSystem: MountFileSystem
     private let cache: CacheFolder
     private let coherence: Coherence?
+    private let options: MountOptions
     /// The folder the file system is mounted at.
     public let mountpoint: String
 
@@ -135,6 +141,7 @@ public final class Mount: Sendable {
             coherence = nil
         }
         self.fileSystem = fileSystem
+        self.options = options
         self.cache = cache
         self.mountpoint = absolute
     }
@@ -148,18 +155,29 @@ public final class Mount: Sendable {
         let session = self.session
         Self.widenReadAhead(of: mountpoint, logger: fileSystem.logger)
         let following = coherence.map { coherence in Task { await coherence.run() } }
+        // What was pinned in an earlier mount with this cache folder is fetched again.
+        for pinned in fileSystem.readCache.pins { fileSystem.materializer.schedule(pinned, fileSystem: fileSystem) }
+        let fileSystem = self.fileSystem
+        let sweeping = options.cacheMaxAge.map { age in
+            Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: min(max(age / 4, .milliseconds(100)), .seconds(60)))
+                    fileSystem.readCache.evictIdle(olderThan: age)
+                }
+            }
+        }
         _ = await withTaskCancellationHandler {
             await session.run()
         } onCancel: {
             session.unmount()
         }
         following?.cancel()
+        sweeping?.cancel()
         fileSystem.session.withLock { $0 = nil }
         let count = fileSystem.uploader.count(fileSystem: fileSystem)
         if count > 0 { pending(count) }
         // Not cancelled with the caller: an unmount by Ctrl-C (a cancelled task) still sends
         // everything written (a second Ctrl-C is the caller's way out; what is left stays owed).
-        let fileSystem = self.fileSystem
         return await Task { await fileSystem.uploader.drain(fileSystem: fileSystem) }.value
     }
 

@@ -15,9 +15,16 @@ struct MountCommand: AsyncParsableCommand {
 
         Items are placeholders: listings show names, sizes and times without fetching contents,
         and a file's bytes are fetched when a program reads them, into a read cache in the cache
-        folder (a read-ahead that grows while reads stay sequential; --cache-max-size bounds what
-        is kept once closed), always of the version the listing showed: a file changed on the
-        remote while open fails that read with EIO instead of mixing two versions.
+        folder (a read-ahead that grows while reads stay sequential), always of the version the
+        listing showed: a file changed on the remote while open fails that read with EIO instead
+        of mixing two versions. --cache-max-size is a hard limit: room is made before contents
+        are kept, least recently used first, never from pinned or open files; --cache-max-age
+        drops contents nobody read for that long.
+
+        `gateway pin PATH` keeps items downloaded and current (a folder: everything in it),
+        `gateway evict PATH` drops downloaded contents, `gateway mount-status` shows cache use,
+        pins, pending uploads and conflicts; `getfattr -d FILE` shows an item's state
+        (user.gateway.state: placeholder, partial, materialized, dirty, uploading, conflict).
 
         Changes made on the remote are followed (inotify on a local folder; on WebDAV and FTP a
         look every --poll-interval seconds, or sync-collection reports where the server has them)
@@ -61,8 +68,10 @@ struct MountCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Owner of every item (default: yours).") var uid: UInt32?
     @Option(name: .long, help: "Group of every item (default: yours).") var gid: UInt32?
     @Option(name: .long, help: "Permission bits removed from every item, octal (default 022).") var umask: String = "022"
-    @Option(name: .long, help: "Fetched file contents kept in the cache folder once no open file uses them (like 1G, 500M; default 1G).")
+    @Option(name: .long, help: "Most fetched file contents the cache folder keeps, a hard limit (like 1G, 500M; default 1G).")
     var cacheMaxSize: String = "1G"
+    @Option(name: .long, help: "Drop fetched contents nobody read for this long (like 30m, 2h, 7d; pinned items stay).")
+    var cacheMaxAge: DurationArgument?
     @Option(name: .customShort("o"), help: "A FUSE mount option, passed through (repeatable).") var fuseOptions: [String] = []
     @Flag(name: .long, help: ArgumentHelp(
         "Removals and overwrites go to the remote's trash, and every change is recorded: `gateway undo` reverts what programs did in the mount.",
@@ -105,6 +114,7 @@ struct MountCommand: AsyncParsableCommand {
         options.umask = mode_t(UInt32(umask, radix: 8) ?? 0o022)
         options.fuseOptions = fuseOptions
         options.readCacheLimit = ByteSize.parse(cacheMaxSize) ?? options.readCacheLimit
+        options.cacheMaxAge = cacheMaxAge.map { .seconds($0.seconds) }
         let journal = trash ? JournalRecorder(context: context) : nil
         journal?.register(provider, location: target)
         defer { journal?.finish() }

@@ -33,6 +33,7 @@ struct Coherence: Sendable {
                         logger.info("following remote changes again")
                         failing = false
                     }
+                    fileSystem.reachable.withLock { $0 = true }
                     for event in page.events { apply(event) }
                     anchor = page.anchor
                 }
@@ -50,14 +51,21 @@ struct Coherence: Sendable {
                     logger.warning("following remote changes failed; trying again", metadata: ["error": .string("\(error)")])
                     failing = true
                 }
+                fileSystem.reachable.withLock { $0 = false }
                 try? await Task.sleep(for: max(interval, .seconds(1)))
             }
         }
     }
 
-    /// Pushes one change into the kernel and the inode table.
+    /// Pushes one change into the kernel and the inode table; a pinned item created or changed
+    /// is fetched at its new version.
     func apply(_ event: FileChangeEvent) {
         logger.debug("remote change", metadata: ["kind": .string(event.kind.rawValue), "path": .string(event.path)])
+        defer {
+            if event.kind != .removed, event.item?.isDirectory != true, fileSystem.readCache.isPinned(event.path) {
+                fileSystem.materializer.schedule(event.path, fileSystem: fileSystem)
+            }
+        }
         // Folders the mount made keep knowing their names: what appears is added, what goes removed.
         if let resolved = fileSystem.table.withLock({ $0.resolve(event.path) }), let parent = resolved.parent {
             fileSystem.known.withLock { known in

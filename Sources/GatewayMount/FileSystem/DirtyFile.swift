@@ -30,6 +30,8 @@ final class DirtyFile: Sendable {
         var lastWrite: Date?
         /// Removed through the mount: never uploaded again.
         var removed = false
+        /// An upload of it runs now.
+        var uploading = false
         /// Whether the remote has a file under its name (`false` for a file created through the
         /// mount until its first upload).
         var existsRemotely: Bool
@@ -132,6 +134,8 @@ final class DirtyFile: Sendable {
         try await uploads.withLock {
             let (generation, size, date, removed) = state.withLock { ($0.generation, $0.size, $0.modificationDate, $0.removed) }
             guard !removed, generation != state.withLock({ $0.uploaded }), let target = path() else { return nil }
+            state.withLock { $0.uploading = true }
+            defer { state.withLock { $0.uploading = false } }
             var options = WriteOptions(overwrite: true, expectedSize: size, modificationDate: date)
             options.returnsStoredAttributes = true
             options.ifVersion = state.withLock { $0.existsRemotely ? $0.base : nil }

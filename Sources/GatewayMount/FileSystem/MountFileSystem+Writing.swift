@@ -207,6 +207,7 @@ extension MountFileSystem {
             }
             if let inode { table.withLock { $0.unlink(inode) } }
             known.withLock { $0.remove(name, in: parent) }
+            unpinRemoved(path)
             request.fail(0)
         }
     }
@@ -224,6 +225,7 @@ extension MountFileSystem {
                 known.remove(name, in: parent)
                 if let inode { known.forget(inode) }
             }
+            unpinRemoved(path)
             request.fail(0)
         }
     }
@@ -263,8 +265,9 @@ extension MountFileSystem {
                 }
                 do {
                     try queue?.move(from: source, to: target)
+                    try readCache.movePins(from: source, to: target)
                 } catch {
-                    logger.warning("upload queue not updated for a rename", metadata: ["error": .string("\(error)")])
+                    logger.warning("upload queue or pins not updated for a rename", metadata: ["error": .string("\(error)")])
                 }
             }
             if let replaced, replacedFile == nil { try await keepOpenContents(of: replaced) }
@@ -299,6 +302,7 @@ extension MountFileSystem {
         }
         let file = dirty.withLock { $0[inode] }
         file?.markLocalOnly()
+        conflicted.withLock { _ = $0.insert(inode) }
         do {
             try queue?.move(from: path, to: target)
         } catch {
@@ -345,7 +349,11 @@ extension MountFileSystem {
                 table.withLock { $0.update(inode, item: stored) }
                 noteOwnChange(inode)
             }
-            if let stored { options.events?(.uploaded(path: stored.path, size: stored.size ?? file.size)) }
+            if let stored {
+                options.events?(.uploaded(path: stored.path, size: stored.size ?? file.size))
+                // A pinned file is kept at its new version too.
+                if readCache.isPinned(stored.path) { materializer.schedule(stored.path, fileSystem: self) }
+            }
         }
         do {
             try await send()

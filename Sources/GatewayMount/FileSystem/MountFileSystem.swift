@@ -37,6 +37,13 @@ final class MountFileSystem: Sendable {
     let session = Mutex<FUSESession?>(nil)
     /// How many times the mount itself changed each inode (``ReadPin/sequence``).
     let ownChanges = Mutex<[UInt64: UInt64]>([:])
+    /// Conflict copies the mount made (``keepBoth(_:path:schedule:)``): their state is `conflict`.
+    let conflicted = Mutex<Set<UInt64>>([])
+    /// Fetches pinned items in the background.
+    let materializer: Materializer
+    /// Whether the remote answered the last time the mount asked it something in the background
+    /// (the change monitor, the fetches of pinned items).
+    let reachable = Mutex(true)
 
     /// What an open file handle reads from (and writes to).
     enum OpenHandle: Sendable {
@@ -70,6 +77,7 @@ final class MountFileSystem: Sendable {
         self.queue = queue
         self.table = Mutex(InodeTable(rootPath: rootPath, rootItem: rootItem))
         self.uploader = Uploader(delay: options.writeBack, logger: logger)
+        self.materializer = Materializer(logger: logger)
     }
 
     /// Seconds the kernel keeps names and attributes.
@@ -128,6 +136,7 @@ final class MountFileSystem: Sendable {
         if gone {
             known.withLock { $0.forget(inode) }
             openedPins.withLock { $0[inode] = nil }
+            conflicted.withLock { _ = $0.remove(inode) }
         }
     }
 

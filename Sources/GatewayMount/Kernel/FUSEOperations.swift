@@ -135,6 +135,25 @@ enum FUSEOperations {
             guard let request else { return }
             FUSEOperations.fileSystem(request).readlink(FUSERequest(raw: request), inode: UInt64(inode))
         }
+        // The mount's own extended attributes (user.gateway.*: an item's state, its pin, the
+        // status of the mount); other names are not kept (ENODATA, ENOTSUP).
+        operations.getxattr = { request, inode, name, size in
+            guard let request, let name else { return }
+            FUSEOperations.fileSystem(request).getxattr(FUSERequest(raw: request), inode: UInt64(inode), name: String(cString: name), size: size)
+        }
+        operations.listxattr = { request, inode, size in
+            guard let request else { return }
+            FUSEOperations.fileSystem(request).listxattr(FUSERequest(raw: request), inode: UInt64(inode), size: size)
+        }
+        operations.setxattr = { request, inode, name, value, size, _ in
+            guard let request, let name else { return }
+            let data = value.map { Data(bytes: $0, count: size) } ?? Data()
+            FUSEOperations.fileSystem(request).setxattr(FUSERequest(raw: request), inode: UInt64(inode), name: String(cString: name), value: data)
+        }
+        operations.removexattr = { request, inode, name in
+            guard let request, let name else { return }
+            FUSEOperations.fileSystem(request).removexattr(FUSERequest(raw: request), inode: UInt64(inode), name: String(cString: name))
+        }
         // No backend keeps hard links, device nodes or FIFOs: refused as vfat does.
         operations.link = { request, _, _, _ in fuse_reply_err(request, EPERM) }
         operations.mknod = { request, _, _, _, _ in fuse_reply_err(request, EPERM) }

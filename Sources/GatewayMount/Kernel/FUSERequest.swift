@@ -62,6 +62,18 @@ struct FUSERequest: @unchecked Sendable {
         _ = target.withCString { fuse_reply_readlink(raw, $0) }
     }
 
+    /// Answers a `getxattr` or `listxattr`: the value's length when the caller asks for it
+    /// (`size` 0), `ERANGE` when its buffer is too small, else the value.
+    func attributeValue(_ data: Data, size: Int) {
+        if size == 0 {
+            _ = fuse_reply_xattr(raw, data.count)
+        } else if size < data.count {
+            fail(ERANGE)
+        } else {
+            buffer(data)
+        }
+    }
+
     /// Answers a `read` or `readdir` with bytes.
     func buffer(_ data: Data) {
         data.withUnsafeBytes { bytes in

@@ -1,0 +1,197 @@
+import Foundation
+import GatewayTestSupport
+import Testing
+
+/// Issue 31's pinning, eviction and states, on real mounts read by real programs (`getfattr`,
+/// `cat`, `cmp`).
+extension MountCLITests {
+    /// The `user.gateway.*` attributes `getfattr -d` shows for `path` (name → value).
+    static func attributes(_ path: String) throws -> [String: String] {
+        let (status, output) = try Mounted.command("/usr/bin/getfattr", ["-d", "--absolute-names", path])
+        guard status == 0 else { throw CLITestSetupError("getfattr -d \(path) failed (\(status)): \(output)") }
+        var result: [String: String] = [:]
+        for line in output.split(separator: "\n") where line.hasPrefix("user.gateway.") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            result[String(parts[0])] = parts.count > 1 ? String(parts[1]).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : ""
+        }
+        return result
+    }
+
+    /// What `gateway mount-status --json` says of the mount at `mountpoint`.
+    func mountStatus(_ s: CLIScratch, _ mountpoint: String, environment: [String: String]) async throws -> [String: Any] {
+        let result = try await s.runner.run(["mount-status", "--json", mountpoint], extraEnvironment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let list = try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]]
+        return try #require(list?.first, "mount-status --json printed \(String(decoding: result.stdout, as: UTF8.self))")
+    }
+
+    /// Waits (up to `timeout`) until every path has the state `wanted`; returns the states last seen.
+    func waitForState(_ mount: Mounted, _ paths: [String], _ wanted: String, timeout: Duration = .seconds(20)) async throws -> [String] {
+        try await mount.blocking(timeout: timeout + .seconds(10)) {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let states = try paths.map { try Self.attributes($0)["user.gateway.state"] ?? "none" }
+                if states.allSatisfy({ $0 == wanted }) || ContinuousClock.now > deadline { return states }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+    }
+
+    @Test("pin, unpin, evict and item states: getfattr shows them, pinned contents are fetched without opening and kept current, pins past the limit are refused",
+          .timeLimit(.minutes(3)), arguments: ["local", "apache"])
+    func pinningAndStates(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        func contents(_ seed: Int, _ size: Int) -> Data { Data((0..<size).map { UInt8(truncatingIfNeeded: ($0 &+ seed) &* 2_654_435_761 >> 11) }) }
+        for index in 1...3 { try s.write("src/pinned/f\(index)", contents(index, 1 << 20)) }
+        try s.write("src/other.bin", contents(9, 2 << 20))
+        try s.write("src/written.txt", Data("before\n".utf8))
+        let source = try await source(backend, s)
+        defer { source.remove(s) }
+        let environment = source.environment.merging(["GATEWAY_STATE_DIR": s.path("state")]) { $1 }
+        try await withMount(s, source.location, environment: environment,
+                            extra: ["--cache-max-size", "4M", "--poll-interval", "1", "--write-back", "60"]) { mount in
+            let root = mount.mountpoint
+            let pinnedFiles = (1...3).map { root + "/pinned/f\($0)" }
+            // Listed, never read: placeholders, not pinned.
+            let first = try await mount.blocking { try Self.attributes(pinnedFiles[0]) }
+            #expect(first == ["user.gateway.state": "placeholder"])
+
+            // Pinned (the folder) and waited for: every file in it materialized, marked pinned.
+            let pinned = try await s.runner.run(["pin", "--wait", root + "/pinned"], extraEnvironment: environment)
+            #expect(pinned.status == 0, "\(pinned.stderr)")
+            let after = try await mount.blocking { try pinnedFiles.map { try Self.attributes($0) } }
+            #expect(after.allSatisfy { $0 == ["user.gateway.state": "materialized", "user.gateway.pinned": "1"] }, "\(after)")
+
+            // Changed and created on the server: fetched at the new version without anyone
+            // opening them (getxattr opens nothing), and what is read is the new contents.
+            try contents(42, 1 << 20).write(to: URL(fileURLWithPath: source.serverFolder + "/pinned/f1"))
+            try contents(43, 1 << 19).write(to: URL(fileURLWithPath: source.serverFolder + "/pinned/new"))
+            let fetched = try await waitForState(mount, [pinnedFiles[0], root + "/pinned/new"], "materialized")
+            #expect(fetched == ["materialized", "materialized"])
+            var status = try await mountStatus(s, root, environment: environment)
+            #expect(status["pinned_bytes"] as? Int == (3 << 20) + (1 << 19), "\(status)")
+            let reread = try await mount.blocking { try Data(contentsOf: URL(fileURLWithPath: pinnedFiles[0])) }
+            #expect(reread == contents(42, 1 << 20))
+
+            // 3.5 MiB pinned in a 4 MiB cache: pinning 2 MiB more is refused, with the reason.
+            let refused = try await s.runner.run(["pin", root + "/other.bin"], extraEnvironment: environment)
+            #expect(refused.status == 1 && refused.stderr.contains("--cache-max-size"), "\(refused.stderr)")
+            #expect(try await mount.blocking { try Self.attributes(root + "/other.bin")["user.gateway.pinned"] } == nil)
+            // It is read all the same (what does not fit is not kept), and the limit holds.
+            let other = try await mount.blocking { try Data(contentsOf: URL(fileURLWithPath: root + "/other.bin")) }
+            #expect(other == contents(9, 2 << 20))
+            status = try await mountStatus(s, root, environment: environment)
+            let used = try #require(status["cache_used"] as? Int)
+            #expect(used <= 4 << 20 && status["cache_limit"] as? Int == 4 << 20, "\(status)")
+
+            // A pinned item is not evicted; one pinned through its folder is not unpinned alone.
+            let evictPinned = try await s.runner.run(["evict", pinnedFiles[1]], extraEnvironment: environment)
+            #expect(evictPinned.status == 1 && evictPinned.stderr.contains("pinned"), "\(evictPinned.stderr)")
+            let unpinChild = try await s.runner.run(["unpin", pinnedFiles[1]], extraEnvironment: environment)
+            #expect(unpinChild.status == 1 && unpinChild.stderr.contains("folder above"), "\(unpinChild.stderr)")
+
+            // A file written through the mount and not uploaded yet (write-back 60 s): dirty,
+            // and not evicted.
+            try await mount.blocking {
+                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: root + "/written.txt"))
+                try handle.seekToEnd()
+                try handle.write(contentsOf: Data("more\n".utf8))
+                try handle.close()
+            }
+            #expect(try await mount.blocking { try Self.attributes(root + "/written.txt")["user.gateway.state"] } == "dirty")
+            let evictDirty = try await s.runner.run(["evict", root + "/written.txt"], extraEnvironment: environment)
+            #expect(evictDirty.status == 1, "\(evictDirty.stderr)")
+            status = try await mountStatus(s, root, environment: environment)
+            #expect(status["pending_uploads"] as? Int == 1 && status["reachable"] as? Bool == true, "\(status)")
+
+            // Unpinned (by REMOTE:PATH on the remote, by path on a local folder), then evicted:
+            // placeholders again, and the cache holds none of it.
+            let unpinArgument = backend == "apache" ? source.location + "/pinned" : root + "/pinned"
+            let unpinned = try await s.runner.run(["unpin", unpinArgument], extraEnvironment: environment)
+            #expect(unpinned.status == 0, "\(unpinned.stderr)")
+            let evicted = try await s.runner.run(["evict", root + "/pinned"], extraEnvironment: environment)
+            #expect(evicted.status == 0, "\(evicted.stderr)")
+            let states = try await mount.blocking { try (pinnedFiles + [root + "/pinned/new"]).map { try Self.attributes($0) } }
+            #expect(states.allSatisfy { $0 == ["user.gateway.state": "placeholder"] }, "\(states)")
+            status = try await mountStatus(s, root, environment: environment)
+            #expect((status["pins"] as? [String])?.isEmpty == true && status["pinned_bytes"] as? Int == 0, "\(status)")
+            // Read again after the eviction: fetched again, the same bytes.
+            #expect(try await mount.blocking { try Data(contentsOf: URL(fileURLWithPath: pinnedFiles[2])) } == contents(3, 1 << 20))
+        }
+        // Outside a mount: a clear error.
+        let outside = try await s.runner.run(["pin", s.path("src/other.bin")], extraEnvironment: environment)
+        #expect(outside.status == 1 && outside.stderr.contains("not inside a running gateway mount"), "\(outside.stderr)")
+    }
+
+    /// Bytes the files in `folder` take on disk (sparse files count what they hold).
+    static func diskUse(of folder: String) -> Int64 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.reduce(Int64(0)) { total, name in
+            var info = stat()
+            return stat(folder + "/" + name, &info) == 0 ? total + Int64(info.st_blocks) * 512 : total
+        }
+    }
+
+    @Test("--cache-max-size 200M with a pinned folder of 100 MB while 1 GB of other files is read: the cache never exceeds 200 MB, pinned files stay materialized",
+          .timeLimit(.minutes(4)))
+    func cacheLimitUnderLoad() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let source = try await source("apache", s)
+        defer { source.remove(s) }
+        // Written straight into the server's folder (the copy up would take longer than the test).
+        var chunk = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 9) })
+        for index in 0..<10 { try FileManager.default.createDirectory(atPath: source.serverFolder + "/pinned", withIntermediateDirectories: true)
+            chunk[0] = UInt8(index)
+            try Data(repeating: 0, count: 0).write(to: URL(fileURLWithPath: source.serverFolder + "/pinned/p\(index)"))
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: source.serverFolder + "/pinned/p\(index)"))
+            for _ in 0..<10 { try handle.write(contentsOf: chunk) }
+            try handle.close()
+        }
+        for index in 0..<4 {
+            let handle = try { () throws -> FileHandle in
+                _ = FileManager.default.createFile(atPath: source.serverFolder + "/big\(index)", contents: nil)
+                return try FileHandle(forWritingTo: URL(fileURLWithPath: source.serverFolder + "/big\(index)"))
+            }()
+            for _ in 0..<256 { try handle.write(contentsOf: chunk) }
+            try handle.close()
+        }
+        let environment = source.environment.merging(["GATEWAY_STATE_DIR": s.path("state")]) { $1 }
+        try await withMount(s, source.location, environment: environment, extra: ["--cache-max-size", "200M"]) { mount in
+            let root = mount.mountpoint
+            let pinned = try await s.runner.run(["pin", "--wait", root + "/pinned"], extraEnvironment: environment)
+            #expect(pinned.status == 0, "\(pinned.stderr)")
+            let cacheFolder = try #require(try await mountStatus(s, root, environment: environment)["cache_dir"] as? String) + "/read"
+            // Sampled every 0.1 s (the issue asks for 0.5 s) while 1 GB is read.
+            let limit: Int64 = 200 << 20
+            let samples = Locked<[Int64]>([])
+            let sampling = Task.detached {
+                while !Task.isCancelled {
+                    let use = Self.diskUse(of: cacheFolder)
+                    samples.mutate { $0.append(use) }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            let read = try await mount.blocking(timeout: .seconds(150)) { () -> Int in
+                var total = 0
+                for index in 0..<4 {
+                    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: root + "/big\(index)"))
+                    while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty { total += data.count }
+                    try handle.close()
+                }
+                return total
+            }
+            sampling.cancel()
+            #expect(read == 1 << 30)
+            let seen = samples.value
+            #expect(seen.count > 5, "the cache was sampled while the files were read")
+            #expect(seen.allSatisfy { $0 <= limit }, "largest sample \(seen.max() ?? 0) bytes, limit \(limit)")
+            #expect((seen.max() ?? 0) >= 100 << 20, "the pinned 100 MB were in the cache folder")
+            let states = try await mount.blocking { try (0..<10).map { try Self.attributes(root + "/pinned/p\($0)")["user.gateway.state"] ?? "none" } }
+            #expect(states.allSatisfy { $0 == "materialized" }, "\(states)")
+            let status = try await mountStatus(s, root, environment: environment)
+            #expect(status["pinned_bytes"] as? Int == 100 << 20 && (status["cache_used"] as? Int ?? .max) <= 200 << 20, "\(status)")
+        }
+    }
+}
