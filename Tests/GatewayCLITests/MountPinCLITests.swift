@@ -195,3 +195,26 @@ extension MountCLITests {
         }
     }
 }
+
+extension MountCLITests {
+    @Test("--cache-max-age: contents nobody read for that long are dropped (placeholders again); pinned ones stay",
+          .timeLimit(.minutes(2)))
+    func cacheMaxAge() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("src/read.bin", Data(repeating: 1, count: 300_000))
+        try s.write("src/kept/pinned.bin", Data(repeating: 2, count: 300_000))
+        let source = try await source("local", s)
+        let environment = source.environment.merging(["GATEWAY_STATE_DIR": s.path("state")]) { $1 }
+        try await withMount(s, source.location, environment: environment, extra: ["--cache-max-age", "2s"]) { mount in
+            let root = mount.mountpoint
+            let pinned = try await s.runner.run(["pin", "--wait", root + "/kept"], extraEnvironment: environment)
+            #expect(pinned.status == 0, "\(pinned.stderr)")
+            _ = try await mount.blocking { try Data(contentsOf: URL(fileURLWithPath: root + "/read.bin")) }
+            #expect(try await mount.blocking { try Self.attributes(root + "/read.bin")["user.gateway.state"] } == "materialized")
+            let dropped = try await waitForState(mount, [root + "/read.bin"], "placeholder", timeout: .seconds(15))
+            #expect(dropped == ["placeholder"])
+            #expect(try await mount.blocking { try Self.attributes(root + "/kept/pinned.bin")["user.gateway.state"] } == "materialized")
+        }
+    }
+}

@@ -50,7 +50,7 @@ extension MountFileSystem {
             answer(request) { [self] in
                 let report = await statusReport()
                 let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 request.attributeValue(try encoder.encode(report), size: size)
             }
         default:
@@ -63,7 +63,8 @@ extension MountFileSystem {
         guard let path = table.withLock({ $0.path(of: inode) }) else { return request.fail(ENOENT) }
         var names = [GatewayAttribute.state]
         if readCache.isPinned(path) { names.append(GatewayAttribute.pinned) }
-        if inode == InodeTable.root { names.append(GatewayAttribute.status) }
+        // The root's status is read by name (`gateway mount-status`), not listed: `getfattr -d`
+        // of the root stays short.
         request.attributeValue(Data(names.map { $0 + "\u{0}" }.joined().utf8), size: size)
     }
 
