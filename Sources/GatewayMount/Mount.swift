@@ -62,6 +62,9 @@ public enum MountEvent: Sendable, Equatable {
     /// Changed on the remote and through the mount: the remote's version kept `path`, the
     /// mount's went to `copy`.
     case conflict(path: String, copy: String)
+    /// The changes made on the remote since the last mount with this cache folder (read from
+    /// the anchor it saved) are applied: `changes` of them.
+    case caughtUp(changes: Int)
 }
 
 /// A remote folder shown as a file system (FUSE): items are placeholders, listed without their
@@ -114,17 +117,30 @@ public final class Mount: Sendable {
         var options = options
         var anchor: SyncAnchor?
         let monitor = options.followsChanges ? provider as? any FileProviderMonitor : nil
+        let anchors = try MountAnchors.open(directory: stateDirectory, cacheFolder: cache.path)
+        var resumed = false
         if let monitor {
-            do {
-                anchor = try await monitor.currentAnchor(at: root.path, recursive: true)
-            } catch {
-                logger.warning("remote changes are not followed; names and attributes refresh after the attribute timeout",
-                               metadata: ["error": .string("\(error)")])
+            // The anchor the last mount with this cache folder got to: only what changed since is
+            // asked for, after mounting (a fresh anchor walks the whole tree first).
+            if let saved = try? anchors.anchor(remote: provider.name, root: root.path) {
+                anchor = saved
+                resumed = true
+                logger.debug("catching up from the anchor the last mount saved")
+            } else {
+                do {
+                    let taken = try await monitor.currentAnchor(at: root.path, recursive: true)
+                    anchor = taken
+                    try? anchors.save(taken, remote: provider.name, root: root.path)
+                } catch {
+                    logger.warning("remote changes are not followed; names and attributes refresh after the attribute timeout",
+                                   metadata: ["error": .string("\(error)")])
+                }
             }
         }
         if options.attributeTimeout == nil { options.attributeTimeout = anchor == nil ? 1 : 60 }
         let pins = try PinList.open(directory: stateDirectory, cacheFolder: cache.path)
-        let readCache = try FileProviderCache(folder: cache.path + "/read", limit: options.readCacheLimit, pins: pins)
+        let index = try CacheIndex.open(directory: stateDirectory, cacheFolder: cache.path)
+        let readCache = try FileProviderCache(folder: cache.path + "/read", limit: options.readCacheLimit, pins: pins, index: index)
         let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
                                          cacheFolder: cache.files, readCache: readCache, queue: queue,
                                          followingChanges: anchor != nil, logger: logger)
@@ -135,8 +151,8 @@ public final class Mount: Sendable {
         session = try FUSESession(fileSystem: fileSystem, mountpoint: absolute, options: fuseOptions)
         fileSystem.session.withLock { [session] in $0 = session }
         if let monitor, let anchor {
-            coherence = Coherence(fileSystem: fileSystem, session: session, monitor: monitor, anchor: anchor,
-                                  interval: options.pollInterval, logger: logger)
+            coherence = Coherence(fileSystem: fileSystem, session: session, monitor: monitor, anchor: anchor, resumed: resumed,
+                                  anchors: anchors, interval: options.pollInterval, logger: logger)
         } else {
             coherence = nil
         }
@@ -166,6 +182,14 @@ public final class Mount: Sendable {
                 }
             }
         }
+        // What the read cache holds is written to its index now and then (and at the end), so
+        // the next mount with this cache folder has it.
+        let indexing = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(5))
+                fileSystem.persistCache()
+            }
+        }
         _ = await withTaskCancellationHandler {
             await session.run()
         } onCancel: {
@@ -173,6 +197,8 @@ public final class Mount: Sendable {
         }
         following?.cancel()
         sweeping?.cancel()
+        indexing.cancel()
+        fileSystem.persistCache()
         fileSystem.session.withLock { $0 = nil }
         let count = fileSystem.uploader.count(fileSystem: fileSystem)
         if count > 0 { pending(count) }

@@ -1,5 +1,5 @@
 import Foundation
-import GatewayTestSupport
+@testable import GatewayTestSupport
 import Testing
 
 /// Issue 31's pinning, eviction and states, on real mounts read by real programs (`getfattr`,
@@ -216,5 +216,80 @@ extension MountCLITests {
             #expect(dropped == ["placeholder"])
             #expect(try await mount.blocking { try Self.attributes(root + "/kept/pinned.bin")["user.gateway.state"] } == "materialized")
         }
+    }
+}
+
+extension MountCLITests {
+    /// A folder of `backend` for a restart: its location, the environment reaching it, and (on
+    /// Xandikos) its server log.
+    func restartSource(_ backend: String, _ s: CLIScratch) async throws -> (location: String, environment: [String: String], log: String?) {
+        var environment = ["XDG_CACHE_HOME": s.path("cache"), "GATEWAY_STATE_DIR": s.path("state")]
+        switch backend {
+        case "local":
+            try FileManager.default.createDirectory(atPath: s.path("src"), withIntermediateDirectories: true)
+            return (s.path("src"), environment, nil)
+        case "apache":
+            environment.merge(try apacheConfig(s)) { $1 }
+        default:
+            let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_XANDIKOS_URL")
+            // sync_collection always: a flat folder is caught up by one REPORT.
+            try s.write("config.json", Data("""
+                {"remotes": {"xandikos": {"type": "webdav", "url": "\(server.url.absoluteString)", "user": "\(server.user)",
+                 "password_env": "DAV_SECRET", "sync_collection": "always"}}}
+                """.utf8))
+            environment["GATEWAY_CONFIG"] = s.path("config.json")
+            environment["DAV_SECRET"] = server.password
+        }
+        let location = "\(backend):r-\(UUID().uuidString.prefix(8))"
+        let made = try await s.runner.run(["mkdir", location], extraEnvironment: environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        return (location, environment, backend == "xandikos" ? ProcessInfo.processInfo.environment["GATEWAY_TEST_XANDIKOS_LOG"] : nil)
+    }
+
+    @Test("mount again after 10 files changed on the remote: it mounts from the saved anchor, catches up (one REPORT on Xandikos, no listing), drops the stale cached contents and keeps the rest",
+          .timeLimit(.minutes(3)), arguments: ["local", "apache", "xandikos"])
+    func restartCatchesUp(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let (location, environment, log) = try await restartSource(backend, s)
+        defer { if !location.hasPrefix("/") { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) } }
+        func contents(_ index: Int, _ round: Int) -> Data { Data("file \(index), round \(round)\n".utf8) + Data(repeating: UInt8(index), count: 20_000) }
+        func write(_ index: Int, _ round: Int) async throws {
+            let result = try await s.runner.run(["rcat", "\(location)/f\(index).txt"], stdin: contents(index, round), extraEnvironment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        for index in 0..<12 { try await write(index, 1) }
+        let files = (0..<12).map { "f\($0).txt" }
+        // First mount: everything read (and cached), then unmounted.
+        let first = try await Mounted(s, location: location, environment: environment, extra: ["--poll-interval", "60"])
+        let read = try await first.blocking { try files.map { try Data(contentsOf: URL(fileURLWithPath: first.mountpoint + "/" + $0)) } }
+        #expect(read == (0..<12).map { contents($0, 1) })
+        try Mounted.command("/bin/fusermount3", ["-u", first.mountpoint])
+        #expect(try await waitForExit(first) == 0)
+        let cacheFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: s.path("cache/gateway/mount")).first)
+        let readFolder = s.path("cache/gateway/mount/\(cacheFolder)/read")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: readFolder).count == 12, "the cache kept what was read")
+
+        // Changed while nothing was mounted (same size: the new version is told by its tag).
+        for index in 0..<10 { try await write(index, 2) }
+        let mark = try log.map { try String(contentsOfFile: $0, encoding: .utf8).split(separator: "\n").count }
+        let second = try await Mounted(s, location: location, environment: environment, extra: ["--poll-interval", "60"])
+        defer { second.forceOff() }
+        try await second.gateway.waitForStderr("caught up with ")
+        #expect(second.gateway.stderr.contains("caught up with 10 changes made on the remote since the last mount"), "\(second.gateway.stderr)")
+        // The ten stale versions are gone from the cache; the two unchanged files are still there,
+        // materialized before anyone reads them.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: readFolder).count == 2)
+        if let log, let mark {
+            let folder = String(location.split(separator: ":")[1])
+            let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").dropFirst(mark)
+                .filter { $0.contains("/\(folder)/ ") }
+            #expect(lines.filter { $0.contains("\"REPORT ") }.count == 1, "one sync-collection report: \(lines)")
+            #expect(lines.filter { $0.contains("\"PROPFIND ") }.count <= 1, "no listing, only the root's attributes: \(lines)")
+        }
+        let states = try await second.blocking { try files.map { try Self.attributes(second.mountpoint + "/" + $0)["user.gateway.state"] ?? "none" } }
+        #expect(states == Array(repeating: "placeholder", count: 10) + ["materialized", "materialized"], "\(states)")
+        let after = try await second.blocking { try files.map { try Data(contentsOf: URL(fileURLWithPath: second.mountpoint + "/" + $0)) } }
+        #expect(after == (0..<12).map { contents($0, $0 < 10 ? 2 : 1) })
     }
 }

@@ -214,4 +214,46 @@ struct FileProviderCacheTests {
         #expect(fixture.cache.evictIdle(olderThan: .zero) == 1000, "only the unpinned one")
         #expect(fixture.cache.usage.total == 1000)
     }
+
+    @Test("with an index, what one run fetched is there for the next; files the index does not vouch for are removed")
+    func keptAcrossRuns() async throws {
+        let fixture = try Fixture(limit: 1_000_000)
+        defer { fixture.remove() }
+        let folder = fixture.folder.appendingPathComponent("kept").path
+        let index = try CacheIndex.open(directory: fixture.folder.appendingPathComponent("state"), cacheFolder: folder)
+        let first = try FileProviderCache(folder: folder, limit: 1_000_000, index: index)
+        let whole = try await fixture.file("/whole", size: 200_000, byte: 5)
+        try await first.materialize(whole, from: fixture.provider)
+        let part = try await fixture.file("/part", size: 100_000, byte: 6)
+        let partEntry = try first.acquire(try fixture.key(part))
+        #expect(try partEntry.write(Data(repeating: 6, count: 1000), at: 50_000))
+        first.release(partEntry)
+        // Changed by the client itself (generation 1): not for the next run.
+        try await first.materialize(try await fixture.file("/own", size: 1000, byte: 7), generation: 1, from: fixture.provider)
+        try first.persist()
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: folder + "/junk"))
+
+        let second = try FileProviderCache(folder: folder, limit: 1_000_000, index: index)
+        #expect(second.state(of: try fixture.key(whole)) == .materialized)
+        #expect(second.state(of: try fixture.key(part)) == .partial)
+        #expect(second.usage.total == 201_000 && second.usage.entries == 2)
+        let entry = try second.acquire(try fixture.key(whole))
+        #expect(try entry.read(at: 0, length: 200_000) == Data(repeating: 5, count: 200_000))
+        second.release(entry)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/junk"), "a file the index does not list is removed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).count == 2)
+        let reads = fixture.provider.readCount.withLock { $0 }
+        try await second.materialize(whole, from: fixture.provider)
+        #expect(fixture.provider.readCount.withLock { $0 } == reads, "nothing fetched again")
+
+        // An evicted item leaves the index; a cache file that lost its bytes is not trusted.
+        try second.evict("/whole")
+        try second.persist()
+        let partFile = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
+        #expect(truncate(folder + "/" + partFile, 10) == 0)
+        let third = try FileProviderCache(folder: folder, limit: 1_000_000, index: index)
+        #expect(third.usage.entries == 0 && third.usage.total == 0)
+        #expect(try index.rows().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
 }

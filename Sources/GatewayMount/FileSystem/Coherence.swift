@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayState
 import Logging
 
 /// Keeps what the kernel caches true to the remote: the provider's change monitor (inotify on
@@ -17,6 +18,11 @@ struct Coherence: Sendable {
     let session: FUSESession
     let monitor: any FileProviderMonitor
     let anchor: SyncAnchor
+    /// Whether `anchor` is the one an earlier mount saved (an expired one is replaced by a fresh
+    /// anchor, after a full listing, instead of giving up).
+    let resumed: Bool
+    /// Where each page's anchor is saved, once its changes are applied.
+    let anchors: MountAnchors?
     let interval: Duration
     let logger: Logger
 
@@ -26,6 +32,10 @@ struct Coherence: Sendable {
         logger.debug("following remote changes", metadata: ["every": .stringConvertible(interval)])
         var anchor = self.anchor
         var failing = false
+        var resumed = self.resumed
+        var catchingUp = self.resumed
+        var caughtUpChanges = 0
+        let root = fileSystem.table.withLock { $0.rootPath }
         while !Task.isCancelled {
             do {
                 for try await page in monitor.changePages(since: anchor, options: MonitorOptions(recursive: true, interval: interval)) {
@@ -36,10 +46,42 @@ struct Coherence: Sendable {
                     fileSystem.reachable.withLock { $0 = true }
                     for event in page.events { apply(event) }
                     anchor = page.anchor
+                    resumed = false
+                    if catchingUp {
+                        caughtUpChanges += page.events.count
+                        if !page.moreComing {
+                            catchingUp = false
+                            logger.debug("caught up with the changes since the last mount", metadata: ["changes": .stringConvertible(caughtUpChanges)])
+                            fileSystem.options.events?(.caughtUp(changes: caughtUpChanges))
+                        }
+                    }
+                    do {
+                        try anchors?.save(anchor, remote: fileSystem.provider.name, root: root)
+                    } catch {
+                        logger.debug("the change monitor's anchor was not saved", metadata: ["error": .string("\(error)")])
+                    }
                 }
                 return
             } catch {
                 if Task.isCancelled { return }
+                if resumed, (error as? FileProviderError).map({ if case .anchorExpired = $0 { true } else { false } }) == true {
+                    // What changed while nothing was mounted can't be told: start afresh from
+                    // a full listing. Cached contents are of known versions and stay; pinned
+                    // items are checked again.
+                    logger.warning("the anchor the last mount saved has expired; listing the remote afresh",
+                                   metadata: ["error": .string("\(error)")])
+                    try? anchors?.clear()
+                    do {
+                        anchor = try await monitor.currentAnchor(at: root, recursive: true)
+                        try? anchors?.save(anchor, remote: fileSystem.provider.name, root: root)
+                        resumed = false
+                        catchingUp = false
+                        for pinned in fileSystem.readCache.pins { fileSystem.materializer.schedule(pinned, fileSystem: fileSystem) }
+                        continue
+                    } catch {
+                        if Task.isCancelled { return }
+                    }
+                }
                 if error.failureKind == .notFound || (error as? FileProviderError).map({ if case .anchorExpired = $0 { true } else { false } }) == true {
                     logger.warning("remote changes can no longer be followed; names and attributes refresh after the attribute timeout",
                                    metadata: ["error": .string("\(error)")])
@@ -75,6 +117,20 @@ struct Coherence: Sendable {
         if event.kind == .renamed, let previous = event.previousPath,
            let resolved = fileSystem.table.withLock({ $0.resolve(previous) }), let parent = resolved.parent {
             fileSystem.known.withLock { $0.remove(resolved.name, in: parent) }
+        }
+        // Contents kept of versions the remote no longer has go (pinned ones are fetched anew).
+        switch event.kind {
+        case .modified:
+            if let item = event.item, item.type == .file {
+                let key = FileProviderCache.Key(item, generation: fileSystem.generation(of: event.path))
+                fileSystem.readCache.dropOtherVersions(of: event.path, keeping: key)
+            }
+        case .removed:
+            fileSystem.readCache.discard(event.path)
+        case .renamed:
+            if let previous = event.previousPath { fileSystem.readCache.discard(previous) }
+        case .created:
+            break
         }
         switch event.kind {
         case .created:

@@ -27,6 +27,15 @@ extension MountFileSystem {
         return ownChanges.withLock { $0[inode] ?? 0 }
     }
 
+    /// Writes what the read cache holds to its index (the next mount starts with it).
+    func persistCache() {
+        do {
+            try readCache.persist()
+        } catch {
+            logger.warning("the read cache's index was not updated", metadata: ["error": .string("\(error)")])
+        }
+    }
+
     /// A pinned item was removed through the mount: its pin goes with it.
     func unpinRemoved(_ path: String) {
         guard readCache.isPinRoot(path) else { return }

@@ -101,12 +101,15 @@ public final class FileProviderCache: Sendable {
     /// The most bytes the cache holds.
     public let limit: Int64
     private let pinList: PinList?
+    private let index: CacheIndex?
     private let state: Mutex<State>
 
     private struct Slot {
         var entry: Entry
         var users: Int
         var lastUse: ContinuousClock.Instant
+        /// Bytes the index says the entry holds.
+        var indexed: Int64 = 0
     }
 
     private struct State {
@@ -115,20 +118,79 @@ public final class FileProviderCache: Sendable {
         var total: Int64 = 0
         /// Pinned paths, with the bytes each is expected to need.
         var pins: [String: Int64] = [:]
+        /// Indexed files removed since the last ``persist()``.
+        var unindexed: [String] = []
     }
 
-    /// A cache in `folder` (emptied first) holding at most `limit` bytes; pins are read from
-    /// and kept in `pins` when given.
-    public init(folder: String, limit: Int64, pins: PinList? = nil) throws {
+    /// A cache in `folder` holding at most `limit` bytes; pins are read from and kept in `pins`
+    /// when given. With an `index`, what an earlier run kept (and the index lists) is there
+    /// again, and everything else in the folder is removed; without one the folder starts empty.
+    public init(folder: String, limit: Int64, pins: PinList? = nil, index: CacheIndex? = nil) throws {
         self.folder = folder
         self.limit = max(0, limit)
         self.pinList = pins
+        self.index = index
         var initial = State()
         for path in try pins?.paths() ?? [] { initial.pins[path] = 0 }
         state = Mutex(initial)
-        try? FileManager.default.removeItem(atPath: folder)
+        if index == nil { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        if let index { try reopen(index) }
+    }
+
+    /// Takes back the files the index lists (those whose file is still there, as large as the
+    /// ranges say), removes the rest, and keeps within the limit.
+    private func reopen(_ index: CacheIndex) throws {
+        var kept = Set<String>()
+        var dropped: [String] = []
+        for row in try index.rows() {
+            let path = folder + "/" + row.file
+            var info = stat()
+            guard !row.file.contains("/"), stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                  Int64(info.st_size) >= (row.ranges.last?.upperBound ?? 0),
+                  let entry = try? Entry(path: path, key: row.key, cache: self, reopening: row.ranges) else {
+                dropped.append(row.file)
+                continue
+            }
+            kept.insert(row.file)
+            state.withLock { state in
+                state.total += entry.count
+                state.slots[row.key] = Slot(entry: entry, users: 0, lastUse: .now, indexed: entry.count)
+            }
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !kept.contains(name) {
+            unlink(folder + "/" + name)
+        }
+        state.withLock { state in
+            state.unindexed += dropped
+            Self.shrink(&state, to: limit)
+        }
+        try persist()
+    }
+
+    /// Writes what the entries hold to the index (after their bytes are on disk): called now and
+    /// then, and at the end. Entries of items the client changed itself (a generation above 0)
+    /// are not indexed: the next run counts from 0 again.
+    public func persist() throws {
+        guard let index else { return }
+        let (changed, removed) = state.withLock { state -> ([(Key, Entry, Int64)], [String]) in
+            let changed = state.slots.compactMap { key, slot -> (Key, Entry, Int64)? in
+                let count = slot.entry.count
+                return key.generation == 0 && count != slot.indexed ? (key, slot.entry, count) : nil
+            }
+            defer { state.unindexed = [] }
+            return (changed, state.unindexed)
+        }
+        var rows: [CacheIndex.Row] = []
+        for (key, entry, _) in changed {
+            guard entry.synchronize() else { continue }
+            rows.append(CacheIndex.Row(file: entry.fileName, key: key, ranges: entry.heldRanges))
+        }
+        try index.update(rows, removing: removed)
+        state.withLock { state in
+            for (key, entry, count) in changed where state.slots[key]?.entry === entry { state.slots[key]?.indexed = count }
+        }
     }
 
     // MARK: Entries
@@ -188,11 +250,20 @@ public final class FileProviderCache: Sendable {
         let pins = state.pins
         let idle = state.slots.filter { $0.value.users <= 0 && !Self.isPinned($0.key.path, pins: pins) }
             .sorted { $0.value.lastUse < $1.value.lastUse }
-        for (key, slot) in idle {
+        for (key, _) in idle {
             guard state.total > target else { return }
-            state.slots[key] = nil
-            state.total -= slot.entry.remove()
+            Self.drop(key, from: &state)
         }
+    }
+
+    /// Removes the entry of `key` and its file; returns the bytes it held.
+    @discardableResult
+    private static func drop(_ key: Key, from state: inout State) -> Int64 {
+        guard let slot = state.slots.removeValue(forKey: key) else { return 0 }
+        let freed = slot.entry.remove()
+        state.total -= freed
+        if slot.indexed > 0 || key.generation == 0 { state.unindexed.append(slot.entry.fileName) }
+        return freed
     }
 
     // MARK: Items
@@ -243,10 +314,8 @@ public final class FileProviderCache: Sendable {
             if Self.isPinned(path, pins: state.pins) { throw CacheError.busy(path: path) }
             var freed: Int64 = 0
             for (key, slot) in state.slots where slot.users <= 0 && Self.isAt(key.path, orUnder: path) {
-                state.slots[key] = nil
-                freed += slot.entry.remove()
+                freed += Self.drop(key, from: &state)
             }
-            state.total -= freed
             return freed
         }
     }
@@ -258,10 +327,8 @@ public final class FileProviderCache: Sendable {
         return state.withLock { state in
             var freed: Int64 = 0
             for (key, slot) in state.slots where slot.users <= 0 && slot.lastUse < cutoff && !Self.isPinned(key.path, pins: state.pins) {
-                state.slots[key] = nil
-                freed += slot.entry.remove()
+                freed += Self.drop(key, from: &state)
             }
-            state.total -= freed
             return freed
         }
     }
@@ -271,8 +338,17 @@ public final class FileProviderCache: Sendable {
     public func dropOtherVersions(of path: String, keeping keep: Key?) {
         state.withLock { state in
             for (key, slot) in state.slots where key.path == path && key != keep && slot.users <= 0 {
-                state.slots[key] = nil
-                state.total -= slot.entry.remove()
+                Self.drop(key, from: &state)
+            }
+        }
+    }
+
+    /// The item at `path` (and everything under it) is gone from the remote: what is stored of
+    /// it goes, pinned or not, except entries in use.
+    public func discard(_ path: String) {
+        state.withLock { state in
+            for (key, slot) in state.slots where slot.users <= 0 && Self.isAt(key.path, orUnder: path) {
+                Self.drop(key, from: &state)
             }
         }
     }
@@ -368,12 +444,27 @@ public final class FileProviderCache: Sendable {
         private let held = Mutex(Held())
         private unowned let cache: FileProviderCache
 
-        fileprivate init(path: String, key: Key?, cache: FileProviderCache) throws {
+        fileprivate init(path: String, key: Key?, cache: FileProviderCache, reopening ranges: [Range<Int64>]? = nil) throws {
             self.path = path
             self.key = key
             self.cache = cache
-            descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            descriptor = open(path, ranges == nil ? O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC : O_RDWR | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            if let ranges {
+                held.withLock { held in for range in ranges { held.ranges.insert(range) } }
+            }
+        }
+
+        /// The cache file's name in the cache's folder.
+        var fileName: String { (path as NSString).lastPathComponent }
+
+        /// The ranges held.
+        var heldRanges: [Range<Int64>] { held.withLock { $0.ranges.ranges } }
+
+        /// Puts the bytes written on disk; `false` when that failed (or the entry was removed).
+        func synchronize() -> Bool {
+            guard !held.withLock({ $0.removed }) else { return false }
+            return fdatasync(descriptor) == 0
         }
 
         private struct Held {

@@ -2,7 +2,9 @@ import Foundation
 
 /// `mount.sqlite` in the local state store (``StateLocation``): what mounts and
 /// ``FileProviderCache``s keep across runs, each on the rows of its own cache folder (which the
-/// folder's lock makes its alone). ``UploadQueue``: uploads owed; ``PinList``: pinned paths.
+/// folder's lock makes its alone). ``UploadQueue``: uploads owed; ``PinList``: pinned paths;
+/// ``MountAnchors``: where each mount's change monitor got to; ``CacheIndex``: what a
+/// ``FileProviderCache``'s files hold.
 enum MountStateFile {
     static let schema = StateSchema(name: "mount", migrations: [
         """
@@ -21,6 +23,26 @@ enum MountStateFile {
             cache_folder TEXT NOT NULL,
             path TEXT NOT NULL,
             PRIMARY KEY(cache_folder, path)
+        ) WITHOUT ROWID;
+        """,
+        """
+        CREATE TABLE mount_anchors(
+            cache_folder TEXT NOT NULL PRIMARY KEY,
+            remote TEXT NOT NULL,
+            root TEXT NOT NULL,
+            anchor TEXT NOT NULL,
+            saved REAL NOT NULL
+        ) WITHOUT ROWID;
+        """,
+        """
+        CREATE TABLE cache_entries(
+            cache_folder TEXT NOT NULL,
+            file TEXT NOT NULL,
+            path TEXT NOT NULL,
+            version TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            ranges TEXT NOT NULL,
+            PRIMARY KEY(cache_folder, file)
         ) WITHOUT ROWID;
         """,
     ])
