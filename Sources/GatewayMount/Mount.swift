@@ -62,6 +62,10 @@ public enum MountEvent: Sendable, Equatable {
     /// Changed on the remote and through the mount: the remote's version kept `path`, the
     /// mount's went to `copy`.
     case conflict(path: String, copy: String)
+    /// The remote stopped answering: the mount works from what it has cached, uploads wait.
+    case offline(reason: String)
+    /// The remote answers again: waiting uploads go.
+    case online
     /// The changes made on the remote since the last mount with this cache folder (read from
     /// the anchor it saved) are applied: `changes` of them.
     case caughtUp(changes: Int)

@@ -30,7 +30,8 @@ extension MountCLITests {
         try await mount.blocking(timeout: timeout + .seconds(10)) {
             let deadline = ContinuousClock.now + timeout
             while true {
-                let states = try paths.map { try Self.attributes($0)["user.gateway.state"] ?? "none" }
+                // A name the monitor has not reported yet is not there for the mount (as for `ls`).
+                let states = paths.map { (try? Self.attributes($0))?["user.gateway.state"] ?? "none" }
                 if states.allSatisfy({ $0 == wanted }) || ContinuousClock.now > deadline { return states }
                 Thread.sleep(forTimeInterval: 0.1)
             }
@@ -291,5 +292,89 @@ extension MountCLITests {
         #expect(states == Array(repeating: "placeholder", count: 10) + ["materialized", "materialized"], "\(states)")
         let after = try await second.blocking { try files.map { try Data(contentsOf: URL(fileURLWithPath: second.mountpoint + "/" + $0)) } }
         #expect(after == (0..<12).map { contents($0, $0 < 10 ? 2 : 1) })
+    }
+}
+
+extension MountCLITests {
+    @Test("offline: with Apache unreachable, cached files are read, an uncached read fails at once, edits and new files wait; back online they land",
+          .timeLimit(.minutes(3)))
+    func offlineWork() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = ProcessInfo.processInfo.environment
+        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: apache), let port = url.port,
+              let state = environment["GATEWAY_TEST_STATE"] else {
+            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
+        }
+        let proxy = try DroppingProxy(targetPort: port, dropAfter: Int.max)
+        defer { proxy.stop() }
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        components.port = proxy.port
+        try s.write("config.json", Data("""
+            {"remotes": {"apache": {"type": "webdav", "url": "\(components.url!.absoluteString)", "user": "\(environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway")",
+                                    "password_env": "DAV_SECRET", "connect_timeout": 2}}}
+            """.utf8))
+        let env = ["GATEWAY_CONFIG": s.path("config.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test",
+                   "GATEWAY_STATE_DIR": s.path("state"), "XDG_CACHE_HOME": s.path("cache")]
+        let folder = "offline-\(UUID().uuidString.prefix(8))"
+        let server = state + "/webdav-apache/" + folder
+        try s.write("src/cached.bin", Data(repeating: 1, count: 100_000))
+        try s.write("src/uncached.bin", Data(repeating: 2, count: 100_000))
+        try s.write("src/edit.txt", Data("line 1\n".utf8))
+        let copied = try await s.runner.run(["copy", s.path("src"), "apache:\(folder)"], extraEnvironment: env)
+        #expect(copied.status == 0, "\(copied.stderr)")
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "apache:\(folder)"], extraEnvironment: env) }
+        try await withMount(s, "apache:\(folder)", environment: env, extra: ["--poll-interval", "1", "--write-back", "0"]) { mount in
+            let root = mount.mountpoint
+            let warm = try await mount.blocking { try ["cached.bin", "edit.txt"].map { try Data(contentsOf: URL(fileURLWithPath: root + "/" + $0)) } }
+            #expect(warm[0].count == 100_000 && warm[1] == Data("line 1\n".utf8))
+            // Listed once: the mount knows the folder's names (so a new one can be made offline).
+            let listed = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
+            #expect(listed == ["cached.bin", "edit.txt", "uncached.bin"])
+
+            // The server goes away; the monitor's next look finds out.
+            proxy.setRefusing(true)
+            proxy.cutAll()
+            try await mount.gateway.waitForStderr("working offline", timeout: .seconds(20))
+
+            let (cached, uncachedErrno, elapsed) = try await mount.blocking { () -> (Data, Int32, Duration) in
+                let cached = try Data(contentsOf: URL(fileURLWithPath: root + "/cached.bin"))
+                let clock = ContinuousClock()
+                let start = clock.now
+                let descriptor = open(root + "/uncached.bin", O_RDONLY)
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let result = descriptor >= 0 ? read(descriptor, &buffer, 4096) : -1
+                let code = result < 0 ? errno : 0
+                if descriptor >= 0 { close(descriptor) }
+                return (cached, code, clock.now - start)
+            }
+            #expect(cached == Data(repeating: 1, count: 100_000), "a cached file is read offline")
+            #expect(uncachedErrno == EHOSTUNREACH, "an uncached read fails (errno \(uncachedErrno))")
+            #expect(elapsed < .seconds(2), "at once, not after a time-out: \(elapsed)")
+
+            // Edits and a new file wait for the remote.
+            try await mount.blocking {
+                let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: root + "/edit.txt"))
+                try handle.seekToEnd()
+                try handle.write(contentsOf: Data("line 2, offline\n".utf8))
+                try handle.close()
+                try Data("made offline\n".utf8).write(to: URL(fileURLWithPath: root + "/new.txt"))
+            }
+            var status = try await mountStatus(s, root, environment: env)
+            #expect(status["reachable"] as? Bool == false && status["pending_uploads"] as? Int == 2, "\(status)")
+            let shown = try await s.runner.run(["mount-status", root], extraEnvironment: env)
+            #expect(String(decoding: shown.stdout, as: UTF8.self).contains("OFFLINE"))
+            #expect(!FileManager.default.fileExists(atPath: server + "/new.txt"))
+
+            // Back: both land without anything else done.
+            proxy.setRefusing(false)
+            try await mount.gateway.waitForStderr("answers again", timeout: .seconds(20))
+            try await waitUntil("the edits reached the server", timeout: .seconds(30)) {
+                (try? String(contentsOfFile: server + "/edit.txt", encoding: .utf8)) == "line 1\nline 2, offline\n"
+                    && (try? String(contentsOfFile: server + "/new.txt", encoding: .utf8)) == "made offline\n"
+            }
+            status = try await mountStatus(s, root, environment: env)
+            #expect(status["reachable"] as? Bool == true && status["pending_uploads"] as? Int == 0, "\(status)")
+        }
     }
 }

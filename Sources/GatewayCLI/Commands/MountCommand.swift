@@ -51,7 +51,7 @@ struct MountCommand: AsyncParsableCommand {
         on stderr once the mount is usable. --json prints status lines on stderr instead, one
         JSON object each, with an "event" key: mounted {location, mountpoint, read_only,
         cache_dir}, replaying {files}, uploaded {path, size}, upload_failed {path, error,
-        will_retry}, conflict {path, copy}, caught_up {changes}, unmounting {pending}, pending {files, cache_dir}
+        will_retry}, conflict {path, copy}, caught_up {changes}, offline {reason}, online, unmounting {pending}, pending {files, cache_dir}
         (second Ctrl-C), unmounted {failed}.
         Exit codes: 0 unmounted with everything uploaded, 1 failure, 2 usage.
         """)
@@ -219,6 +219,11 @@ struct MountStatus: Sendable {
             if json {
                 raw(["event": .string("upload_failed"), "path": .string(path), "error": .string(error), "will_retry": .boolean(willRetry)])
             }
+        case .offline(let reason):
+            line("the remote does not answer (\(reason)); working offline: cached files can be read, writes wait",
+                 ["event": .string("offline"), "reason": .string(reason)])
+        case .online:
+            line("the remote answers again; waiting uploads go now", ["event": .string("online")])
         case .caughtUp(let changes):
             line("caught up with \(changes) change\(changes == 1 ? "" : "s") made on the remote since the last mount",
                  ["event": .string("caught_up"), "changes": .integer(Int64(changes))])

@@ -43,7 +43,6 @@ struct Coherence: Sendable {
                         logger.info("following remote changes again")
                         failing = false
                     }
-                    fileSystem.reachable.withLock { $0 = true }
                     for event in page.events { apply(event) }
                     anchor = page.anchor
                     resumed = false
@@ -93,7 +92,7 @@ struct Coherence: Sendable {
                     logger.warning("following remote changes failed; trying again", metadata: ["error": .string("\(error)")])
                     failing = true
                 }
-                fileSystem.reachable.withLock { $0 = false }
+                fileSystem.connectivity.noteFailure(error, fileSystem: fileSystem)
                 try? await Task.sleep(for: max(interval, .seconds(1)))
             }
         }
@@ -103,6 +102,7 @@ struct Coherence: Sendable {
     /// is fetched at its new version.
     func apply(_ event: FileChangeEvent) {
         logger.debug("remote change", metadata: ["kind": .string(event.kind.rawValue), "path": .string(event.path)])
+        fileSystem.remoteChanges.withLock { $0 &+= 1 }
         defer {
             if event.kind != .removed, event.item?.isDirectory != true, fileSystem.readCache.isPinned(event.path) {
                 fileSystem.materializer.schedule(event.path, fileSystem: fileSystem)

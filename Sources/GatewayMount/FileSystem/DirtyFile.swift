@@ -59,6 +59,11 @@ final class DirtyFile: Sendable {
         unlink(cachePath)
     }
 
+    /// Puts the cache file's contents on this machine's disk (`fsync` while offline).
+    func synchronizeLocally() throws {
+        guard fsync(descriptor) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
     var snapshot: State { state.withLock { $0 } }
     var size: Int64 { state.withLock { $0.size } }
     var isModified: Bool { state.withLock { !$0.removed && $0.generation != $0.uploaded } }

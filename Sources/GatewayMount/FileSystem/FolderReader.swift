@@ -26,6 +26,10 @@ final class FolderReader: @unchecked Sendable {
     private var finished = false
     /// Whether a name was left out of this listing already (said once).
     private var refusedNames = false
+    /// The names of the pass that started at the listing's first entry (`nil` past the limit, or
+    /// for a pass that started elsewhere), and the count of remote changes applied when it began.
+    private var passNames: Set<String>?
+    private var passChanges: UInt64 = 0
 
     init(provider: any FileProviderBasic, path: String, inode: UInt64) {
         self.provider = provider
@@ -155,6 +159,20 @@ final class FolderReader: @unchecked Sendable {
         return localOnly[local]
     }
 
+    /// The remote's listing ended: a full pass with no remote change applied meanwhile tells the
+    /// folder's names (with the files only the mount has so far), while changes are followed.
+    private func passEnded() {
+        guard let fileSystem, fileSystem.followingChanges, var names = passNames,
+              fileSystem.remoteChanges.withLock({ $0 }) == passChanges else { return }
+        passNames = nil
+        let folder = inode
+        let dirty = fileSystem.dirty.withLock { Array($0.values) }.filter { !$0.snapshot.existsRemotely && !$0.snapshot.removed }
+        fileSystem.table.withLock { table in
+            for file in dirty { if let node = table.node(file.inode), node.parent == folder { names.insert(node.name) } }
+        }
+        fileSystem.known.withLock { $0.listed(folder, names: names) }
+    }
+
     private func remote(at index: Int) async throws -> FileObject? {
         if index < pageStart || pages == nil {
             pages = provider.contentsOfDirectory(path: path, pageSize: Self.pageSize, details: .sourceStamps).makeAsyncIterator()
@@ -162,16 +180,26 @@ final class FolderReader: @unchecked Sendable {
             pageStart = 0
             finished = false
             localOnly = nil
+            passNames = index == 0 ? [] : nil
+            passChanges = fileSystem?.remoteChanges.withLock { $0 } ?? 0
         }
         while index >= pageStart + page.count {
             if finished { return nil }
             guard let next = try await pages?.next() else {
                 finished = true
+                passEnded()
                 return nil
             }
             pageStart += page.count
             page = next.entries
-            if next.isLast { finished = true }
+            if passNames != nil {
+                passNames?.formUnion(next.entries.map(\.name))
+                if passNames?.count ?? 0 > KnownFolders.limit { passNames = nil }
+            }
+            if next.isLast {
+                finished = true
+                passEnded()
+            }
         }
         return page[index - pageStart]
     }

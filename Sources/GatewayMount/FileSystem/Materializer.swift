@@ -60,9 +60,8 @@ final class Materializer: Sendable {
             do {
                 try await fetch(path, fileSystem: fileSystem)
                 state.withLock { _ = $0.failures.removeValue(forKey: path) }
-                fileSystem.reachable.withLock { $0 = true }
             } catch {
-                if error.isTransient { fileSystem.reachable.withLock { $0 = false } }
+                fileSystem.connectivity.noteFailure(error, fileSystem: fileSystem)
                 logger.warning("a pinned item could not be fetched", metadata: ["path": .string(path), "error": .string("\(error)")])
                 state.withLock { $0.failures[path] = ErrorMessage.reason(for: error) }
             }
@@ -71,6 +70,8 @@ final class Materializer: Sendable {
 
     private func fetch(_ path: String, fileSystem: MountFileSystem) async throws {
         let cache = fileSystem.readCache
+        // Offline: tried again when the remote is back (``MountFileSystem/cameOnline()``).
+        try fileSystem.connectivity.requireOnline()
         guard cache.isPinned(path), let item = try await fileSystem.provider.itemIfPresent(path: path) else { return }
         guard item.isDirectory else { return try await fetchFile(item, fileSystem: fileSystem) }
         for try await child in fileSystem.provider.walk(path: path) where child.type == .file && cache.isPinned(child.path) {

@@ -163,8 +163,11 @@ extension MountFileSystem {
         }.sorted { $0.path < $1.path }
         let conflicts = conflicted.withLock { Array($0) }.compactMap { inode in table.withLock { $0.path(of: inode) } }.sorted()
         let progress = materializer.progress
-        let reachable = await provider.isReachable()
-        self.reachable.withLock { $0 = reachable }
+        var reachable = connectivity.isOnline
+        if reachable, !(await provider.isReachable()) {
+            reachable = false
+            connectivity.noteFailure(POSIXError(.EHOSTUNREACH), fileSystem: self)
+        }
         return MountStatusReport(
             remote: provider.name, root: table.withLock { $0.rootPath }, cacheDirectory: (cacheFolder as NSString).deletingLastPathComponent,
             cacheUsed: usage.total, cacheLimit: usage.limit, pinnedBytes: usage.pinned, pinnedExpected: usage.pinnedExpected,

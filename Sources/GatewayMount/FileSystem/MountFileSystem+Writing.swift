@@ -18,7 +18,21 @@ extension MountFileSystem {
         var size: Int64 = 0
         if truncating || node.item.size == 0 {
             guard FileManager.default.createFile(atPath: cachePath, contents: nil) else { throw POSIXError(.EIO) }
+        } else if let key = pin(of: inode).flatMap(OpenFile.cacheKey), readCache.state(of: key) == .materialized {
+            // Every byte of this version is in the read cache: no download (and it works offline).
+            let entry = try readCache.acquire(key)
+            defer { readCache.release(entry) }
+            guard FileManager.default.createFile(atPath: cachePath, contents: nil) else { throw POSIXError(.EIO) }
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: cachePath))
+            defer { try? handle.close() }
+            while size < key.size {
+                let chunk = try entry.read(at: size, length: Int(min(4 << 20, key.size - size)))
+                guard !chunk.isEmpty else { throw POSIXError(.EIO) }
+                try handle.write(contentsOf: chunk)
+                size += Int64(chunk.count)
+            }
         } else {
+            try connectivity.requireOnline()
             let stream = try await provider.readStream(path: path, options: ReadOptions(ifVersion: node.item.versionTag))
             try await LocalFileSink.write(stream, to: URL(fileURLWithPath: cachePath), overwrite: true, progress: nil)
             size = Int64((try FileManager.default.attributesOfItem(atPath: cachePath)[.size] as? Int) ?? 0)
@@ -80,7 +94,18 @@ extension MountFileSystem {
     func fsync(_ request: FUSERequest, handle: UInt64) {
         guard case .dirty(let file) = handles.withLock({ $0.files[handle] }) else { return request.fail(0) }
         answer(request) { [self] in
-            try await uploader.uploadNow(file, fileSystem: self)
+            do {
+                try connectivity.requireOnline()
+                try await uploader.uploadNow(file, fileSystem: self)
+            } catch where Connectivity.isUnreachable(error) {
+                // Offline: as on a local disk, fsync returns once the contents are on this
+                // machine's disk and the upload they owe is journaled; it goes when the remote
+                // answers again (mount-status lists it meanwhile).
+                connectivity.noteFailure(error, fileSystem: self)
+                try file.synchronizeLocally()
+                enqueue(file)
+                if file.snapshot.handles == 0 { uploader.schedule(file, fileSystem: self) }
+            }
             request.fail(0)
         }
     }

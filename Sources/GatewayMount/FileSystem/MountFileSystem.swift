@@ -41,9 +41,11 @@ final class MountFileSystem: Sendable {
     let conflicted = Mutex<Set<UInt64>>([])
     /// Fetches pinned items in the background.
     let materializer: Materializer
-    /// Whether the remote answered the last time the mount asked it something in the background
-    /// (the change monitor, the fetches of pinned items).
-    let reachable = Mutex(true)
+    /// How many remote changes the monitor has applied (a full listing tells a folder's names
+    /// only when none came meanwhile).
+    let remoteChanges = Mutex<UInt64>(0)
+    /// Whether the remote answers (offline: what needs it fails at once, uploads wait).
+    let connectivity: Connectivity
 
     /// What an open file handle reads from (and writes to).
     enum OpenHandle: Sendable {
@@ -78,6 +80,13 @@ final class MountFileSystem: Sendable {
         self.table = Mutex(InodeTable(rootPath: rootPath, rootItem: rootItem))
         self.uploader = Uploader(delay: options.writeBack, logger: logger)
         self.materializer = Materializer(logger: logger)
+        self.connectivity = Connectivity(logger: logger)
+    }
+
+    /// The remote answers again after an outage: pinned items are checked, waiting uploads go
+    /// (``Uploader`` waits on ``connectivity``).
+    func cameOnline() {
+        for pinned in readCache.pins { materializer.schedule(pinned, fileSystem: self) }
     }
 
     /// Seconds the kernel keeps names and attributes.
@@ -93,6 +102,7 @@ final class MountFileSystem: Sendable {
                 try await body()
             } catch {
                 logger.debug("request failed", metadata: ["error": .string("\(error)")])
+                connectivity.noteFailure(error, fileSystem: self)
                 request.fail(error)
             }
         }
@@ -116,6 +126,13 @@ final class MountFileSystem: Sendable {
                     let item = table.node(known)!.item
                     return table.remember(item, as: name, in: parent)
                 }
+                request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
+                return
+            }
+            // Offline: a name the mount knows is answered from what it knows; others can't be.
+            if !connectivity.isOnline {
+                guard let known = table.withLock({ $0.inode(of: name, in: parent) }) else { throw POSIXError(.EHOSTUNREACH) }
+                let inode = table.withLock { table -> UInt64 in table.remember(table.node(known)!.item, as: name, in: parent) }
                 request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
                 return
             }
@@ -219,7 +236,9 @@ final class MountFileSystem: Sendable {
             }
             return
         }
-        let file = OpenFile(provider: provider, inode: inode, cache: readCache, pin: pin) { [weak self] in self?.pin(of: inode) }
+        let file = OpenFile(provider: provider, inode: inode, cache: readCache, pin: pin, connectivity: connectivity) { [weak self] in
+            self?.pin(of: inode)
+        }
         let handle = handles.withLock { $0.add(.remote(file)) }
         // The kernel keeps the pages it has of this file when they are of the version it opens
         // now (a re-read asks nothing); any other version, or none known, starts afresh. A remote
@@ -296,6 +315,7 @@ final class MountFileSystem: Sendable {
     func readdir(_ request: FUSERequest, handle: UInt64, offset: Int64, size: Int, plus: Bool) {
         guard let reader = handles.withLock({ $0.folders[handle] }) else { return request.fail(EBADF) }
         answer(request) { [self] in
+            try connectivity.requireOnline()
             let buffer = try await reader.fill(request: request, offset: offset, size: size, plus: plus, fileSystem: self)
             request.buffer(buffer)
         }
@@ -311,7 +331,7 @@ final class MountFileSystem: Sendable {
     func statfs(_ request: FUSERequest) {
         answer(request) { [self] in
             let root = table.withLock { $0.rootPath }
-            let volume = try? await provider.storageProperties(path: root)
+            let volume = connectivity.isOnline ? try? await provider.storageProperties(path: root) : nil
             var info = statvfs()
             let block: UInt = 4096
             info.f_bsize = block

@@ -74,8 +74,12 @@ final class OpenFile: @unchecked Sendable {
     private var recentBytes = 0
     static let recentLimit = 4 << 20
 
-    init(provider: any FileProviderReadWrite, inode: UInt64, cache: FileProviderCache, pin: ReadPin,
+    /// Whether the remote answers (offline, bytes not cached fail at once with `EHOSTUNREACH`).
+    let connectivity: Connectivity?
+
+    init(provider: any FileProviderReadWrite, inode: UInt64, cache: FileProviderCache, pin: ReadPin, connectivity: Connectivity? = nil,
          current: @escaping @Sendable () -> ReadPin?) {
+        self.connectivity = connectivity
         self.provider = provider
         self.inode = inode
         self.cache = cache
@@ -181,6 +185,7 @@ final class OpenFile: @unchecked Sendable {
             }
             let next: Data?
             do {
+                try connectivity?.requireOnline()
                 // A hole just behind a stream that is still going (the read that asks for it came
                 // after reads beyond it): fetched on its own, the stream goes on.
                 // (A full cache keeps nothing of it: then the stream starts again there.)

@@ -93,6 +93,8 @@ final class Uploader: Sendable {
     private func uploadRetrying(_ file: DirtyFile, fileSystem: MountFileSystem) async {
         var wait = Duration.seconds(1)
         while !Task.isCancelled {
+            // Offline: the upload waits for the remote, and goes as soon as it answers.
+            await fileSystem.connectivity.waitUntilOnline()
             do {
                 try await fileSystem.upload(file)
                 pending.withLock { pending in
@@ -100,6 +102,8 @@ final class Uploader: Sendable {
                 }
                 return
             } catch {
+                fileSystem.connectivity.noteFailure(error, fileSystem: fileSystem)
+                if !fileSystem.connectivity.isOnline { continue }
                 logger.warning("upload failed; trying again", metadata: ["error": .string("\(error)"), "in": .stringConvertible(wait)])
                 if let path = fileSystem.table.withLock({ $0.path(of: file.inode) }) {
                     fileSystem.options.events?(.uploadFailed(path: path, error: "\(error)", willRetry: true))
