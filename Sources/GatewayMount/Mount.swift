@@ -106,6 +106,16 @@ public final class Mount: Sendable {
         }
         let cache = try CacheFolder.lock(cacheDirectory)
         let queue = try UploadQueue.open(directory: stateDirectory, cacheFolder: cache.path)
+        let journal = try ChangeJournal.open(directory: stateDirectory, cacheFolder: cache.path)
+        // Folder changes an earlier mount made offline and could not apply (it was stopped or
+        // killed first) go before the uploads it owes.
+        let undo = options.undoRecorder.flatMap { recorder in
+            (provider as? any FileProviderUndoable).map { MountUndo(provider: $0, recorder: recorder) }
+        }
+        guard await ChangeReplay(journal: journal, provider: provider, undo: undo, logger: logger).run() else {
+            throw MountError.refused("changes an earlier mount made offline could not be applied: \(provider.name) does not answer; "
+                + "they stay in the state store and are applied at the next mount")
+        }
         try await Self.replay(queue, cache: cache, provider: provider, logger: logger, replaying: replaying)
         let root = try await provider.attributesOfItem(path: path)
         guard root.isDirectory else {
@@ -146,7 +156,7 @@ public final class Mount: Sendable {
         let index = try CacheIndex.open(directory: stateDirectory, cacheFolder: cache.path)
         let readCache = try FileProviderCache(folder: cache.path + "/read", limit: options.readCacheLimit, pins: pins, index: index)
         let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
-                                         cacheFolder: cache.files, readCache: readCache, queue: queue,
+                                         cacheFolder: cache.files, readCache: readCache, queue: queue, journal: journal,
                                          followingChanges: anchor != nil, logger: logger)
         var fuseOptions = ["fsname=" + Self.escaped("gateway:\(provider.name)"), "subtype=gateway", "default_permissions"]
         if options.readOnly { fuseOptions.append("ro") }

@@ -321,6 +321,7 @@ extension MountCLITests {
         try s.write("src/cached.bin", Data(repeating: 1, count: 100_000))
         try s.write("src/uncached.bin", Data(repeating: 2, count: 100_000))
         try s.write("src/edit.txt", Data("line 1\n".utf8))
+        try s.write("src/gone/old.txt", Data("old\n".utf8))
         let copied = try await s.runner.run(["copy", s.path("src"), "apache:\(folder)"], extraEnvironment: env)
         #expect(copied.status == 0, "\(copied.stderr)")
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "apache:\(folder)"], extraEnvironment: env) }
@@ -330,7 +331,8 @@ extension MountCLITests {
             #expect(warm[0].count == 100_000 && warm[1] == Data("line 1\n".utf8))
             // Listed once: the mount knows the folder's names (so a new one can be made offline).
             let listed = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
-            #expect(listed == ["cached.bin", "edit.txt", "uncached.bin"])
+            #expect(listed == ["cached.bin", "edit.txt", "gone", "uncached.bin"])
+            #expect(try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root + "/gone") } == ["old.txt"])
 
             // The server goes away; the monitor's next look finds out.
             proxy.setRefusing(true)
@@ -360,8 +362,24 @@ extension MountCLITests {
                 try handle.close()
                 try Data("made offline\n".utf8).write(to: URL(fileURLWithPath: root + "/new.txt"))
             }
+            // Folder changes wait too, in order: a folder and a file in it, a rename of a file on
+            // the remote (edited offline), of one made offline, a removal. Meanwhile the server
+            // changes a file removed here (its change stays) and removes a folder a file is made
+            // in here (made again for it).
+            try await mount.blocking {
+                let files = FileManager.default
+                try files.createDirectory(atPath: root + "/offdir", withIntermediateDirectories: false)
+                try Data("in a folder made offline\n".utf8).write(to: URL(fileURLWithPath: root + "/offdir/a.txt"))
+                try files.moveItem(atPath: root + "/edit.txt", toPath: root + "/renamed.txt")
+                try files.moveItem(atPath: root + "/new.txt", toPath: root + "/new2.txt")
+                try files.removeItem(atPath: root + "/cached.bin")
+                try files.removeItem(atPath: root + "/uncached.bin")
+                try Data("made in a folder removed there\n".utf8).write(to: URL(fileURLWithPath: root + "/gone/x.txt"))
+            }
+            try Data("changed on the server\n".utf8).write(to: URL(fileURLWithPath: server + "/uncached.bin"))
+            try FileManager.default.removeItem(atPath: server + "/gone")
             var status = try await mountStatus(s, root, environment: env)
-            #expect(status["reachable"] as? Bool == false && status["pending_uploads"] as? Int == 2, "\(status)")
+            #expect(status["reachable"] as? Bool == false && status["pending_uploads"] as? Int == 4, "\(status)")
             let shown = try await s.runner.run(["mount-status", root], extraEnvironment: env)
             #expect(String(decoding: shown.stdout, as: UTF8.self).contains("OFFLINE"))
             #expect(!FileManager.default.fileExists(atPath: server + "/new.txt"))
@@ -369,12 +387,78 @@ extension MountCLITests {
             // Back: both land without anything else done.
             proxy.setRefusing(false)
             try await mount.gateway.waitForStderr("answers again", timeout: .seconds(20))
+            func text(_ name: String) -> String? { try? String(contentsOfFile: server + "/" + name, encoding: .utf8) }
             try await waitUntil("the edits reached the server", timeout: .seconds(30)) {
-                (try? String(contentsOfFile: server + "/edit.txt", encoding: .utf8)) == "line 1\nline 2, offline\n"
-                    && (try? String(contentsOfFile: server + "/new.txt", encoding: .utf8)) == "made offline\n"
+                text("renamed.txt") == "line 1\nline 2, offline\n" && text("new2.txt") == "made offline\n"
+                    && text("offdir/a.txt") == "in a folder made offline\n" && text("gone/x.txt") == "made in a folder removed there\n"
             }
+            let names = try FileManager.default.contentsOfDirectory(atPath: server).sorted()
+            #expect(names == ["gone", "new2.txt", "offdir", "renamed.txt", "uncached.bin"], "\(names) \(mount.gateway.stderr)")
+            #expect(text("uncached.bin") == "changed on the server\n", "removed here, changed there: the change stays")
             status = try await mountStatus(s, root, environment: env)
             #expect(status["reachable"] as? Bool == true && status["pending_uploads"] as? Int == 0, "\(status)")
         }
+    }
+}
+
+extension MountCLITests {
+    @Test("kill -9 with 20 changes queued offline (a folder, files in it and beside, renames, removals); mounted again online: all 20 applied",
+          .timeLimit(.minutes(3)))
+    func offlineChangesSurviveKill() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = ProcessInfo.processInfo.environment
+        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: apache), let port = url.port,
+              let state = environment["GATEWAY_TEST_STATE"] else {
+            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
+        }
+        let proxy = try DroppingProxy(targetPort: port, dropAfter: Int.max)
+        defer { proxy.stop() }
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        components.port = proxy.port
+        try s.write("config.json", Data("""
+            {"remotes": {"apache": {"type": "webdav", "url": "\(components.url!.absoluteString)", "user": "\(environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway")",
+                                    "password_env": "DAV_SECRET", "connect_timeout": 2}}}
+            """.utf8))
+        let env = ["GATEWAY_CONFIG": s.path("config.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test",
+                   "GATEWAY_STATE_DIR": s.path("state"), "XDG_CACHE_HOME": s.path("cache")]
+        let folder = "killed-\(UUID().uuidString.prefix(8))"
+        let server = state + "/webdav-apache/" + folder
+        for index in 0..<10 { try s.write("src/k\(index)", Data("k\(index)\n".utf8)) }
+        let copied = try await s.runner.run(["copy", s.path("src"), "apache:\(folder)"], extraEnvironment: env)
+        #expect(copied.status == 0, "\(copied.stderr)")
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "apache:\(folder)"], extraEnvironment: env) }
+
+        let mount = try await Mounted(s, location: "apache:\(folder)", environment: env, extra: ["--poll-interval", "1", "--write-back", "0"])
+        defer { mount.forceOff() }
+        let root = mount.mountpoint
+        _ = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root) }
+        proxy.setRefusing(true)
+        proxy.cutAll()
+        try await mount.gateway.waitForStderr("working offline", timeout: .seconds(20))
+        try await mount.blocking {
+            let files = FileManager.default
+            try files.createDirectory(atPath: root + "/newdir", withIntermediateDirectories: false)                    // 1
+            for index in 0..<5 { try Data("n\(index)\n".utf8).write(to: URL(fileURLWithPath: root + "/newdir/n\(index)")) } // 5
+            for index in 0..<4 { try Data("m\(index)\n".utf8).write(to: URL(fileURLWithPath: root + "/m\(index)")) }        // 4
+            for index in 0..<5 { try files.moveItem(atPath: root + "/k\(index)", toPath: root + "/r\(index)") }             // 5
+            for index in 5..<10 { try files.removeItem(atPath: root + "/k\(index)") }                                      // 5
+        }
+        let status = try await mountStatus(s, root, environment: env)
+        #expect(status["reachable"] as? Bool == false && status["pending_uploads"] as? Int == 9, "\(status)")
+        kill(mount.gateway.process.processIdentifier, SIGKILL)
+        mount.gateway.process.waitUntilExit()
+        try Mounted.command("/bin/fusermount3", ["-u", "-z", root])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server).sorted() == (0..<10).map { "k\($0)" })
+
+        // Online again: the next mount applies the 11 folder changes, then sends the 9 files.
+        proxy.setRefusing(false)
+        let again = try await Mounted(s, location: "apache:\(folder)", environment: env)
+        defer { again.forceOff() }
+        func text(_ name: String) -> String? { try? String(contentsOfFile: server + "/" + name, encoding: .utf8) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: server).sorted()
+        #expect(names == ((0..<4).map { "m\($0)" } + ["newdir"] + (0..<5).map { "r\($0)" }).sorted(), "\(names)")
+        #expect((0..<5).allSatisfy { text("r\($0)") == "k\($0)\n" && text("newdir/n\($0)") == "n\($0)\n" })
+        #expect((0..<4).allSatisfy { text("m\($0)") == "m\($0)\n" })
     }
 }

@@ -121,15 +121,11 @@ public struct ItemIdentity: Sendable, Hashable, Codable {
         guard item.type == type else { return false }
         if type == .directory { return true }
         if let size, let other = item.size, size != other { return false }
-        if let versionTag, let other = item.versionTag, Self.strip(versionTag) != Self.strip(other) { return false }
+        if let versionTag, let other = item.versionTag, !VersionTag.same(versionTag, other) { return false }
         if let modificationDate, let other = item.modificationDate,
            abs(modificationDate.timeIntervalSince(other)) >= max(tolerance, 1) {
             return false
         }
         return true
-    }
-
-    private static func strip(_ tag: String) -> Substring {
-        tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
     }
 }

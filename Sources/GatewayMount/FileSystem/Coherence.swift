@@ -142,7 +142,7 @@ struct Coherence: Sendable {
                 if let item = event.item, fileSystem.dirty.withLock({ $0[inode] }) == nil {
                     let known = fileSystem.table.withLock { $0.node(inode)?.item }
                     // The mount's own upload comes back as a change: nothing new for the kernel.
-                    if known?.versionTag != nil, known?.versionTag == item.versionTag { return }
+                    if let mine = known?.versionTag, let theirs = item.versionTag, VersionTag.same(mine, theirs) { return }
                     fileSystem.table.withLock { $0.update(inode, item: item) }
                 }
                 session.invalidateInode(inode)
@@ -185,6 +185,6 @@ struct Coherence: Sendable {
     private func conflicts(_ inode: UInt64, remote: FileObject) -> Bool {
         guard let file = fileSystem.dirty.withLock({ $0[inode] }), file.isModified, file.snapshot.existsRemotely,
               let base = file.snapshot.base, let now = remote.versionTag else { return false }
-        return base != now
+        return !VersionTag.same(base, now)
     }
 }

@@ -86,7 +86,8 @@ final class Connectivity: Sendable {
     private func probe(fileSystem: MountFileSystem) async {
         while true {
             try? await Task.sleep(for: Self.probeInterval)
-            if await fileSystem.provider.isReachable() { break }
+            // Back: the folder changes made offline go first (uploads wait for them).
+            if await fileSystem.provider.isReachable(), await fileSystem.replayChanges() { break }
         }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.online = true

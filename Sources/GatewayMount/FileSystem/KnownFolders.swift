@@ -16,6 +16,9 @@ struct KnownFolders {
         names[inode].map { !$0.contains(name) } ?? false
     }
 
+    /// The names known in the folder `inode` (`nil`: not known).
+    func names(of inode: UInt64) -> Set<String>? { names[inode] }
+
     /// The mount made the folder `inode` (empty).
     mutating func made(_ inode: UInt64) { names[inode] = [] }
 

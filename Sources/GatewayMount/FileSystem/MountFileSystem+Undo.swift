@@ -1,4 +1,6 @@
+import Foundation
 import GatewayCore
+import GatewayState
 
 /// The remote's trash and the undo journal, for a mount made with ``MountOptions/undoRecorder``.
 struct MountUndo: Sendable {
@@ -16,7 +18,13 @@ extension MountFileSystem {
     }
 
     /// Removes `path`: into the trash, recorded, with `--trash`; for good otherwise.
-    func remove(_ path: String, recursive: Bool, operations: any FileProviderOperations) async throws {
+    func remove(_ path: String, recursive: Bool, operations: any FileProviderOperations, version: String? = nil,
+                isFolder: Bool = false) async throws {
+        // Offline: journaled, applied when the remote answers again (``ChangeReplay``).
+        if !connectivity.isOnline {
+            try journalOffline(ChangeJournal.Change(kind: .remove, path: path, version: version, isFolder: isFolder))
+            return
+        }
         if let undo {
             undo.recorder.record(try await undo.provider.removeItemUndoably(path: path, recursive: recursive), on: provider)
         } else {
@@ -27,10 +35,31 @@ extension MountFileSystem {
     /// Renames `source` to `target`: what `target` held goes to the trash first, and the move is
     /// recorded, with `--trash`.
     func rename(_ source: String, to target: String, overwrite: Bool, operations: any FileProviderOperations) async throws {
+        if !connectivity.isOnline {
+            try journalOffline(ChangeJournal.Change(kind: .rename, path: source, target: target))
+            return
+        }
         if let undo {
             undo.recorder.record(try await undo.provider.moveItemUndoably(path: source, to: target, overwrite: overwrite), on: provider)
         } else {
             try await operations.moveItem(path: source, to: target, overwrite: overwrite)
         }
+    }
+
+    /// Records a folder change made while offline; refused (`EHOSTUNREACH`) without a journal.
+    func journalOffline(_ change: ChangeJournal.Change) throws {
+        guard let journal else { throw POSIXError(.EHOSTUNREACH) }
+        do {
+            try journal.append(change)
+        } catch {
+            logger.warning("a change made offline could not be journaled", metadata: ["error": .string("\(error)")])
+            throw POSIXError(.EIO)
+        }
+    }
+
+    /// Applies the changes made offline; `false` when the remote stopped answering meanwhile.
+    func replayChanges() async -> Bool {
+        guard let journal else { return true }
+        return await ChangeReplay(journal: journal, provider: provider, undo: undo, logger: logger).run()
     }
 }

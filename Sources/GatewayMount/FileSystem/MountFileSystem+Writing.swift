@@ -164,8 +164,14 @@ extension MountFileSystem {
             guard !options.readOnly, let operations else { throw POSIXError(.EROFS) }
             guard FolderReader.isAcceptableName(name) else { throw POSIXError(.EINVAL) }
             guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
-            try await operations.createFolder(path: path, withIntermediateDirectories: false)
-            undo?.recorder.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .directory)), on: provider)
+            if connectivity.isOnline {
+                try await operations.createFolder(path: path, withIntermediateDirectories: false)
+                undo?.recorder.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .directory)), on: provider)
+            } else {
+                // Offline: made when the remote answers again (its name is taken here now).
+                if known.withLock({ $0.isAbsent(name, in: parent) }) == false { throw POSIXError(.EHOSTUNREACH) }
+                try journalOffline(ChangeJournal.Change(kind: .createFolder, path: path, isFolder: true))
+            }
             // Described from what was asked (an empty folder, made now) rather than asked again:
             // `git clone` and `tar x` make a folder per few files. A listing or the monitor's
             // report of it brings the server's own times later.
@@ -227,8 +233,9 @@ extension MountFileSystem {
                 dequeue(file)
                 forgetDirty(file)
             } else {
-                if let inode { try await keepOpenContents(of: inode) }
-                try await remove(path, recursive: false, operations: operations)
+                if let inode, connectivity.isOnline { try await keepOpenContents(of: inode) }
+                let version = inode.flatMap { inode in table.withLock { $0.node(inode)?.item.versionTag } }
+                try await remove(path, recursive: false, operations: operations, version: version)
             }
             if let inode { table.withLock { $0.unlink(inode) } }
             known.withLock { $0.remove(name, in: parent) }
@@ -241,10 +248,20 @@ extension MountFileSystem {
         answer(request) { [self] in
             guard !options.readOnly, let operations else { throw POSIXError(.EROFS) }
             guard let path = table.withLock({ $0.path(of: name, in: parent) }) else { throw POSIXError(.ENOENT) }
-            let item = try await provider.attributesOfItem(path: path)
-            guard item.isDirectory else { throw POSIXError(.ENOTDIR) }
-            try await remove(path, recursive: false, operations: operations)
             let inode = table.withLock { $0.inode(of: name, in: parent) }
+            let item: FileObject
+            if connectivity.isOnline {
+                item = try await provider.attributesOfItem(path: path)
+            } else {
+                // Offline: what the mount knows of it, and only a folder it knows to be empty.
+                guard let inode, let known = table.withLock({ $0.node(inode)?.item }) else { throw POSIXError(.EHOSTUNREACH) }
+                item = known
+                if item.isDirectory, self.known.withLock({ $0.names(of: inode) })?.isEmpty != true {
+                    throw POSIXError(self.known.withLock { $0.names(of: inode) } == nil ? .EHOSTUNREACH : .ENOTEMPTY)
+                }
+            }
+            guard item.isDirectory else { throw POSIXError(.ENOTDIR) }
+            try await remove(path, recursive: false, operations: operations, isFolder: true)
             if let inode { table.withLock { $0.unlink(inode) } }
             known.withLock { known in
                 known.remove(name, in: parent)
@@ -271,7 +288,8 @@ extension MountFileSystem {
                 if let file, !file.snapshot.existsRemotely {
                     // Only here so far: the upload goes to the new name. What the name held on the
                     // remote is replaced by that upload (or removed now, with nothing to replace it).
-                    if try await provider.itemIfPresent(path: target) != nil {
+                    // (Offline: the upload replaces it later.)
+                    if connectivity.isOnline, try await provider.itemIfPresent(path: target) != nil {
                         if noReplace { throw POSIXError(.EEXIST) }
                         if replacedFile == nil { try await remove(target, recursive: true, operations: operations) }
                     }
@@ -295,7 +313,7 @@ extension MountFileSystem {
                     logger.warning("upload queue or pins not updated for a rename", metadata: ["error": .string("\(error)")])
                 }
             }
-            if let replaced, replacedFile == nil { try await keepOpenContents(of: replaced) }
+            if let replaced, replacedFile == nil, connectivity.isOnline { try await keepOpenContents(of: replaced) }
             if let file { try await file.withoutUpload(move) } else { try await move() }
             if let file, file.snapshot.handles == 0, file.isModified { uploader.schedule(file, fileSystem: self) }
             request.fail(0)
@@ -387,6 +405,16 @@ extension MountFileSystem {
             // keeps the name, this one goes beside it.
             guard let path = table.withLock({ $0.path(of: inode) }) else { throw POSIXError(.ENOENT) }
             keepBoth(inode, path: path, schedule: false)
+            try await send()
+        } catch where error.failureKind == .notFound || error.failureKind == .conflict {
+            // Its folder was removed on the remote meanwhile (a file made offline in a folder
+            // removed there): the folder is made again, nothing written here is lost.
+            guard let path = table.withLock({ $0.path(of: inode) }), let operations else { throw error }
+            let parent = (path as NSString).deletingLastPathComponent
+            guard try await provider.itemIfPresent(path: parent) == nil else { throw error }
+            logger.warning("the folder of a file written through the mount was removed on the remote; it is made again",
+                           metadata: ["path": .string(path)])
+            try await operations.createFolder(path: parent, withIntermediateDirectories: true)
             try await send()
         }
         if !file.isModified { dequeue(file) }

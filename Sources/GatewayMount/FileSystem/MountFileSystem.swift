@@ -26,6 +26,8 @@ final class MountFileSystem: Sendable {
     let uploader: Uploader
     /// The uploads owed, in the state store (replayed by the next mount after a crash).
     let queue: UploadQueue?
+    /// The folder changes made offline, in the state store (applied when the remote is back).
+    let journal: ChangeJournal?
     /// Folders the mount made, whose names it all knows (only while remote changes are followed).
     let known = Mutex(KnownFolders())
     /// The version each file was last opened for reading at (the kernel's pages are of it).
@@ -69,7 +71,8 @@ final class MountFileSystem: Sendable {
     }
 
     init(provider: any FileProviderReadWrite, rootPath: String, rootItem: FileObject, options: MountOptions, cacheFolder: String,
-         readCache: FileProviderCache, queue: UploadQueue?, followingChanges: Bool = false, logger: Logger) {
+         readCache: FileProviderCache, queue: UploadQueue?, journal: ChangeJournal? = nil, followingChanges: Bool = false, logger: Logger) {
+        self.journal = journal
         self.readCache = readCache
         self.followingChanges = followingChanges
         self.provider = provider

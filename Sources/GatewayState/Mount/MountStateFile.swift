@@ -4,7 +4,7 @@ import Foundation
 /// ``FileProviderCache``s keep across runs, each on the rows of its own cache folder (which the
 /// folder's lock makes its alone). ``UploadQueue``: uploads owed; ``PinList``: pinned paths;
 /// ``MountAnchors``: where each mount's change monitor got to; ``CacheIndex``: what a
-/// ``FileProviderCache``'s files hold.
+/// ``FileProviderCache``'s files hold; ``ChangeJournal``: folder changes made offline.
 enum MountStateFile {
     static let schema = StateSchema(name: "mount", migrations: [
         """
@@ -43,6 +43,18 @@ enum MountStateFile {
             size INTEGER NOT NULL,
             ranges TEXT NOT NULL,
             PRIMARY KEY(cache_folder, file)
+        ) WITHOUT ROWID;
+        """,
+        """
+        CREATE TABLE mount_changes(
+            cache_folder TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            path TEXT NOT NULL,
+            target TEXT,
+            version TEXT,
+            folder INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY(cache_folder, seq)
         ) WITHOUT ROWID;
         """,
     ])
