@@ -157,6 +157,7 @@ public final class Mount: Sendable {
         let readCache = try FileProviderCache(folder: cache.path + "/read", limit: options.readCacheLimit, pins: pins, index: index)
         let fileSystem = MountFileSystem(provider: provider, rootPath: root.path, rootItem: root, options: options,
                                          cacheFolder: cache.files, readCache: readCache, queue: queue, journal: journal,
+                                         listings: try FolderListings.open(directory: stateDirectory, cacheFolder: cache.path),
                                          followingChanges: anchor != nil, logger: logger)
         var fuseOptions = ["fsname=" + Self.escaped("gateway:\(provider.name)"), "subtype=gateway", "default_permissions"]
         if options.readOnly { fuseOptions.append("ro") }

@@ -376,6 +376,11 @@ extension MountCLITests {
                 try files.removeItem(atPath: root + "/uncached.bin")
                 try Data("made in a folder removed there\n".utf8).write(to: URL(fileURLWithPath: root + "/gone/x.txt"))
             }
+            // Listed offline: the kept listing, as the changes made here left it.
+            let offlineListing = try await mount.blocking { () -> [[String]] in
+                try ["", "/gone", "/offdir"].map { try FileManager.default.contentsOfDirectory(atPath: root + $0).sorted() }
+            }
+            #expect(offlineListing == [["gone", "new2.txt", "offdir", "renamed.txt"], ["old.txt", "x.txt"], ["a.txt"]], "\(offlineListing)")
             try Data("changed on the server\n".utf8).write(to: URL(fileURLWithPath: server + "/uncached.bin"))
             try FileManager.default.removeItem(atPath: server + "/gone")
             var status = try await mountStatus(s, root, environment: env)

@@ -44,6 +44,11 @@ struct Coherence: Sendable {
                         failing = false
                     }
                     for event in page.events { apply(event) }
+                    do {
+                        try fileSystem.listings?.apply(page.events.flatMap(Self.listingChanges))
+                    } catch {
+                        logger.debug("kept listings not updated", metadata: ["error": .string("\(error)")])
+                    }
                     anchor = page.anchor
                     resumed = false
                     if catchingUp {
@@ -170,6 +175,18 @@ struct Coherence: Sendable {
                 }
             }
             invalidateName(event.path)
+        }
+    }
+
+    /// What `event` changes in the listings kept for work offline.
+    static func listingChanges(_ event: FileChangeEvent) -> [FolderListings.Change] {
+        switch event.kind {
+        case .created, .modified:
+            return event.item.map { [.put($0)] } ?? []
+        case .removed:
+            return [.remove(event.path)]
+        case .renamed:
+            return (event.previousPath.map { [.remove($0)] } ?? []) + (event.item.map { [.put($0)] } ?? [.remove(event.path)])
         }
     }
 

@@ -29,7 +29,10 @@ final class FolderReader: @unchecked Sendable {
     /// The names of the pass that started at the listing's first entry (`nil` past the limit, or
     /// for a pass that started elsewhere), and the count of remote changes applied when it began.
     private var passNames: Set<String>?
+    private var passItems: [FileObject] = []
     private var passChanges: UInt64 = 0
+    /// Offline: the folder's stored listing (``FolderListings``), read instead of the remote's.
+    private var stored: [FileObject]?
 
     init(provider: any FileProviderBasic, path: String, inode: UInt64) {
         self.provider = provider
@@ -165,6 +168,13 @@ final class FolderReader: @unchecked Sendable {
         guard let fileSystem, fileSystem.followingChanges, var names = passNames,
               fileSystem.remoteChanges.withLock({ $0 }) == passChanges else { return }
         passNames = nil
+        // Kept for work offline (the monitor keeps it true from now on).
+        do {
+            try fileSystem.listings?.replace(folder: path, with: passItems)
+        } catch {
+            fileSystem.logger.debug("a listing was not kept", metadata: ["folder": .string(path), "error": .string("\(error)")])
+        }
+        passItems = []
         let folder = inode
         let dirty = fileSystem.dirty.withLock { Array($0.values) }.filter { !$0.snapshot.existsRemotely && !$0.snapshot.removed }
         fileSystem.table.withLock { table in
@@ -174,14 +184,26 @@ final class FolderReader: @unchecked Sendable {
     }
 
     private func remote(at index: Int) async throws -> FileObject? {
-        if index < pageStart || pages == nil {
-            pages = provider.contentsOfDirectory(path: path, pageSize: Self.pageSize, details: .sourceStamps).makeAsyncIterator()
+        if index < pageStart || (pages == nil && stored == nil) {
             page = []
             pageStart = 0
             finished = false
             localOnly = nil
-            passNames = index == 0 ? [] : nil
-            passChanges = fileSystem?.remoteChanges.withLock { $0 } ?? 0
+            passItems = []
+            if let fileSystem, !fileSystem.connectivity.isOnline {
+                // Offline: the last listing the mount kept, as the mount's own changes left it.
+                guard let kept = try fileSystem.listings?.items(in: path) else { throw POSIXError(.EHOSTUNREACH) }
+                stored = kept
+                page = kept
+                finished = true
+                pages = nil
+                passNames = nil
+            } else {
+                stored = nil
+                pages = provider.contentsOfDirectory(path: path, pageSize: Self.pageSize, details: .sourceStamps).makeAsyncIterator()
+                passNames = index == 0 ? [] : nil
+                passChanges = fileSystem?.remoteChanges.withLock { $0 } ?? 0
+            }
         }
         while index >= pageStart + page.count {
             if finished { return nil }
@@ -194,7 +216,11 @@ final class FolderReader: @unchecked Sendable {
             page = next.entries
             if passNames != nil {
                 passNames?.formUnion(next.entries.map(\.name))
-                if passNames?.count ?? 0 > KnownFolders.limit { passNames = nil }
+                passItems += next.entries.filter { Self.isAcceptableName($0.name) }
+                if passNames?.count ?? 0 > KnownFolders.limit {
+                    passNames = nil
+                    passItems = []
+                }
             }
             if next.isLast {
                 finished = true

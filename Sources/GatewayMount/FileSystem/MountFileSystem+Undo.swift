@@ -55,6 +55,27 @@ extension MountFileSystem {
             logger.warning("a change made offline could not be journaled", metadata: ["error": .string("\(error)")])
             throw POSIXError(.EIO)
         }
+        // The kept listings show the change at once (a folder listed offline is read from them).
+        var listed: [FolderListings.Change] = []
+        switch change.kind {
+        case .createFolder:
+            listed = [.put(FileObject(path: change.path, type: .directory, modificationDate: Date())), .emptyFolder(change.path)]
+        case .remove:
+            listed = [.remove(change.path)]
+        case .rename:
+            listed = [.remove(change.path)]
+            if let target = change.target, let inode = table.withLock({ $0.resolve(change.path)?.inode }),
+               var item = table.withLock({ $0.node(inode)?.item }) {
+                item.path = target
+                item.name = (target as NSString).lastPathComponent
+                listed.append(.put(item))
+            }
+        }
+        do {
+            try listings?.apply(listed)
+        } catch {
+            logger.debug("kept listings not updated", metadata: ["error": .string("\(error)")])
+        }
     }
 
     /// Applies the changes made offline; `false` when the remote stopped answering meanwhile.

@@ -28,6 +28,8 @@ final class MountFileSystem: Sendable {
     let queue: UploadQueue?
     /// The folder changes made offline, in the state store (applied when the remote is back).
     let journal: ChangeJournal?
+    /// The last listing of each folder listed in full (shown offline).
+    let listings: FolderListings?
     /// Folders the mount made, whose names it all knows (only while remote changes are followed).
     let known = Mutex(KnownFolders())
     /// The version each file was last opened for reading at (the kernel's pages are of it).
@@ -71,8 +73,10 @@ final class MountFileSystem: Sendable {
     }
 
     init(provider: any FileProviderReadWrite, rootPath: String, rootItem: FileObject, options: MountOptions, cacheFolder: String,
-         readCache: FileProviderCache, queue: UploadQueue?, journal: ChangeJournal? = nil, followingChanges: Bool = false, logger: Logger) {
+         readCache: FileProviderCache, queue: UploadQueue?, journal: ChangeJournal? = nil, listings: FolderListings? = nil,
+         followingChanges: Bool = false, logger: Logger) {
         self.journal = journal
+        self.listings = listings
         self.readCache = readCache
         self.followingChanges = followingChanges
         self.provider = provider
@@ -132,11 +136,22 @@ final class MountFileSystem: Sendable {
                 request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
                 return
             }
-            // Offline: a name the mount knows is answered from what it knows; others can't be.
+            // Offline: a name the mount knows is answered from what it knows (its inodes, then
+            // the folder's kept listing); others can't be.
             if !connectivity.isOnline {
-                guard let known = table.withLock({ $0.inode(of: name, in: parent) }) else { throw POSIXError(.EHOSTUNREACH) }
-                let inode = table.withLock { table -> UInt64 in table.remember(table.node(known)!.item, as: name, in: parent) }
-                request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
+                if let known = table.withLock({ $0.inode(of: name, in: parent) }) {
+                    let inode = table.withLock { table -> UInt64 in table.remember(table.node(known)!.item, as: name, in: parent) }
+                    request.entry(inode: inode, attributes: attributes(of: inode), timeout: timeout)
+                    return
+                }
+                let folder = (path as NSString).deletingLastPathComponent
+                guard let kept = try listings?.item(named: name, in: folder.isEmpty ? "/" : folder) else { throw POSIXError(.EHOSTUNREACH) }
+                guard let item = kept else {
+                    request.negativeEntry(timeout: 1)
+                    return
+                }
+                let inode = table.withLock { $0.remember(item, as: name, in: parent) }
+                request.entry(inode: inode, attributes: attributes(of: item, inode: inode), timeout: timeout)
                 return
             }
             guard let item = try await provider.itemIfPresent(path: path) else {
@@ -318,7 +333,6 @@ final class MountFileSystem: Sendable {
     func readdir(_ request: FUSERequest, handle: UInt64, offset: Int64, size: Int, plus: Bool) {
         guard let reader = handles.withLock({ $0.folders[handle] }) else { return request.fail(EBADF) }
         answer(request) { [self] in
-            try connectivity.requireOnline()
             let buffer = try await reader.fill(request: request, offset: offset, size: size, plus: plus, fileSystem: self)
             request.buffer(buffer)
         }

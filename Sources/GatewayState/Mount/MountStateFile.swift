@@ -4,7 +4,8 @@ import Foundation
 /// ``FileProviderCache``s keep across runs, each on the rows of its own cache folder (which the
 /// folder's lock makes its alone). ``UploadQueue``: uploads owed; ``PinList``: pinned paths;
 /// ``MountAnchors``: where each mount's change monitor got to; ``CacheIndex``: what a
-/// ``FileProviderCache``'s files hold; ``ChangeJournal``: folder changes made offline.
+/// ``FileProviderCache``'s files hold; ``ChangeJournal``: folder changes made offline;
+/// ``FolderListings``: the last listing of each folder, for work offline.
 enum MountStateFile {
     static let schema = StateSchema(name: "mount", migrations: [
         """
@@ -55,6 +56,23 @@ enum MountStateFile {
             version TEXT,
             folder INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY(cache_folder, seq)
+        ) WITHOUT ROWID;
+        """,
+        """
+        CREATE TABLE mount_listed(
+            cache_folder TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            PRIMARY KEY(cache_folder, folder)
+        ) WITHOUT ROWID;
+        CREATE TABLE mount_listing(
+            cache_folder TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            size INTEGER,
+            modified REAL,
+            version TEXT,
+            PRIMARY KEY(cache_folder, folder, name)
         ) WITHOUT ROWID;
         """,
     ])
