@@ -112,12 +112,37 @@ public final class Mount: Sendable {
         let undo = options.undoRecorder.flatMap { recorder in
             (provider as? any FileProviderUndoable).map { MountUndo(provider: $0, recorder: recorder) }
         }
-        guard await ChangeReplay(journal: journal, provider: provider, undo: undo, logger: logger).run() else {
-            throw MountError.refused("changes an earlier mount made offline could not be applied: \(provider.name) does not answer; "
-                + "they stay in the state store and are applied at the next mount")
+        let anchors = try MountAnchors.open(directory: stateDirectory, cacheFolder: cache.path)
+        // A remote that does not answer: a mount of it made with this cache folder before starts
+        // offline, from what that one kept (its anchor, listings and cached contents); the
+        // changes and uploads it owes wait for the remote, as those made from now on.
+        var startsOffline = false
+        if await ChangeReplay(journal: journal, provider: provider, undo: undo, logger: logger).run() {
+            do {
+                try await Self.replay(queue, cache: cache, provider: provider, logger: logger, replaying: replaying)
+            } catch let error as MountError {
+                throw error
+            } catch {
+                startsOffline = true
+            }
+        } else {
+            startsOffline = true
         }
-        try await Self.replay(queue, cache: cache, provider: provider, logger: logger, replaying: replaying)
-        let root = try await provider.attributesOfItem(path: path)
+        let root: FileObject
+        do {
+            guard !startsOffline else { throw POSIXError(.EHOSTUNREACH) }
+            root = try await provider.attributesOfItem(path: path)
+        } catch where Connectivity.isUnreachable(error) {
+            let normalized = (try? RemotePath.normalize(path)) ?? path
+            guard options.followsChanges, (try? anchors.anchor(remote: provider.name, root: normalized)) != nil else {
+                throw MountError.refused("\(provider.name) does not answer (\(ErrorMessage.reason(for: error))), and no earlier mount of "
+                    + "\(normalized) with the cache folder \(cache.path) left what to start offline from")
+            }
+            logger.warning("\(provider.name) does not answer: starting offline from what the last mount kept",
+                           metadata: ["error": .string("\(error)")])
+            startsOffline = true
+            root = FileObject(path: normalized, type: .directory)
+        }
         guard root.isDirectory else {
             throw CocoaError.posix(ENOTDIR, path: path, remote: provider.name)
         }
@@ -131,7 +156,6 @@ public final class Mount: Sendable {
         var options = options
         var anchor: SyncAnchor?
         let monitor = options.followsChanges ? provider as? any FileProviderMonitor : nil
-        let anchors = try MountAnchors.open(directory: stateDirectory, cacheFolder: cache.path)
         var resumed = false
         if let monitor {
             // The anchor the last mount with this cache folder got to: only what changed since is
@@ -171,6 +195,7 @@ public final class Mount: Sendable {
         } else {
             coherence = nil
         }
+        if startsOffline { try fileSystem.startOffline(owed: queue.entries()) }
         self.fileSystem = fileSystem
         self.options = options
         self.cache = cache
@@ -280,6 +305,8 @@ public final class Mount: Sendable {
             do {
                 let options = WriteOptions(overwrite: true, modificationDate: entry.modificationDate)
                 _ = try await provider.write(path: entry.path, from: try ByteStream.contentsOfFile(at: URL(fileURLWithPath: file)), options: options)
+            } catch where Connectivity.isUnreachable(error) {
+                throw error
             } catch {
                 throw MountError.refused("an upload left by an earlier mount could not be sent (\(entry.path): \(error)); "
                     + "it stays in \(cache.files) and is tried again at the next mount")

@@ -83,6 +83,11 @@ struct GlobalOptionsCLITests {
             "serve webdav": ["serve", "webdav", "--addr", "127.0.0.1:0", "--no-auth", "loc:"],
             "serve links": ["serve", "links", "--addr", "127.0.0.1:0"],
             "mount": ["mount", "loc:dir", s.path("mnt")],
+            // Against the mount above, while it runs.
+            "pin": ["pin", "--wait", "loc:dir/a.txt"],
+            "unpin": ["unpin", s.path("mnt") + "/a.txt"],
+            "evict": ["evict", s.path("mnt") + "/a.txt"],
+            "mount-status": ["mount-status", "--json", s.path("mnt")],
         ]
         #expect(Set(calls.keys) == Set(leaves.map { $0.joined(separator: " ") }), "a leaf without a real call here, or a call for none")
         // In this order: later calls use what earlier ones made.
@@ -111,6 +116,11 @@ struct GlobalOptionsCLITests {
         let mount = try BackgroundGateway(s.runner, global + calls["mount"]!, extraEnvironment: environment)
         defer { _ = try? MountCLITests.Mounted.command("/bin/fusermount3", ["-u", "-z", s.path("mnt")]) }
         try await mount.waitForStderr("mounted loc:dir at ")
+        for name in ["pin", "unpin", "evict", "mount-status"] {
+            let arguments = global + calls[name]!
+            let result = try await s.runner.run(arguments, extraEnvironment: environment)
+            #expect(result.status == 0, "gateway \(arguments.joined(separator: " ")): \(result.status) \(result.stderr)")
+        }
         #expect(try MountCLITests.Mounted.command("/bin/fusermount3", ["-u", s.path("mnt")]).status == 0)
         let deadline = ContinuousClock.now + .seconds(20)
         while mount.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }

@@ -407,9 +407,9 @@ extension MountCLITests {
 }
 
 extension MountCLITests {
-    @Test("kill -9 with 20 changes queued offline (a folder, files in it and beside, renames, removals); mounted again online: all 20 applied",
-          .timeLimit(.minutes(3)))
-    func offlineChangesSurviveKill() async throws {
+    @Test("kill -9 with 20 changes queued offline (a folder, files in it and beside, renames, removals); mounted again online (or offline, then the remote comes back): all 20 applied",
+          .timeLimit(.minutes(3)), arguments: [false, true])
+    func offlineChangesSurviveKill(startsOffline: Bool) async throws {
         let s = try CLIScratch()
         defer { s.remove() }
         let environment = ProcessInfo.processInfo.environment
@@ -456,13 +456,33 @@ extension MountCLITests {
         try Mounted.command("/bin/fusermount3", ["-u", "-z", root])
         #expect(try FileManager.default.contentsOfDirectory(atPath: server).sorted() == (0..<10).map { "k\($0)" })
 
-        // Online again: the next mount applies the 11 folder changes, then sends the 9 files.
-        proxy.setRefusing(false)
-        let again = try await Mounted(s, location: "apache:\(folder)", environment: env)
-        defer { again.forceOff() }
+        let expected = ((0..<4).map { "m\($0)" } + ["newdir"] + (0..<5).map { "r\($0)" }).sorted()
         func text(_ name: String) -> String? { try? String(contentsOfFile: server + "/" + name, encoding: .utf8) }
+        if startsOffline {
+            // Still offline: the next mount starts from what the killed one kept, and shows the
+            // folder as the changes left it; then the remote comes back and they are applied.
+            let offline = try await Mounted(s, location: "apache:\(folder)", environment: env)
+            defer { offline.forceOff() }
+            try await offline.gateway.waitForStderr("starting offline", timeout: .seconds(20))
+            let (shown, made) = try await offline.blocking { () -> ([String], String) in
+                (try FileManager.default.contentsOfDirectory(atPath: offline.mountpoint).sorted(),
+                 try String(contentsOfFile: offline.mountpoint + "/m2", encoding: .utf8))
+            }
+            #expect(shown == expected && made == "m2\n", "\(shown) \(offline.gateway.stderr)")
+            proxy.setRefusing(false)
+            try await offline.gateway.waitForStderr("answers again", timeout: .seconds(20))
+            try await waitUntil("the 20 changes reached the server", timeout: .seconds(30)) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: server).sorted()) == expected) && text("m3") == "m3\n"
+                    && text("newdir/n4") == "n4\n"
+            }
+        } else {
+            // Online again: the next mount applies the 11 folder changes, then sends the 9 files.
+            proxy.setRefusing(false)
+            let again = try await Mounted(s, location: "apache:\(folder)", environment: env)
+            again.forceOff()
+        }
         let names = try FileManager.default.contentsOfDirectory(atPath: server).sorted()
-        #expect(names == ((0..<4).map { "m\($0)" } + ["newdir"] + (0..<5).map { "r\($0)" }).sorted(), "\(names)")
+        #expect(names == expected, "\(names)")
         #expect((0..<5).allSatisfy { text("r\($0)") == "k\($0)\n" && text("newdir/n\($0)") == "n\($0)\n" })
         #expect((0..<4).allSatisfy { text("m\($0)") == "m\($0)\n" })
     }

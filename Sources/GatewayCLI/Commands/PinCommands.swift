@@ -22,6 +22,7 @@ struct PinCommand: AsyncParsableCommand {
         """)
     )
 
+    @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Wait until the pinned files are downloaded (with their count on a terminal).") var wait = false
     @Argument(help: "Items to pin: paths in a mount, or REMOTE:PATH of a mounted remote.") var paths: [String]
 
@@ -53,6 +54,7 @@ struct UnpinCommand: AsyncParsableCommand {
         """)
     )
 
+    @OptionGroup var global: GlobalOptions
     @Argument(help: "Pinned items: paths in a mount, or REMOTE:PATH of a mounted remote.") var paths: [String]
 
     func run() async throws {
@@ -83,6 +85,7 @@ struct EvictCommand: AsyncParsableCommand {
         """)
     )
 
+    @OptionGroup var global: GlobalOptions
     @Argument(help: "Items: paths in a mount, or REMOTE:PATH of a mounted remote (a folder: everything in it).") var paths: [String]
 
     func run() async throws {
@@ -112,6 +115,7 @@ struct MountStatusCommand: AsyncParsableCommand {
         """)
     )
 
+    @OptionGroup var global: GlobalOptions
     @Flag(name: .long, help: "Print JSON.") var json = false
     @Argument(help: "A gateway mount's folder (default: all of them).") var mountpoint: String?
 

@@ -71,6 +71,16 @@ final class Connectivity: Sendable {
         }
     }
 
+    /// The mount starts offline (its remote did not answer at the start).
+    func startOffline(fileSystem: MountFileSystem) {
+        state.withLock { state in
+            state.online = false
+            state.probing = true
+        }
+        fileSystem.options.events?(.offline(reason: "it did not answer when the mount started"))
+        Task { await probe(fileSystem: fileSystem) }
+    }
+
     /// Returns once the remote answers (at once while online).
     func waitUntilOnline() async {
         await withCheckedContinuation { continuation in

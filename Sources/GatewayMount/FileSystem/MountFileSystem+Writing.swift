@@ -421,6 +421,25 @@ extension MountFileSystem {
         forgetDirty(file)
     }
 
+    /// Starts offline: the uploads an earlier mount owes become files written through this one
+    /// (read from their cache files, sent when the remote answers).
+    func startOffline(owed: [UploadQueue.Entry]) throws {
+        for entry in owed {
+            let cachePath = cacheFolder + "/" + entry.cacheFile
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: cachePath)[.size] as? Int).flatMap({ $0 }) else { continue }
+            let item = FileObject(path: entry.path, type: .file, size: Int64(size), modificationDate: entry.modificationDate ?? Date())
+            guard let inode = table.withLock({ $0.holdPath(entry.path, item: item) }) else { continue }
+            // On the remote as far as the kept listing knows (else a file made offline).
+            let folder = (entry.path as NSString).deletingLastPathComponent
+            let listed = (try? listings?.item(named: item.name, in: folder.isEmpty ? "/" : folder)).flatMap { $0 } != nil
+            let file = try DirtyFile(inode: inode, cachePath: cachePath, size: Int64(size), modified: true, existsRemotely: listed)
+            if let date = entry.modificationDate { file.setModificationDate(date) }
+            dirty.withLock { $0[inode] = file }
+        }
+        connectivity.startOffline(fileSystem: self)
+        for file in dirty.withLock({ Array($0.values) }) { uploader.schedule(file, fileSystem: self) }
+    }
+
     /// Records that `file` is owed to the remote (its last writer closed it).
     func enqueue(_ file: DirtyFile) {
         guard let queue, let path = table.withLock({ $0.path(of: file.inode) }) else { return }

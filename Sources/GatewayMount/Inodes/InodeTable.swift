@@ -141,6 +141,44 @@ struct InodeTable {
         dropIfUnused(inode)
     }
 
+    /// The inode of `path` (under the root), made if needed with its folders, held by the mount
+    /// (``hold(_:)``) rather than looked up by the kernel: a file an earlier mount still has to
+    /// upload, when this one starts offline. `nil` for a path outside the root.
+    mutating func holdPath(_ path: String, item: FileObject) -> UInt64? {
+        let prefix = rootPath == "/" ? "/" : rootPath + "/"
+        guard path.hasPrefix(prefix), path.count > prefix.count else { return nil }
+        let names = path.dropFirst(prefix.count).split(separator: "/").map(String.init)
+        var parent = Self.root
+        var walked = rootPath == "/" ? "" : rootPath
+        for name in names.dropLast() {
+            walked += "/" + name
+            if let existing = links[Link(parent: parent, name: name)] {
+                parent = existing
+                continue
+            }
+            let inode = next
+            next += 1
+            nodes[inode] = Node(parent: parent, name: name, placeholder: Placeholder(FileObject(path: walked, type: .directory)), lookups: 0)
+            nodes[parent]?.children += 1
+            links[Link(parent: parent, name: name)] = inode
+            parent = inode
+        }
+        let name = names.last!
+        let inode: UInt64
+        if let existing = links[Link(parent: parent, name: name)] {
+            inode = existing
+            nodes[inode]?.placeholder = Placeholder(item)
+        } else {
+            inode = next
+            next += 1
+            nodes[inode] = Node(parent: parent, name: name, placeholder: Placeholder(item), lookups: 0)
+            nodes[parent]?.children += 1
+            links[Link(parent: parent, name: name)] = inode
+        }
+        hold(inode)
+        return inode
+    }
+
     /// The mount needs `inode`'s path until ``release(_:)`` (a file it still has to upload).
     mutating func hold(_ inode: UInt64) {
         nodes[inode]?.holds += 1
