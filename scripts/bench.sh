@@ -94,11 +94,9 @@ if [ -n "$dav_url" ]; then
     cp -r "$work/listing" "$dav_root/listing" && chown -R www-data:www-data "$dav_root/listing"
     cp -r "$work/listing" "$ftp_root/listing" && chown -R "$ftp_user" "$ftp_root/listing"
 fi
-if [[ " $sections " == *" monitor "* ]]; then
-    for tree in $monitor_trees; do
-        folders=${tree%x*}; files=${tree#*x}
-        echo "preparing data: tree-$tree ($folders folders x $files files) on Apache and vsftpd"
-        python3 - "$dav_root/tree-$tree" "$folders" "$files" <<'PY'
+# make_tree DIR FOLDERS FILES: DIR/dN/fM, small files of 0-6 bytes.
+make_tree() {
+    python3 - "$1" "$2" "$3" <<'PY'
 import os, sys
 root, folders, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 for f in range(folders):
@@ -108,6 +106,12 @@ for f in range(folders):
         with open(os.path.join(folder, f"f{i}"), "wb") as out:
             out.write(b"x" * (i % 7))
 PY
+}
+if [[ " $sections " == *" monitor "* ]]; then
+    for tree in $monitor_trees; do
+        folders=${tree%x*}; files=${tree#*x}
+        echo "preparing data: tree-$tree ($folders folders x $files files) on Apache and vsftpd"
+        make_tree "$dav_root/tree-$tree" "$folders" "$files"
         cp -r "$dav_root/tree-$tree" "$ftp_root/tree-$tree"
         chown -R www-data:www-data "$dav_root/tree-$tree"; chown -R "$ftp_user" "$ftp_root/tree-$tree"
     done
@@ -397,16 +401,7 @@ for ((round = 1; round <= rounds; round++)); do
     # with the cache folder saved, it mounts at once and catches up in the background.
     tree_dir="$dav_root/tree-100x1000"
     if [ ! -d "$tree_dir" ]; then
-        python3 - "$tree_dir" 100 1000 <<'PY'
-import os, sys
-root, folders, files = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for f in range(folders):
-    folder = os.path.join(root, f"d{f}")
-    os.makedirs(folder)
-    for i in range(files):
-        with open(os.path.join(folder, f"f{i}"), "wb") as out:
-            out.write(b"x" * (i % 7))
-PY
+        make_tree "$tree_dir" 100 1000
         chown -R www-data:www-data "$tree_dir"
     fi
     # Mounts the tree with the cache folder $1, unmounts as soon as it is mounted.

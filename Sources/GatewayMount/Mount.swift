@@ -244,7 +244,16 @@ public final class Mount: Sendable {
         if count > 0 { pending(count) }
         // Not cancelled with the caller: an unmount by Ctrl-C (a cancelled task) still sends
         // everything written (a second Ctrl-C is the caller's way out; what is left stays owed).
-        return await Task { await fileSystem.uploader.drain(fileSystem: fileSystem) }.value
+        // Folder changes made offline go first; while they can't, no upload goes either (one
+        // could land where a later rename would replace it): all stay owed to the next mount.
+        return await Task {
+            guard await fileSystem.replayChanges() else {
+                fileSystem.logger.warning("the remote does not answer: what was changed offline stays owed to the next mount",
+                                          metadata: ["files": .stringConvertible(count)])
+                return count
+            }
+            return await fileSystem.uploader.drain(fileSystem: fileSystem)
+        }.value
     }
 
     /// The kernel reads ahead 128 KiB on a FUSE mount whatever the file system asks (it keeps

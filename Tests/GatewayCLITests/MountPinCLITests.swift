@@ -301,21 +301,8 @@ extension MountCLITests {
     func offlineWork() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        let environment = ProcessInfo.processInfo.environment
-        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: apache), let port = url.port,
-              let state = environment["GATEWAY_TEST_STATE"] else {
-            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
-        }
-        let proxy = try DroppingProxy(targetPort: port, dropAfter: Int.max)
+        let (proxy, env, state) = try Self.apacheBehindProxy(s)
         defer { proxy.stop() }
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
-        components.port = proxy.port
-        try s.write("config.json", Data("""
-            {"remotes": {"apache": {"type": "webdav", "url": "\(components.url!.absoluteString)", "user": "\(environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway")",
-                                    "password_env": "DAV_SECRET", "connect_timeout": 2}}}
-            """.utf8))
-        let env = ["GATEWAY_CONFIG": s.path("config.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test",
-                   "GATEWAY_STATE_DIR": s.path("state"), "XDG_CACHE_HOME": s.path("cache")]
         let folder = "offline-\(UUID().uuidString.prefix(8))"
         let server = state + "/webdav-apache/" + folder
         try s.write("src/cached.bin", Data(repeating: 1, count: 100_000))
@@ -408,25 +395,13 @@ extension MountCLITests {
 
 extension MountCLITests {
     @Test("kill -9 with 20 changes queued offline (a folder, files in it and beside, renames, removals); mounted again online (or offline, then the remote comes back): all 20 applied",
-          .timeLimit(.minutes(3)), arguments: [false, true])
-    func offlineChangesSurviveKill(startsOffline: Bool) async throws {
+          .timeLimit(.minutes(3)), arguments: ["kill", "kill, start offline", "unmount offline"])
+    func offlineChangesSurviveKill(mode: String) async throws {
+        let startsOffline = mode == "kill, start offline"
         let s = try CLIScratch()
         defer { s.remove() }
-        let environment = ProcessInfo.processInfo.environment
-        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: apache), let port = url.port,
-              let state = environment["GATEWAY_TEST_STATE"] else {
-            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
-        }
-        let proxy = try DroppingProxy(targetPort: port, dropAfter: Int.max)
+        let (proxy, env, state) = try Self.apacheBehindProxy(s)
         defer { proxy.stop() }
-        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
-        components.port = proxy.port
-        try s.write("config.json", Data("""
-            {"remotes": {"apache": {"type": "webdav", "url": "\(components.url!.absoluteString)", "user": "\(environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway")",
-                                    "password_env": "DAV_SECRET", "connect_timeout": 2}}}
-            """.utf8))
-        let env = ["GATEWAY_CONFIG": s.path("config.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test",
-                   "GATEWAY_STATE_DIR": s.path("state"), "XDG_CACHE_HOME": s.path("cache")]
         let folder = "killed-\(UUID().uuidString.prefix(8))"
         let server = state + "/webdav-apache/" + folder
         for index in 0..<10 { try s.write("src/k\(index)", Data("k\(index)\n".utf8)) }
@@ -451,9 +426,17 @@ extension MountCLITests {
         }
         let status = try await mountStatus(s, root, environment: env)
         #expect(status["reachable"] as? Bool == false && status["pending_uploads"] as? Int == 9, "\(status)")
-        kill(mount.gateway.process.processIdentifier, SIGKILL)
-        mount.gateway.process.waitUntilExit()
-        try Mounted.command("/bin/fusermount3", ["-u", "-z", root])
+        if mode == "unmount offline" {
+            // Unmounted while offline: nothing is sent (the folder changes can't go first), all
+            // stays owed, and the command says so with exit 1.
+            try Mounted.command("/bin/fusermount3", ["-u", root])
+            #expect(try await waitForExit(mount) == 1)
+            #expect(mount.gateway.stderr.contains("stays owed to the next mount"), "\(mount.gateway.stderr)")
+        } else {
+            kill(mount.gateway.process.processIdentifier, SIGKILL)
+            mount.gateway.process.waitUntilExit()
+            try Mounted.command("/bin/fusermount3", ["-u", "-z", root])
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: server).sorted() == (0..<10).map { "k\($0)" })
 
         let expected = ((0..<4).map { "m\($0)" } + ["newdir"] + (0..<5).map { "r\($0)" }).sorted()
@@ -485,5 +468,28 @@ extension MountCLITests {
         #expect(names == expected, "\(names)")
         #expect((0..<5).allSatisfy { text("r\($0)") == "k\($0)\n" && text("newdir/n\($0)") == "n\($0)\n" })
         #expect((0..<4).allSatisfy { text("m\($0)") == "m\($0)\n" })
+    }
+}
+
+extension MountCLITests {
+    /// Apache reached through a proxy the test can make refuse connections (the remote "goes
+    /// away"): the proxy, the environment of a remote `apache` through it, and the folder where
+    /// the test servers keep their state.
+    static func apacheBehindProxy(_ s: CLIScratch) throws -> (DroppingProxy, [String: String], String) {
+        let environment = ProcessInfo.processInfo.environment
+        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: apache), let port = url.port,
+              let state = environment["GATEWAY_TEST_STATE"] else {
+            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
+        }
+        let proxy = try DroppingProxy(targetPort: port, dropAfter: Int.max)
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        components.port = proxy.port
+        try s.write("config.json", Data("""
+            {"remotes": {"apache": {"type": "webdav", "url": "\(components.url!.absoluteString)", "user": "\(environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway")",
+                                    "password_env": "DAV_SECRET", "connect_timeout": 2}}}
+            """.utf8))
+        let env = ["GATEWAY_CONFIG": s.path("config.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test",
+                   "GATEWAY_STATE_DIR": s.path("state"), "XDG_CACHE_HOME": s.path("cache")]
+        return (proxy, env, state)
     }
 }

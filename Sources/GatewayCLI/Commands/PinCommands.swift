@@ -27,18 +27,10 @@ struct PinCommand: AsyncParsableCommand {
     @Argument(help: "Items to pin: paths in a mount, or REMOTE:PATH of a mounted remote.") var paths: [String]
 
     func run() async throws {
-        var failed = false
-        for argument in paths {
-            do {
-                let path = try MountedItems.resolve(argument)
-                try MountControl.pin(path)
-                if wait { try await MountedItems.waitUntilMaterialized(path) }
-            } catch let error as MountedItems.Failure {
-                Diagnostics.printLine("pin \(Format.shown(argument)): \(error.message(for: "pinned"))")
-                failed = true
-            }
+        try await MountedItems.each(paths, command: "pin", verb: "pinned") { path in
+            try MountControl.pin(path)
+            if wait { try await MountedItems.waitUntilMaterialized(path) }
         }
-        if failed { throw ExitCode(1) }
     }
 }
 
@@ -58,16 +50,7 @@ struct UnpinCommand: AsyncParsableCommand {
     @Argument(help: "Pinned items: paths in a mount, or REMOTE:PATH of a mounted remote.") var paths: [String]
 
     func run() async throws {
-        var failed = false
-        for argument in paths {
-            do {
-                try MountControl.unpin(try MountedItems.resolve(argument))
-            } catch let error as MountedItems.Failure {
-                Diagnostics.printLine("unpin \(Format.shown(argument)): \(error.message(for: "unpinned"))")
-                failed = true
-            }
-        }
-        if failed { throw ExitCode(1) }
+        try await MountedItems.each(paths, command: "unpin", verb: "unpinned") { try MountControl.unpin($0) }
     }
 }
 
@@ -89,16 +72,7 @@ struct EvictCommand: AsyncParsableCommand {
     @Argument(help: "Items: paths in a mount, or REMOTE:PATH of a mounted remote (a folder: everything in it).") var paths: [String]
 
     func run() async throws {
-        var failed = false
-        for argument in paths {
-            do {
-                try MountControl.evict(try MountedItems.resolve(argument))
-            } catch let error as MountedItems.Failure {
-                Diagnostics.printLine("evict \(Format.shown(argument)): \(error.message(for: "evicted"))")
-                failed = true
-            }
-        }
-        if failed { throw ExitCode(1) }
+        try await MountedItems.each(paths, command: "evict", verb: "evicted") { try MountControl.evict($0) }
     }
 }
 
@@ -170,6 +144,21 @@ struct MountStatusCommand: AsyncParsableCommand {
 /// with the messages a user reads.
 enum MountedItems {
     typealias Failure = MountControl.Failure
+
+    /// Runs `body` on the local path of each argument; a failure is said (`COMMAND ARGUMENT: not
+    /// VERB: why`) and the others go on; exit 1 when any failed.
+    static func each(_ arguments: [String], command: String, verb: String, _ body: (String) async throws -> Void) async throws {
+        var failed = false
+        for argument in arguments {
+            do {
+                try await body(try resolve(argument))
+            } catch let error as Failure {
+                Diagnostics.printLine("\(command) \(Format.shown(argument)): \(error.message(for: verb))")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
 
     /// The local path of `argument`: a path inside a mount, or `REMOTE:PATH` of a mounted remote.
     static func resolve(_ argument: String) throws -> String {
