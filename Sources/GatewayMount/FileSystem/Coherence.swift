@@ -44,10 +44,15 @@ struct Coherence: Sendable {
                         failing = false
                     }
                     for event in page.events { apply(event) }
-                    do {
-                        try fileSystem.listings?.apply(page.events.flatMap(Self.listingChanges))
-                    } catch {
-                        logger.debug("kept listings not updated", metadata: ["error": .string("\(error)")])
+                    if let listings = fileSystem.listings {
+                        let changes = page.events.flatMap(Self.listingChanges)
+                        fileSystem.listingWrites.async { [logger] in
+                            do {
+                                try listings.apply(changes)
+                            } catch {
+                                logger.debug("kept listings not updated", metadata: ["error": .string("\(error)")])
+                            }
+                        }
                     }
                     anchor = page.anchor
                     resumed = false

@@ -168,11 +168,17 @@ final class FolderReader: @unchecked Sendable {
         guard let fileSystem, fileSystem.followingChanges, var names = passNames,
               fileSystem.remoteChanges.withLock({ $0 }) == passChanges else { return }
         passNames = nil
-        // Kept for work offline (the monitor keeps it true from now on).
-        do {
-            try fileSystem.listings?.replace(folder: path, with: passItems)
-        } catch {
-            fileSystem.logger.debug("a listing was not kept", metadata: ["folder": .string(path), "error": .string("\(error)")])
+        // Kept for work offline (the monitor keeps it true from now on), written in order with
+        // the monitor's changes but not before this reply.
+        if let listings = fileSystem.listings {
+            let (folder, items, logger) = (path, passItems, fileSystem.logger)
+            fileSystem.listingWrites.async {
+                do {
+                    try listings.replace(folder: folder, with: items)
+                } catch {
+                    logger.debug("a listing was not kept", metadata: ["folder": .string(folder), "error": .string("\(error)")])
+                }
+            }
         }
         passItems = []
         let folder = inode

@@ -71,10 +71,13 @@ extension MountFileSystem {
                 listed.append(.put(item))
             }
         }
-        do {
-            try listings?.apply(listed)
-        } catch {
-            logger.debug("kept listings not updated", metadata: ["error": .string("\(error)")])
+        // In order with the writes queued before it, and done before the change is answered.
+        listingWrites.sync {
+            do {
+                try listings?.apply(listed)
+            } catch {
+                logger.debug("kept listings not updated", metadata: ["error": .string("\(error)")])
+            }
         }
     }
 

@@ -30,6 +30,8 @@ final class MountFileSystem: Sendable {
     let journal: ChangeJournal?
     /// The last listing of each folder listed in full (shown offline).
     let listings: FolderListings?
+    /// Where the kept listings are written, in order, away from the kernel's requests.
+    let listingWrites = DispatchQueue(label: "gateway-mount-listings")
     /// Folders the mount made, whose names it all knows (only while remote changes are followed).
     let known = Mutex(KnownFolders())
     /// The version each file was last opened for reading at (the kernel's pages are of it).

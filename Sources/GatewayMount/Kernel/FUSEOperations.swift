@@ -139,6 +139,12 @@ enum FUSEOperations {
         // status of the mount); other names are not kept (ENODATA, ENOTSUP).
         operations.getxattr = { request, inode, name, size in
             guard let request, let name else { return }
+            // Other names are answered here, at once: `ls -l` asks every file for
+            // security.selinux, and the kernel keeps no answer of ours.
+            if strncmp(name, "user.gateway.", 13) != 0 {
+                fuse_reply_err(request, ENODATA)
+                return
+            }
             FUSEOperations.fileSystem(request).getxattr(FUSERequest(raw: request), inode: UInt64(inode), name: String(cString: name), size: size)
         }
         operations.listxattr = { request, inode, size in
