@@ -92,12 +92,12 @@ extension WebDAVProvider {
         }
 
         /// Whether the stamp still describes a file of this size, last written at `lastModified`,
-        /// with this ETag: the same size, and the same ETag where both are known (a server's
+        /// with this ETag: the same size, and the same ETag where both are known (weak or not; a server's
         /// ETag changes with every write, to the sub-second on Apache), else a time no later than
         /// `written`.
         func describes(size current: Int64?, lastModified: Date?, etag currentETag: String?) -> Bool {
             guard let current, current == size else { return false }
-            if let etag, let currentETag { return etag == currentETag }
+            if let etag, let currentETag { return VersionTag.same(etag, currentETag) }
             guard let lastModified else { return false }
             return lastModified.timeIntervalSince1970 <= Double(written)
         }

@@ -50,6 +50,11 @@ struct SourceStampTests {
         #expect(!tagged.describes(size: 5, lastModified: Date(timeIntervalSince1970: 1500), etag: "\"5-abd\""),
                 "a rewrite within the same second changes the ETag")
         #expect(!tagged.describes(size: 6, lastModified: Date(timeIntervalSince1970: 1500), etag: "\"5-abc\""))
+        // Apache answers a PUT with a weak ETag during the second the file was written, and lists
+        // the same version with a strong one afterwards.
+        let weak = Stamp(modificationDate: nil, size: 5, written: 2000, hashes: [:], etag: "W/\"5-abc\"")
+        #expect(weak.describes(size: 5, lastModified: Date(timeIntervalSince1970: 1500), etag: "\"5-abc\""))
+        #expect(!weak.describes(size: 5, lastModified: Date(timeIntervalSince1970: 1500), etag: "\"5-abd\""))
         #expect(tagged.describes(size: 5, lastModified: Date(timeIntervalSince1970: 1500), etag: nil), "no ETag in the listing: the time decides")
         #expect(!tagged.describes(size: 5, lastModified: Date(timeIntervalSince1970: 2001), etag: nil))
         // An ETag the one-line format cannot hold is not recorded.

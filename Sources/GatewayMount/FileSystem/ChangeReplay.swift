@@ -61,7 +61,7 @@ struct ChangeReplay: Sendable {
             undo?.recorder.record(UndoRecord(operation: .create, path: change.path, expected: ItemIdentity(type: .directory)), on: provider)
         case .remove:
             guard let item = try await provider.itemIfPresent(path: change.path) else { return }
-            if !change.isFolder, let version = change.version, item.versionTag.map({ VersionTag.same($0, version) }) != true {
+            if !change.isFolder, let version = change.version, Self.changedRemotely(item, since: version) {
                 logger.warning("removed through the mount while offline and changed on the remote meanwhile: the remote's version is kept",
                                metadata: ["path": .string(change.path)])
                 return
@@ -90,6 +90,12 @@ struct ChangeReplay: Sendable {
                 try await operations.moveItem(path: change.path, to: target, overwrite: true)
             }
         }
+    }
+
+    /// Whether the remote's `item` is at another version than `version`, the one the mount knew
+    /// (an item without a version tag counts as changed: nothing says it is the same).
+    static func changedRemotely(_ item: FileObject, since version: String) -> Bool {
+        item.versionTag.map { VersionTag.same($0, version) } != true
     }
 
     private func remove(_ path: String, operations: any FileProviderOperations) async throws {

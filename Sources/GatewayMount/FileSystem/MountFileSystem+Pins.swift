@@ -63,7 +63,7 @@ extension MountFileSystem {
                 request.attributeValue(try encoder.encode(report), size: size)
             }
         default:
-            // Nothing else is kept (the kernel asks for security.capability before writes).
+            // No other user.gateway.* name is kept.
             request.fail(ENODATA)
         }
     }

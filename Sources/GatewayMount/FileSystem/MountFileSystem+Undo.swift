@@ -17,13 +17,29 @@ extension MountFileSystem {
         return MountUndo(provider: undoable, recorder: recorder)
     }
 
-    /// Removes `path`: into the trash, recorded, with `--trash`; for good otherwise.
+    /// Removes `path`: into the trash, recorded, with `--trash`; for good otherwise. With the
+    /// `version` the mount knew, a file changed on the remote since then is not removed (as a
+    /// File Provider removal names the version it removes): the remote's version stays, the
+    /// mount knows it at that version from then on; the removal fails with `EBUSY` (not
+    /// `ESTALE`: the kernel would retry it at once, and the retry would remove the new version).
     func remove(_ path: String, recursive: Bool, operations: any FileProviderOperations, version: String? = nil,
                 isFolder: Bool = false) async throws {
         // Offline: journaled, applied when the remote answers again (``ChangeReplay``).
         if !connectivity.isOnline {
             try journalOffline(ChangeJournal.Change(kind: .remove, path: path, version: version, isFolder: isFolder))
             return
+        }
+        if !isFolder, let version {
+            // Gone already: what was asked for is done.
+            guard let item = try await provider.itemIfPresent(path: path) else { return }
+            if ChangeReplay.changedRemotely(item, since: version) {
+                logger.warning("removed through the mount, but changed on the remote since the mount saw it: the remote's version is kept",
+                               metadata: ["path": .string(path)])
+                table.withLock { table in
+                    if let inode = table.resolve(path)?.inode { table.update(inode, item: item) }
+                }
+                throw POSIXError(.EBUSY)
+            }
         }
         if let undo {
             undo.recorder.record(try await undo.provider.removeItemUndoably(path: path, recursive: recursive), on: provider)

@@ -139,10 +139,12 @@ enum FUSEOperations {
         // status of the mount); other names are not kept (ENODATA, ENOTSUP).
         operations.getxattr = { request, inode, name, size in
             guard let request, let name else { return }
-            // Other names are answered here, at once: `ls -l` asks every file for
-            // security.selinux, and the kernel keeps no answer of ours.
+            // Other names are answered here, at once, and the kernel keeps no answer of ours.
+            // Only the user namespace is kept: other namespaces (security.selinux and
+            // system.posix_acl_access, which `ls -l` asks of every file) answer ENOTSUP, which
+            // ls remembers for the whole device instead of asking again per file.
             if strncmp(name, "user.gateway.", 13) != 0 {
-                fuse_reply_err(request, ENODATA)
+                fuse_reply_err(request, strncmp(name, "user.", 5) == 0 ? ENODATA : ENOTSUP)
                 return
             }
             FUSEOperations.fileSystem(request).getxattr(FUSERequest(raw: request), inode: UInt64(inode), name: String(cString: name), size: size)

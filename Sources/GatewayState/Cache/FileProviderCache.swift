@@ -27,7 +27,8 @@ public final class FileProviderCache: Sendable {
     public struct Key: Hashable, Sendable {
         /// The item's path on the remote.
         public var path: String
-        /// Its version tag.
+        /// Its version tag. Keys compare it without an ETag's weak marker (the same version is
+        /// seen with and without it: ``VersionTag/same(_:_:)``).
         public var version: String
         /// Its size.
         public var size: Int64
@@ -40,6 +41,17 @@ public final class FileProviderCache: Sendable {
             self.version = version
             self.size = size
             self.generation = generation
+        }
+
+        public static func == (a: Key, b: Key) -> Bool {
+            a.path == b.path && VersionTag.same(a.version, b.version) && a.size == b.size && a.generation == b.generation
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(path)
+            hasher.combine(VersionTag.opaque(version))
+            hasher.combine(size)
+            hasher.combine(generation)
         }
 
         /// The key of a listed file: `nil` without a version tag or a size (such an item's bytes
