@@ -234,6 +234,70 @@ struct AppAuthorTests {
     }
 }
 
+extension AppAuthorTests {
+    @Test("9. an app keeps contents as the mount does, without FUSE: materialize, list what is materialized, pin, evict; pending changes are enumerated, and all of it is there again after a restart",
+          arguments: AppRemote.all)
+    func fileProviderCache(remote: AppRemote) async throws {
+        let (provider, folder) = try await remote.make()
+        let files = try #require(provider as? any FileProviderReadWrite)
+        let photos = join(folder, "photos")
+        try await #require(provider as? any FileProviderOperations).createFolder(path: photos, withIntermediateDirectories: false)
+        for name in ["a.jpg", "b.jpg"] { _ = try await files.writeContents(path: join(photos, name), data: Data(repeating: 7, count: 300_000)) }
+        _ = try await files.writeContents(path: join(folder, "big.bin"), data: Data(repeating: 1, count: 700_000))
+
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("app-cache-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let cacheFolder = scratch.appendingPathComponent("cache").path
+        func open() throws -> FileProviderCache {
+            try FileProviderCache(folder: cacheFolder, limit: 1_000_000,
+                                  pins: try PinList.open(directory: scratch, cacheFolder: cacheFolder),
+                                  index: try CacheIndex.open(directory: scratch, cacheFolder: cacheFolder))
+        }
+        var cache = try open()
+        let a = try await provider.attributesOfItem(path: join(photos, "a.jpg"))
+        let key = try #require(FileProviderCache.Key(a), "a file the remote lists has a version tag and a size")
+        #expect(cache.state(of: key) == .placeholder)
+        try await cache.materialize(a, from: files)
+        #expect(cache.state(of: key) == .materialized && cache.materialized() == [key])
+
+        // Pinned: fetched by the app, never evicted; more pins than the limit are refused.
+        try cache.pin(photos, needing: 600_000)
+        #expect(cache.isPinned(join(photos, "b.jpg")))
+        #expect(throws: FileProviderCache.CacheError.busy(path: photos)) { try cache.evict(photos) }
+        #expect(throws: FileProviderCache.CacheError.self) { try cache.pin(join(folder, "big.bin"), needing: 700_000) }
+        let b = try await provider.attributesOfItem(path: join(photos, "b.jpg"))
+        try await cache.materialize(b, from: files)
+        #expect(cache.usage.total == 600_000)
+
+        // The changes an app owes its remote, enumerated in order.
+        let journal = try ChangeJournal.open(directory: scratch, cacheFolder: cacheFolder)
+        let queue = try UploadQueue.open(directory: scratch, cacheFolder: cacheFolder)
+        try journal.append(ChangeJournal.Change(kind: .createFolder, path: join(folder, "new")))
+        try journal.append(ChangeJournal.Change(kind: .remove, path: join(folder, "big.bin"), version: a.versionTag))
+        try queue.record(UploadQueue.Entry(cacheFile: "w1", remote: "app", path: join(folder, "new/c.txt"), modificationDate: nil))
+        try cache.persist()
+
+        // Started again: the same materialized items, pins and pending changes.
+        cache = try open()
+        #expect(cache.materialized().map(\.path) == [join(photos, "a.jpg"), join(photos, "b.jpg")])
+        #expect(cache.pins == [photos])
+        #expect(try ChangeJournal.open(directory: scratch, cacheFolder: cacheFolder).changes().map(\.kind) == [.createFolder, .remove])
+        #expect(try UploadQueue.open(directory: scratch, cacheFolder: cacheFolder).entries().map(\.path) == [join(folder, "new/c.txt")])
+
+        // Unpinned and evicted: placeholders again; a version the remote no longer has is not kept.
+        try cache.unpin(photos)
+        #expect(try cache.evict(photos) == 600_000)
+        #expect(cache.state(of: key) == .placeholder && cache.materialized().isEmpty)
+        _ = try await files.writeContents(path: join(photos, "a.jpg"), data: Data(repeating: 8, count: 300_001))
+        do {
+            try await cache.materialize(a, from: files)
+            Issue.record("materializing a version the remote replaced must fail")
+        } catch {
+            #expect(cache.state(of: key) != .materialized, "\(error)")
+        }
+    }
+}
+
 /// An app's own provider: files in memory, read and write only (no folders, no operations), as
 /// the registration snippet names it.
 final class VaultProvider: FileProviderBasic, FileProviderReadWrite, @unchecked Sendable {
