@@ -304,7 +304,7 @@ extension MountCLITests {
 }
 
 extension MountCLITests {
-    @Test("offline: with Apache unreachable, cached files are read, an uncached read fails at once, 56 edits/creates/renames/removals wait; back online they land in order and check finds no difference",
+    @Test("offline: with Apache unreachable, cached files are read, an uncached read fails at once, 57 edits/creates/renames/removals wait; back online they land in order and check finds no difference",
           .timeLimit(.minutes(3)))
     func offlineWork() async throws {
         let s = try CLIScratch()
@@ -317,6 +317,7 @@ extension MountCLITests {
         try s.write("src/uncached.bin", Data(repeating: 2, count: 100_000))
         try s.write("src/edit.txt", Data("line 1\n".utf8))
         try s.write("src/gone/old.txt", Data("old\n".utf8))
+        try s.write("src/keepdir/k.txt", Data("k\n".utf8))
         let copied = try await s.runner.run(["copy", s.path("src"), "apache:\(folder)"], extraEnvironment: env)
         #expect(copied.status == 0, "\(copied.stderr)")
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "apache:\(folder)"], extraEnvironment: env) }
@@ -326,8 +327,9 @@ extension MountCLITests {
             #expect(warm[0].count == 100_000 && warm[1] == Data("line 1\n".utf8))
             // Listed once: the mount knows the folder's names (so a new one can be made offline).
             let listed = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root).sorted() }
-            #expect(listed == ["cached.bin", "edit.txt", "gone", "uncached.bin"])
-            #expect(try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root + "/gone") } == ["old.txt"])
+            #expect(listed == ["cached.bin", "edit.txt", "gone", "keepdir", "uncached.bin"])
+            #expect(try await mount.blocking { try ["gone", "keepdir"].map { try FileManager.default.contentsOfDirectory(atPath: root + "/" + $0) } }
+                    == [["old.txt"], ["k.txt"]])
 
             // The server goes away; the monitor's next look finds out.
             proxy.setRefusing(true)
@@ -367,6 +369,7 @@ extension MountCLITests {
                 try Data("in a folder made offline\n".utf8).write(to: URL(fileURLWithPath: root + "/offdir/a.txt"))
                 try files.moveItem(atPath: root + "/edit.txt", toPath: root + "/renamed.txt")
                 try files.moveItem(atPath: root + "/new.txt", toPath: root + "/new2.txt")
+                try files.moveItem(atPath: root + "/keepdir", toPath: root + "/moved")
                 try files.removeItem(atPath: root + "/cached.bin")
                 try files.removeItem(atPath: root + "/uncached.bin")
                 try Data("made in a folder removed there\n".utf8).write(to: URL(fileURLWithPath: root + "/gone/x.txt"))
@@ -390,9 +393,10 @@ extension MountCLITests {
             for index in 10..<15 { try s.write("intended/r\(index)", Data("b\(index)\n".utf8)) }
             // Listed offline: the kept listing, as the changes made here left it.
             let offlineListing = try await mount.blocking { () -> [[String]] in
-                try ["", "/gone", "/offdir"].map { try FileManager.default.contentsOfDirectory(atPath: root + $0).sorted() }
+                try ["", "/gone", "/offdir", "/moved"].map { try FileManager.default.contentsOfDirectory(atPath: root + $0).sorted() }
             }
-            #expect(offlineListing == [["batch", "gone", "new2.txt", "offdir", "renamed.txt"], ["old.txt", "x.txt"], ["a.txt"]], "\(offlineListing)")
+            #expect(offlineListing == [["batch", "gone", "moved", "new2.txt", "offdir", "renamed.txt"], ["old.txt", "x.txt"], ["a.txt"], ["k.txt"]],
+                    "\(offlineListing)")
             try Data("changed on the server\n".utf8).write(to: URL(fileURLWithPath: server + "/uncached.bin"))
             try FileManager.default.removeItem(atPath: server + "/gone")
             var status = try await mountStatus(s, root, environment: env)
@@ -414,7 +418,8 @@ extension MountCLITests {
                     == (0..<10).map { "b\($0)" } + (10..<15).map { "r\($0)" }
             }
             let names = try FileManager.default.contentsOfDirectory(atPath: server).sorted()
-            #expect(names == ["batch", "gone", "new2.txt", "offdir", "renamed.txt", "uncached.bin"], "\(names) \(mount.gateway.stderr)")
+            #expect(names == ["batch", "gone", "moved", "new2.txt", "offdir", "renamed.txt", "uncached.bin"], "\(names) \(mount.gateway.stderr)")
+            #expect(text("moved/k.txt") == "k\n", "a folder renamed offline, with what is in it")
             // What was meant, as a local tree, against the remote: no difference.
             let checked = try await s.runner.run(["check", s.path("intended"), "apache:\(folder)/batch"], extraEnvironment: env)
             #expect(checked.status == 0, "\(checked.text) \(checked.stderr)")

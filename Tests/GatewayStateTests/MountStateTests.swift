@@ -32,6 +32,21 @@ struct MountStateTests {
         #expect(try listings.items(in: "/r/sub") == nil, "a removed folder's own listing goes too")
         #expect(try listings.items(in: "/nowhere") == nil, "a put into a folder never listed is dropped")
         #expect(try listings.items(in: "/r/made") == [], "a folder made empty is known empty")
+
+        // A folder renamed takes the listings under it along (names with non-ASCII letters too);
+        // what the target held goes.
+        try listings.replace(folder: "/r/café", with: [FileObject(path: "/r/café/x", type: .file, size: 1),
+                                                        FileObject(path: "/r/café/in", type: .directory)])
+        try listings.replace(folder: "/r/café/in", with: [FileObject(path: "/r/café/in/y", type: .file, size: 2)])
+        try listings.replace(folder: "/r", with: [FileObject(path: "/r/café", type: .directory), FileObject(path: "/r/old", type: .directory)])
+        try listings.replace(folder: "/r/old", with: [FileObject(path: "/r/old/gone", type: .file, size: 1)])
+        try listings.replace(folder: "/r/caféteria", with: [FileObject(path: "/r/caféteria/z", type: .file, size: 1)])
+        try listings.apply([.move("/r/café", to: "/r/old")])
+        #expect(try listings.items(in: "/r")?.map(\.name) == ["old"])
+        #expect(try listings.items(in: "/r/old")?.map(\.path) == ["/r/old/in", "/r/old/x"])
+        #expect(try listings.items(in: "/r/old/in")?.map(\.path) == ["/r/old/in/y"])
+        #expect(try listings.items(in: "/r/café") == nil && listings.items(in: "/r/café/in") == nil)
+        #expect(try listings.items(in: "/r/caféteria")?.map(\.name) == ["z"], "a sibling sharing the prefix stays")
     }
 
     @Test("the offline journal gives its changes back in order until each is removed")

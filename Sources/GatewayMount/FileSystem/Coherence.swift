@@ -191,7 +191,7 @@ struct Coherence: Sendable {
         case .removed:
             return [.remove(event.path)]
         case .renamed:
-            return (event.previousPath.map { [.remove($0)] } ?? []) + (event.item.map { [.put($0)] } ?? [.remove(event.path)])
+            return (event.previousPath.map { [.move($0, to: event.path)] } ?? []) + (event.item.map { [.put($0)] } ?? [.remove(event.path)])
         }
     }
 

@@ -79,9 +79,11 @@ extension MountFileSystem {
         case .remove:
             listed = [.remove(change.path)]
         case .rename:
-            listed = [.remove(change.path)]
-            if let target = change.target, let inode = table.withLock({ $0.resolve(change.path)?.inode }),
-               var item = table.withLock({ $0.node(inode)?.item }) {
+            guard let target = change.target else { break }
+            // Moved with what is kept under it; the row from what the mount knows of the item
+            // where its folder's listing had none.
+            listed = [.move(change.path, to: target)]
+            if let inode = table.withLock({ $0.resolve(change.path)?.inode }), var item = table.withLock({ $0.node(inode)?.item }) {
                 item.path = target
                 item.name = (target as NSString).lastPathComponent
                 listed.append(.put(item))

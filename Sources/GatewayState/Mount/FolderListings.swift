@@ -17,6 +17,9 @@ public final class FolderListings: Sendable {
         case remove(String)
         /// The folder at the path was made (empty).
         case emptyFolder(String)
+        /// The item at the first path was renamed to the second (replacing what was there), with
+        /// the listings kept of what is under it.
+        case move(String, to: String)
     }
 
     /// The listings of the cache folder `cacheFolder`, in the state folder `directory`.
@@ -91,15 +94,51 @@ public final class FolderListings: Sendable {
                 case .emptyFolder(let folder):
                     try database.run("INSERT OR IGNORE INTO mount_listed(cache_folder, folder) VALUES (?, ?)", [.text(cacheFolder), .text(folder)])
                 case .remove(let path):
-                    let (lower, upper) = DeadPropertyStore.descendants(of: path)
-                    try database.run("DELETE FROM mount_listing WHERE cache_folder = ? AND folder = ? AND name = ?",
-                                     [.text(cacheFolder), .text(Self.parent(of: path)), .text((path as NSString).lastPathComponent)])
-                    for table in ["mount_listing", "mount_listed"] {
-                        try database.run("DELETE FROM \(table) WHERE cache_folder = ? AND (folder = ? OR (folder >= ? AND folder < ?))",
-                                         [.text(cacheFolder), .text(path), .text(lower), .text(upper)])
-                    }
+                    try remove(path, database: database)
+                case .move(let source, let target):
+                    try move(source, to: target, database: database)
                 }
             }
+        }
+    }
+
+    private func remove(_ path: String, database: SQLiteDatabase) throws {
+        let (lower, upper) = DeadPropertyStore.descendants(of: path)
+        try database.run("DELETE FROM mount_listing WHERE cache_folder = ? AND folder = ? AND name = ?",
+                         [.text(cacheFolder), .text(Self.parent(of: path)), .text((path as NSString).lastPathComponent)])
+        for table in ["mount_listing", "mount_listed"] {
+            try database.run("DELETE FROM \(table) WHERE cache_folder = ? AND (folder = ? OR (folder >= ? AND folder < ?))",
+                             [.text(cacheFolder), .text(path), .text(lower), .text(upper)])
+        }
+    }
+
+    /// Renames the row of `source` in its folder's listing and moves the listings kept under it.
+    private func move(_ source: String, to target: String, database: SQLiteDatabase) throws {
+        guard source != target else { return }
+        let statement = try database.statement(
+            "SELECT type, size, modified, version FROM mount_listing WHERE cache_folder = ? AND folder = ? AND name = ?",
+            [.text(cacheFolder), .text(Self.parent(of: source)), .text((source as NSString).lastPathComponent)])
+        let row: FileObject? = try statement.step() ? statement.text(0).flatMap(FileObjectType.init(rawValue:)).map { type in
+            FileObject(path: target, type: type, size: statement.isNull(1) ? nil : statement.integer(1),
+                       modificationDate: statement.isNull(2) ? nil : Date(timeIntervalSince1970: statement.real(2)),
+                       versionTag: statement.text(3))
+        } : nil
+        statement.reset()
+        try remove(target, database: database)
+        try database.run("DELETE FROM mount_listing WHERE cache_folder = ? AND folder = ? AND name = ?",
+                         [.text(cacheFolder), .text(Self.parent(of: source)), .text((source as NSString).lastPathComponent)])
+        if let row, try database.integer("SELECT COUNT(*) FROM mount_listed WHERE cache_folder = ? AND folder = ?",
+                                         [.text(cacheFolder), .text(Self.parent(of: target))]) == 1 {
+            try insert(row, in: Self.parent(of: target), database: database)
+        }
+        // What is under it: `source` and `source/...` become `target` and `target/...` (SQLite
+        // counts characters as Unicode scalars).
+        let (lower, upper) = DeadPropertyStore.descendants(of: source)
+        let rest = source.unicodeScalars.count + 1
+        for table in ["mount_listing", "mount_listed"] {
+            try database.run("""
+                UPDATE \(table) SET folder = ? || substr(folder, ?) WHERE cache_folder = ? AND (folder = ? OR (folder >= ? AND folder < ?))
+                """, [.text(target), .integer(Int64(rest)), .text(cacheFolder), .text(source), .text(lower), .text(upper)])
         }
     }
 
