@@ -200,11 +200,13 @@ struct AppAuthorTests {
         let slow = try VaultProvider(name: "slow", url: "mem://", password: "", retries: 1, delay: .milliseconds(300))
         let (stream, task) = engine.start(.copy, from: TransferEndpoint(provider: source, path: folder), to: TransferEndpoint(provider: slow, path: "/"))
         let collector = Task { var all: [CopyEvent] = []; for await event in stream { all.append(event) }; return all }
-        try await Task.sleep(for: .milliseconds(100))
+        // Cancelled once its first write began (each takes 300 ms): it stops before the end.
+        while slow.writesBegun == 0 { try await Task.sleep(for: .milliseconds(1)) }
         task.cancel()
         _ = try? await task.value
         let cancelledEvents = await collector.value
         #expect(!cancelledEvents.contains { if case .failed = $0 { true } else { false } })
+        #expect(slow.names.count < 3, "the run went on to the end: \(slow.names)")
     }
 
     @Test("8. reachability says why; Local lists in name order; volumes have names", arguments: AppRemote.all)
@@ -319,6 +321,9 @@ final class VaultProvider: FileProviderBasic, FileProviderReadWrite, @unchecked 
     }
 
     var names: [String] { lock.withLock { files.keys.filter { $0 != "/single" }.sorted() } }
+    private var begun = 0
+    /// Writes that began (a test waits for the first before it cancels).
+    var writesBegun: Int { lock.withLock { begun } }
 
     func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing {
         let items = lock.withLock { files.map { FileObject(path: $0.key, type: .file, size: Int64($0.value.count)) } }
@@ -350,6 +355,7 @@ final class VaultProvider: FileProviderBasic, FileProviderReadWrite, @unchecked 
     }
 
     func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        lock.withLock { begun += 1 }
         if delay > .zero { try await Task.sleep(for: delay) }
         var data = Data()
         for try await chunk in stream {

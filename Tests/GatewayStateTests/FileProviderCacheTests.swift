@@ -192,6 +192,12 @@ struct FileProviderCacheTests {
             try fixture.cache.pin("/other", needing: 400_000)
         }
         #expect(!fixture.cache.isPinned("/other"), "a refused pin leaves nothing behind")
+        // The pinned folder grew past what it was expected to need: what it holds counts.
+        for index in 0..<4 { try await fixture.cache.materialize(try await fixture.file("/pinned/g\(index)", size: 200_000), from: fixture.provider) }
+        #expect(fixture.cache.usage.pinnedExpected == 800_000)
+        #expect(throws: FileProviderCache.CacheError.pinsExceedLimit(needed: 1_100_000, limit: 1_000_000)) {
+            try fixture.cache.pin("/other", needing: 300_000)
+        }
         try fixture.cache.movePins(from: "/pinned", to: "/moved")
         #expect(fixture.cache.pins == ["/moved", "/moved/inner"])
         let reopened = try FileProviderCache(folder: fixture.folder.appendingPathComponent("cache/read2").path, limit: 10,

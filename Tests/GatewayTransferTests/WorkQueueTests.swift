@@ -28,9 +28,8 @@ struct WorkQueueTests {
                 sent.withLock { $0 += 1 }
             }
         }
-        // Two fit; the third waits.
-        while sent.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(1)) }
-        try await Task.sleep(for: .milliseconds(50))
+        // Two fit; the third waits: its sender is seen waiting (not a time that passed).
+        try await waitUntil("the third sender waits") { queue.waiting.senders == 1 }
         #expect(sent.withLock { $0 } == 2, "the third item went in past the capacity")
         #expect(await queue.next() == 0)
         await producer.value

@@ -52,7 +52,7 @@ struct DownloadChannelTests {
         let pool = ChunkBufferPool(size: 256 << 10, limit: 4)
         let channel = DownloadChannel(capacity: 1 << 20, pool: pool, handoffSize: 48 << 10, handoffDelay: .seconds(3600))
         let waiting = Task { try await channel.next() }
-        try await Task.sleep(for: .milliseconds(50))  // the consumer is waiting
+        try await waitUntil("the consumer waits in next()") { channel.isWaitingForTesting }
         let payload = Self.payload(3 * Self.piece)
         #expect(await onThread { Self.pushAll(payload, into: channel) })
         let chunk = try await waiting.value
@@ -74,7 +74,9 @@ struct DownloadChannelTests {
             // until a thread pushes 16 KiB a moment later.
             let payload = Self.payload(16 << 10)
             Thread {
-                usleep(30_000)
+                // Once the consumer waits in next() (bounded: a broken channel fails below).
+                let deadline = Date().addingTimeInterval(30)
+                while !channel.isWaitingForTesting, Date() < deadline { usleep(1000) }
                 _ = Self.pushAll(payload, into: channel)
                 pushed.signal()
             }.start()

@@ -29,10 +29,10 @@ struct SyncCollectionTests {
                      state: state, logPath: log)
     }
 
-    /// The server's access-log lines for `method` on the folder itself, from line `after` on.
-    /// Xandikos logs a request once answered: a marker request is sent first and its line waited
-    /// for, so the caller's requests are all there (no guessed sleep).
-    static func requests(_ setup: Setup, _ method: String, after: Int) async throws -> [String] {
+    /// The server's access-log lines once every request sent so far is there: Xandikos logs a
+    /// request once answered, so a marker request is sent and its line waited for (no guessed
+    /// sleep).
+    static func settledLog(_ setup: Setup) async throws -> [String] {
         let marker = "gateway-log-marker-\(UUID().uuidString)"
         _ = try? await setup.provider.itemIfPresent(path: "/" + marker)
         let clock = ContinuousClock()
@@ -41,12 +41,17 @@ struct SyncCollectionTests {
             guard clock.now < deadline else { throw TestSetupError("Xandikos never logged the marker request") }
             try await Task.sleep(for: .milliseconds(5))
         }
-        let lines = try String(contentsOfFile: setup.logPath, encoding: .utf8).split(separator: "\n").map(String.init)
-        return lines.dropFirst(after).filter { $0.contains("\"\(method) ") && $0.contains(setup.base + "/ ") }
+        return try String(contentsOfFile: setup.logPath, encoding: .utf8).split(separator: "\n").map(String.init)
     }
 
-    static func logLength(_ setup: Setup) throws -> Int {
-        try String(contentsOfFile: setup.logPath, encoding: .utf8).split(separator: "\n").count
+    /// The server's access-log lines for `method` on the folder itself, from line `after` on.
+    static func requests(_ setup: Setup, _ method: String, after: Int) async throws -> [String] {
+        try await settledLog(setup).dropFirst(after).filter { $0.contains("\"\(method) ") && $0.contains(setup.base + "/ ") }
+    }
+
+    /// Lines in the log, every request sent so far included.
+    static func logLength(_ setup: Setup) async throws -> Int {
+        try await settledLog(setup).count
     }
 
     @Test("sync_collection always: a flat folder is read through deltas, one REPORT per round, no listing, every change seen")
@@ -55,7 +60,7 @@ struct SyncCollectionTests {
         defer { s.state.remove() }
         for name in ["a.txt", "b.txt", "c.txt"] { try s.outside.write(s.base + "/" + name, Data("content of \(name)".utf8)) }
         let anchor = try await s.provider.currentAnchor(at: s.base, recursive: false)
-        let mark = try Self.logLength(s)
+        let mark = try await Self.logLength(s)
         try s.outside.write(s.base + "/d.txt", Data("new".utf8))
         try s.outside.write(s.base + "/a.txt", Data("content of a.txt, changed".utf8))
         try s.outside.remove(s.base + "/b.txt", false)
@@ -91,7 +96,7 @@ struct SyncCollectionTests {
         #expect(sqlite.terminationStatus == 0)
         #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
         try s.outside.write(s.base + "/b.txt", Data("b".utf8))
-        let mark = try Self.logLength(s)
+        let mark = try await Self.logLength(s)
         let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)
         #expect(caught.changes == [SeenChange(.created, "b.txt")])
         // The refused token, then a report without one.
@@ -106,7 +111,7 @@ struct SyncCollectionTests {
         try s.outside.makeFolder(s.base + "/sub")
         try s.outside.write(s.base + "/sub/x.txt", Data("x".utf8))
         let anchor = try await s.provider.currentAnchor(at: s.base, recursive: true)
-        let mark = try Self.logLength(s)
+        let mark = try await Self.logLength(s)
         try s.outside.makeFolder(s.base + "/sub2")
         try s.outside.write(s.base + "/sub/y.txt", Data("y".utf8))
         let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)

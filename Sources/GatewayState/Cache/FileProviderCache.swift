@@ -375,7 +375,7 @@ public final class FileProviderCache: Sendable {
         try state.withLock { state in
             var pins = state.pins
             pins[path] = max(0, bytes)
-            let needed = Self.expected(pins)
+            let needed = Self.expected(pins, slots: state.slots)
             if needed > limit { throw CacheError.pinsExceedLimit(needed: needed, limit: limit) }
             try pinList?.add(path)
             state.pins = pins
@@ -419,15 +419,20 @@ public final class FileProviderCache: Sendable {
     public var usage: Usage {
         state.withLock { state in
             let pinned = state.slots.filter { Self.isPinned($0.key.path, pins: state.pins) }.reduce(Int64(0)) { $0 + $1.value.entry.count }
-            return Usage(total: state.total, pinned: pinned, pinnedExpected: Self.expected(state.pins), limit: limit,
+            return Usage(total: state.total, pinned: pinned, pinnedExpected: Self.expected(state.pins, slots: state.slots), limit: limit,
                          entries: state.slots.count)
         }
     }
 
     /// Bytes the pins need: nested pins are counted once, by their outermost folder.
-    private static func expected(_ pins: [String: Int64]) -> Int64 {
+    /// Each counts what it was expected to need when pinned or what it holds now, whichever is
+    /// more (a pinned folder grows as the remote adds to it).
+    private static func expected(_ pins: [String: Int64], slots: [Key: Slot]) -> Int64 {
         pins.filter { pin in !pins.keys.contains { $0 != pin.key && isAt(pin.key, orUnder: $0) } }
-            .reduce(Int64(0)) { $0.saturatingAdding($1.value) }
+            .reduce(Int64(0)) { total, pin in
+                let held = slots.reduce(Int64(0)) { isAt($1.key.path, orUnder: pin.key) ? $0.saturatingAdding($1.value.entry.count) : $0 }
+                return total.saturatingAdding(max(pin.value, held))
+            }
     }
 
     static func isPinned(_ path: String, pins: [String: Int64]) -> Bool {
