@@ -60,6 +60,14 @@ extension WebDAVProvider {
                 url = target
             case 412:
                 throw FileProviderError.versionMismatch(path: remote, expected: options.ifVersion ?? "", actual: nil)
+            case 403, 404, 405:
+                // Apache and WsgiDAV answer 404, rclone 405, others 403 to a GET of a folder:
+                // asked once more, a folder is named as one (as nginx's and lighttpd's redirect is).
+                let error = failure(head, body: (try? await body.collect(limit: 1 << 16)) ?? Data(), path: remote)
+                if (try? await attributesOfItem(path: remote))?.isDirectory == true {
+                    throw CocoaError.posix(EISDIR, path: remote, remote: name)
+                }
+                throw error
             default:
                 throw failure(head, body: (try? await body.collect(limit: 1 << 16)) ?? Data(), path: remote)
             }

@@ -93,17 +93,25 @@ struct KillCLITests {
             return listed.text.split(separator: "\n").map(String.init)
         }
         let running = try s.runner.start(["copy", "src:dir", "r:\(folder)/t"], extraEnvironment: env)
-        // Wait for the temporary where the backend shows it; elsewhere, for the upload to be under way.
+        // Wait for the temporary where the backend shows it; elsewhere, for the copy to be reading
+        // a file from the source (which sends it over 30 s), so its upload is under way.
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(target.showsTemporary ? 10 : 1)
+        let deadline = clock.now + .seconds(20)
         var sawTemporary = false
+        var reading = false
         while clock.now < deadline {
-            if try await listing().contains(where: { $0.contains(Self.ownedTemporary) }) {
-                sawTemporary = true
+            if target.showsTemporary {
+                if try await listing().contains(where: { $0.contains(Self.ownedTemporary) }) {
+                    sawTemporary = true
+                    break
+                }
+            } else if server.requests.contains(where: { $0.method == "GET" }) {
+                reading = true
                 break
             }
-            try await Task.sleep(for: .milliseconds(50))
+            try await Task.sleep(for: .milliseconds(20))
         }
+        #expect(sawTemporary || reading, "the copy never started its upload")
         running.kill()
         if target.showsTemporary { #expect(sawTemporary, "the upload's temporary was never seen") }
         if sawTemporary { #expect(try await listing().contains { $0.hasSuffix(".partial") }, "kill -9 leaves the temporary") }

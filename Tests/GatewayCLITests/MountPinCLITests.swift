@@ -113,6 +113,10 @@ extension MountCLITests {
             #expect(evictDirty.status == 1, "\(evictDirty.stderr)")
             status = try await mountStatus(s, root, environment: environment)
             #expect(status["pending_uploads"] as? Int == 1 && status["reachable"] as? Bool == true, "\(status)")
+            let upload = (status["uploads"] as? [[String: Any]])?.first
+            #expect((upload?["path"] as? String)?.hasSuffix("/written.txt") == true && upload?["uploading"] as? Bool == false
+                        && upload?["sent"] as? Int == 0,
+                    "waiting for its write-back delay: nothing sent yet: \(status)")
 
             // Unpinned (by REMOTE:PATH on the remote, by path on a local folder), then evicted:
             // placeholders again, and the cache holds none of it.

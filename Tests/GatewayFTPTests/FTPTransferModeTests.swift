@@ -9,14 +9,16 @@ import Testing
 /// removed, on vsftpd and pyftpdlib.
 @Suite("FTP resumed uploads and active mode")
 struct FTPTransferModeTests {
-    /// A stream that delivers `prefix` in 64 KiB chunks, gives the bytes a moment to reach the
-    /// server, then fails as a dropped connection does.
-    static func interrupted(_ prefix: Data, announcing length: Int) -> ByteStream {
+    /// A stream that delivers `prefix` in 64 KiB chunks, waits until the server keeps some of
+    /// them (`kept` says how much: the partial file seen from outside), then fails as a dropped
+    /// connection does.
+    static func interrupted(_ prefix: Data, announcing length: Int, kept: @escaping @Sendable () async -> Int64) -> ByteStream {
         let chunks = ByteStream(data: prefix, chunkSize: 64 * 1024)
         let box = ChunkBox(chunks.makeAsyncIterator())
         return ByteStream(expectedLength: Int64(length)) {
             if let chunk = try await box.next() { return chunk }
-            try await Task.sleep(for: .milliseconds(300))
+            let deadline = ContinuousClock.now + .seconds(30)
+            while await kept() == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             throw URLError(.networkConnectionLost)
         }
     }
@@ -30,7 +32,9 @@ struct FTPTransferModeTests {
             let options = WriteOptions(expectedSize: Int64(data.count))
             await expectFailure(.connectionLost) {
                 _ = try await ftp.resumableWrite(path: s.path("up.bin"), key: key, offset: 0,
-                                                 from: Self.interrupted(data.prefix(1_200_000), announcing: data.count), options: options)
+                                                 from: Self.interrupted(data.prefix(1_200_000), announcing: data.count) {
+                                                     (try? await ftp.resumableWriteLength(path: s.path("up.bin"), key: key)) ?? 0
+                                                 }, options: options)
             }
             let kept = try await ftp.resumableWriteLength(path: s.path("up.bin"), key: key)
             #expect(kept > 0 && kept <= 1_200_000, "kept \(kept)")

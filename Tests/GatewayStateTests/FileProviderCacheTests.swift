@@ -113,6 +113,12 @@ struct FileProviderCacheTests {
 
         func key(_ item: FileObject) throws -> FileProviderCache.Key { try #require(FileProviderCache.Key(item)) }
 
+        /// What `range` takes on disk: whole allocation units, as the cache counts it.
+        func onDisk(_ range: Range<Int64>) -> Int64 {
+            let unit = cache.allocationUnit
+            return (range.upperBound + unit - 1) / unit * unit - range.lowerBound / unit * unit
+        }
+
         func remove() { try? FileManager.default.removeItem(at: folder) }
     }
 
@@ -133,70 +139,99 @@ struct FileProviderCacheTests {
         let again = try fixture.cache.acquire(key)
         #expect(try again.read(at: 0, length: 300_000) == Data(repeating: 9, count: 300_000))
         fixture.cache.release(again)
-        #expect(fixture.cache.usage.total == 300_000)
+        #expect(fixture.cache.usage.total == fixture.onDisk(0..<300_000), "what the disk holds: whole blocks")
+        #expect(Self.diskUse(of: fixture.cache.folder) <= fixture.cache.usage.total)
         // Two ranged reads: before and after the kept 1000 bytes.
         #expect(fixture.provider.readCount.withLock { $0 } == 2)
         // Another version is another item: a placeholder.
         let changed = try await fixture.file("/a", size: 300_001, byte: 9)
         #expect(fixture.cache.state(of: try fixture.key(changed)) == .placeholder)
-        #expect(try fixture.cache.evict("/a") == 300_000)
+        #expect(try fixture.cache.evict("/a") == fixture.onDisk(0..<300_000))
         #expect(fixture.cache.state(of: key) == .placeholder)
         #expect(fixture.cache.usage.total == 0)
     }
 
+    /// What the files in `folder` take on disk, as `du` counts it.
+    static func diskUse(of folder: String) -> Int64 {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).reduce(Int64(0)) { total, name in
+            var info = stat()
+            return stat(folder + "/" + name, &info) == 0 ? total + Int64(info.st_blocks) * 512 : total
+        }
+    }
+
+    @Test("the limit counts the disk: bytes stored in odd-sized pieces never take more blocks than the limit")
+    func limitCountsBlocks() async throws {
+        let fixture = try Fixture(limit: 64 * 4096)
+        defer { fixture.remove() }
+        let item = try await fixture.file("/odd", size: 1 << 20)
+        let entry = try fixture.cache.acquire(try fixture.key(item))
+        defer { fixture.cache.release(entry) }
+        var offset: Int64 = 0
+        var stored = 0
+        // 1000-byte pieces: most end inside a block, which the disk holds whole.
+        while offset < 1 << 20 {
+            if try entry.write(Data(repeating: 1, count: 1000), at: offset) { stored += 1000 }
+            #expect(Self.diskUse(of: fixture.cache.folder) <= fixture.cache.limit, "after the piece at \(offset)")
+            #expect(fixture.cache.usage.total <= fixture.cache.limit)
+            offset += 1000
+        }
+        #expect(stored > 200_000 && stored < 64 * 4096, "stored until the blocks were used up: \(stored)")
+        #expect(fixture.cache.usage.total == fixture.onDisk(0..<Int64(stored)))
+    }
+
     @Test("the limit is hard: idle items make room least recently used first; pinned and open ones never do")
     func hardLimit() async throws {
-        let fixture = try Fixture(limit: 1_000_000)
+        let fixture = try Fixture(limit: 1_024_000)
         defer { fixture.remove() }
-        let pinned = try await fixture.file("/pinned/p", size: 400_000)
-        try fixture.cache.pin("/pinned", needing: 400_000)
+        let pinned = try await fixture.file("/pinned/p", size: 409_600)
+        try fixture.cache.pin("/pinned", needing: 409_600)
         try await fixture.cache.materialize(pinned, from: fixture.provider)
-        let old = try await fixture.file("/old", size: 300_000)
+        let old = try await fixture.file("/old", size: 307_200)
         try await fixture.cache.materialize(old, from: fixture.provider)
-        let recent = try await fixture.file("/recent", size: 300_000)
+        let recent = try await fixture.file("/recent", size: 307_200)
         try await fixture.cache.materialize(recent, from: fixture.provider)
-        #expect(fixture.cache.usage.total == 1_000_000)
+        #expect(fixture.cache.usage.total == 1_024_000)
         // Room for 300,000 more: the least recently used idle item goes, not the pinned one.
-        let next = try await fixture.file("/next", size: 300_000)
+        let next = try await fixture.file("/next", size: 307_200)
         try await fixture.cache.materialize(next, from: fixture.provider)
         #expect(fixture.cache.state(of: try fixture.key(old)) == .placeholder)
         #expect(fixture.cache.state(of: try fixture.key(recent)) == .materialized)
         #expect(fixture.cache.state(of: try fixture.key(pinned)) == .materialized)
         let usage = fixture.cache.usage
-        #expect(usage.total == 1_000_000 && usage.pinned == 400_000 && usage.pinnedExpected == 400_000 && usage.entries == 3)
+        #expect(usage.total == 1_024_000 && usage.pinned == 409_600 && usage.pinnedExpected == 409_600 && usage.entries == 3)
         // An item in use is kept: with both idle ones held open, nothing can make room.
         let holdRecent = try fixture.cache.acquire(try fixture.key(recent))
         let holdNext = try fixture.cache.acquire(try fixture.key(next))
-        let big = try await fixture.file("/big", size: 200_000)
-        await #expect(throws: FileProviderCache.CacheError.full(needed: 200_000, limit: 1_000_000)) {
+        let big = try await fixture.file("/big", size: 204_800)
+        await #expect(throws: FileProviderCache.CacheError.full(needed: 204_800, limit: 1_024_000)) {
             try await fixture.cache.materialize(big, from: fixture.provider)
         }
-        #expect(fixture.cache.usage.total == 1_000_000, "never past the limit")
+        #expect(fixture.cache.usage.total == 1_024_000, "never past the limit")
         #expect(throws: FileProviderCache.CacheError.busy(path: "/pinned/p")) { try fixture.cache.evict("/pinned/p") }
         fixture.cache.release(holdRecent)
         fixture.cache.release(holdNext)
         try await fixture.cache.materialize(big, from: fixture.provider)
-        #expect(fixture.cache.usage.total <= 1_000_000)
+        #expect(fixture.cache.usage.total <= 1_024_000)
         #expect(fixture.cache.state(of: try fixture.key(pinned)) == .materialized)
     }
 
     @Test("pins that would need more than the limit are refused; pins survive a new cache; unpinned items can go")
     func pins() async throws {
-        let fixture = try Fixture(limit: 1_000_000)
+        let fixture = try Fixture(limit: 1_024_000)
         defer { fixture.remove() }
-        try fixture.cache.pin("/pinned", needing: 700_000)
+        try fixture.cache.pin("/pinned", needing: 716_800)
         #expect(fixture.cache.isPinned("/pinned/deep/er") && fixture.cache.isPinned("/pinned") && !fixture.cache.isPinned("/pinnedx"))
-        try fixture.cache.pin("/pinned/inner", needing: 100_000)   // inside: counted once
-        #expect(fixture.cache.usage.pinnedExpected == 700_000)
-        #expect(throws: FileProviderCache.CacheError.pinsExceedLimit(needed: 1_100_000, limit: 1_000_000)) {
-            try fixture.cache.pin("/other", needing: 400_000)
+        try fixture.cache.pin("/pinned/inner", needing: 102_400)   // inside: counted once
+        #expect(fixture.cache.usage.pinnedExpected == 716_800)
+        #expect(throws: FileProviderCache.CacheError.pinsExceedLimit(needed: 1_126_400, limit: 1_024_000)) {
+            try fixture.cache.pin("/other", needing: 409_600)
         }
         #expect(!fixture.cache.isPinned("/other"), "a refused pin leaves nothing behind")
         // The pinned folder grew past what it was expected to need: what it holds counts.
-        for index in 0..<4 { try await fixture.cache.materialize(try await fixture.file("/pinned/g\(index)", size: 200_000), from: fixture.provider) }
-        #expect(fixture.cache.usage.pinnedExpected == 800_000)
-        #expect(throws: FileProviderCache.CacheError.pinsExceedLimit(needed: 1_100_000, limit: 1_000_000)) {
-            try fixture.cache.pin("/other", needing: 300_000)
+        for index in 0..<4 { try await fixture.cache.materialize(try await fixture.file("/pinned/g\(index)", size: 204_800), from: fixture.provider) }
+        #expect(fixture.cache.usage.pinnedExpected == 819_200)
+        #expect(throws: FileProviderCache.CacheError.pinsExceedLimit(needed: 1_126_400, limit: 1_024_000)) {
+            try fixture.cache.pin("/other", needing: 307_200)
         }
         try fixture.cache.movePins(from: "/pinned", to: "/moved")
         #expect(fixture.cache.pins == ["/moved", "/moved/inner"])
@@ -217,8 +252,8 @@ struct FileProviderCacheTests {
         try await fixture.cache.materialize(try await fixture.file("/pinned/p", size: 1000), from: fixture.provider)
         try await fixture.cache.materialize(try await fixture.file("/q", size: 1000), from: fixture.provider)
         #expect(fixture.cache.evictIdle(olderThan: .seconds(60)) == 0, "read just now")
-        #expect(fixture.cache.evictIdle(olderThan: .zero) == 1000, "only the unpinned one")
-        #expect(fixture.cache.usage.total == 1000)
+        #expect(fixture.cache.evictIdle(olderThan: .zero) == fixture.onDisk(0..<1000), "only the unpinned one")
+        #expect(fixture.cache.usage.total == fixture.onDisk(0..<1000))
     }
 
     @Test("with an index, what one run fetched is there for the next; files the index does not vouch for are removed")
@@ -242,7 +277,7 @@ struct FileProviderCacheTests {
         let second = try FileProviderCache(folder: folder, limit: 1_000_000, index: index)
         #expect(second.state(of: try fixture.key(whole)) == .materialized)
         #expect(second.state(of: try fixture.key(part)) == .partial)
-        #expect(second.usage.total == 201_000 && second.usage.entries == 2)
+        #expect(second.usage.total == fixture.onDisk(0..<200_000) + fixture.onDisk(50_000..<51_000) && second.usage.entries == 2)
         let entry = try second.acquire(try fixture.key(whole))
         #expect(try entry.read(at: 0, length: 200_000) == Data(repeating: 5, count: 200_000))
         second.release(entry)

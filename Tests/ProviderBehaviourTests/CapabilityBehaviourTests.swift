@@ -67,14 +67,18 @@ struct CapabilityBehaviourTests {
             let key = "resume-\(UUID().uuidString.prefix(6))"
             let half = Int64(data.count / 2)
             #expect(try await resumable.resumableWriteLength(path: s.path("r.bin"), key: key) == 0)
-            // The first half arrives, then the stream breaks with a transient error.
-            // The first half arrives in pieces; after a pause (the bytes reach the server), the
-            // stream breaks with a transient error, as a source connection that drops.
+            // The first half arrives in pieces; once some of it is kept where the write goes (the
+            // partial file seen from outside, not a pause), the stream breaks with a transient
+            // error, as a source connection that drops.
             let sent = Locked(0)
+            let path = s.path("r.bin")
             let broken = ByteStream(expectedLength: Int64(data.count)) {
                 let position = sent.value
                 if position >= Int(half) {
-                    try await Task.sleep(for: .milliseconds(500))
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while (try? await resumable.resumableWriteLength(path: path, key: key)) ?? 0 == 0, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
                     throw URLError(.networkConnectionLost)
                 }
                 let end = min(position + 256 * 1024, Int(half))

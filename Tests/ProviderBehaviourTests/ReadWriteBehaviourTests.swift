@@ -32,7 +32,9 @@ struct ReadWriteBehaviourTests {
                 _ = try await s.provider.contents(path: s.path("folder"))
                 Issue.record("reading a folder must fail")
             } catch {
-                #expect([.isADirectory, .notFound, .invalidInput, .permissionDenied, .unsupported].contains(error.failureKind))
+                // Every server says it its own way (Apache and WsgiDAV 404, rclone 405, nginx and
+                // lighttpd a redirect, FTP a 550): all of them are "is a directory".
+                #expect(error.failureKind == .isADirectory, "\(fixture.name): \(error.failureKind) (\(error))")
             }
         }
     }

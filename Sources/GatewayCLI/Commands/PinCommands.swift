@@ -83,7 +83,7 @@ struct MountStatusCommand: AsyncParsableCommand {
         discussion: HelpText.reflow("""
         Without MOUNTPOINT, every gateway mount of this machine. --json prints one object per
         mount (an array): mountpoint, remote, root, cache_dir, cache_used, cache_limit,
-        pinned_bytes, pinned_expected, pins, pending_uploads, uploads [{path, size, uploading}],
+        pinned_bytes, pinned_expected, pins, pending_uploads, uploads [{path, size, uploading, sent}],
         conflicts, reachable, following_changes, fetch_queued, fetching, fetched,
         fetch_failures [{path, error}]. Exit 1 when a mount could not be asked.
         """)
@@ -132,7 +132,8 @@ struct MountStatusCommand: AsyncParsableCommand {
         for failure in report.fetchFailures { lines.append("  not fetched \(Format.shown(failure.path)): \(Format.shown(failure.error))") }
         lines.append("  uploads     " + (report.pendingUploads == 0 ? "none pending" : "\(report.pendingUploads) pending"))
         for upload in report.uploads {
-            lines.append("              \(Format.shown(upload.path)) \(Format.bytes(upload.size))\(upload.uploading ? " (uploading)" : "")")
+            let sending = upload.uploading ? " (uploading, \(Format.bytes(upload.sent)) sent)" : ""
+            lines.append("              \(Format.shown(upload.path)) \(Format.bytes(upload.size))\(sending)")
         }
         lines.append("  conflicts   " + (report.conflicts.isEmpty ? "none" : report.conflicts.map(Format.shown).joined(separator: ", ")))
         lines.append("  changes     " + (report.followingChanges ? "followed" : "not followed (attributes refresh after a second)"))

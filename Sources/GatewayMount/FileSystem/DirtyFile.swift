@@ -32,6 +32,8 @@ final class DirtyFile: Sendable {
         var removed = false
         /// An upload of it runs now.
         var uploading = false
+        /// The running upload's progress (bytes the provider sent so far).
+        var progress: TransferProgress?
         /// Whether the remote has a file under its name (`false` for a file created through the
         /// mount until its first upload).
         var existsRemotely: Bool
@@ -139,9 +141,18 @@ final class DirtyFile: Sendable {
         try await uploads.withLock {
             let (generation, size, date, removed) = state.withLock { ($0.generation, $0.size, $0.modificationDate, $0.removed) }
             guard !removed, generation != state.withLock({ $0.uploaded }), let target = path() else { return nil }
-            state.withLock { $0.uploading = true }
-            defer { state.withLock { $0.uploading = false } }
-            var options = WriteOptions(overwrite: true, expectedSize: size, modificationDate: date)
+            let progress = TransferProgress()
+            state.withLock {
+                $0.uploading = true
+                $0.progress = progress
+            }
+            defer {
+                state.withLock {
+                    $0.uploading = false
+                    $0.progress = nil
+                }
+            }
+            var options = WriteOptions(overwrite: true, expectedSize: size, modificationDate: date, progress: progress)
             options.returnsStoredAttributes = true
             options.ifVersion = state.withLock { $0.existsRemotely ? $0.base : nil }
             let contents = try ByteStream.contentsOfFile(at: URL(fileURLWithPath: cachePath))

@@ -158,7 +158,11 @@ extension MountFileSystem {
         let files = dirty.withLock { Array($0.values) }.filter(\.isModified)
         let pending = table.withLock { table in
             files.compactMap { file in
-                table.path(of: file.inode).map { MountStatusReport.Upload(path: $0, size: file.size, uploading: file.snapshot.uploading) }
+                table.path(of: file.inode).map { path in
+                    let snapshot = file.snapshot
+                    return MountStatusReport.Upload(path: path, size: snapshot.size, uploading: snapshot.uploading,
+                                                    sent: snapshot.progress.map { min($0.snapshot.completedBytes, snapshot.size) } ?? 0)
+                }
             }
         }.sorted { $0.path < $1.path }
         let conflicts = conflicted.withLock { Array($0) }.compactMap { inode in table.withLock { $0.path(of: inode) } }.sorted()
@@ -190,6 +194,8 @@ public struct MountStatusReport: Codable, Sendable, Equatable {
         public var size: Int64
         /// Being sent now (else waiting for its write-back delay, or for the remote).
         public var uploading: Bool
+        /// Bytes of it sent so far, while it is being sent (0 otherwise).
+        public var sent: Int64
     }
 
     /// A pinned item that could not be fetched, and why.

@@ -16,7 +16,8 @@ import Synchronization
 /// cache.state(of: FileProviderCache.Key(item)!)            // .materialized
 /// ```
 ///
-/// The size `limit` is hard: room is made before bytes are stored, by removing entries nobody
+/// The size `limit` is hard, and counts what the disk holds (each stored range rounded out to
+/// the file system's ``allocationUnit``, as `du` counts it): room is made before bytes are stored, by removing entries nobody
 /// uses, least recently used first, and never pinned ones. Bytes that still don't fit are not
 /// stored (a reader gets them all the same; they are fetched again when read again), and
 /// ``materialize(_:from:)`` fails with ``CacheError/full``. Pins (``pin(_:needing:)``) are
@@ -112,6 +113,9 @@ public final class FileProviderCache: Sendable {
     public let folder: String
     /// The most bytes the cache holds.
     public let limit: Int64
+    /// The file system's allocation unit in `folder`: what the cache counts is what the disk
+    /// holds, each stored range rounded out to whole units (a byte written takes a unit).
+    public let allocationUnit: Int64
     private let pinList: PinList?
     private let index: CacheIndex?
     private let state: Mutex<State>
@@ -148,6 +152,9 @@ public final class FileProviderCache: Sendable {
         if index == nil { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        var fileSystem = statvfs()
+        let unit = statvfs(folder, &fileSystem) == 0 ? Int64(fileSystem.f_frsize) : 4096
+        allocationUnit = (512...(1 << 20)).contains(unit) ? unit : 4096
         if let index { try reopen(index) }
     }
 
@@ -167,7 +174,7 @@ public final class FileProviderCache: Sendable {
             }
             kept.insert(row.file)
             state.withLock { state in
-                state.total += entry.count
+                state.total += entry.diskCount
                 state.slots[row.key] = Slot(entry: entry, users: 0, lastUse: .now, indexed: entry.count)
             }
         }
@@ -319,7 +326,7 @@ public final class FileProviderCache: Sendable {
     }
 
     /// Removes what is stored of items at `path` or under it that nobody uses and that aren't
-    /// pinned; returns the bytes freed. Throws ``CacheError/busy(path:)`` for a pinned path.
+    /// pinned; returns the disk bytes freed. Throws ``CacheError/busy(path:)`` for a pinned path.
     @discardableResult
     public func evict(_ path: String) throws -> Int64 {
         try state.withLock { state in
@@ -332,7 +339,7 @@ public final class FileProviderCache: Sendable {
         }
     }
 
-    /// Removes stored items nobody used for `age` (pinned ones stay); returns the bytes freed.
+    /// Removes stored items nobody used for `age` (pinned ones stay); returns the disk bytes freed.
     @discardableResult
     public func evictIdle(olderThan age: Duration) -> Int64 {
         let cutoff = ContinuousClock.now - age
@@ -468,7 +475,11 @@ public final class FileProviderCache: Sendable {
             descriptor = open(path, ranges == nil ? O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC : O_RDWR | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             if let ranges {
-                held.withLock { held in for range in ranges { held.ranges.insert(range) } }
+                let rounded = ranges.map(units(of:))
+                held.withLock { held in
+                    for range in ranges { held.ranges.insert(range) }
+                    for range in rounded { held.units.insert(range) }
+                }
             }
         }
 
@@ -486,6 +497,8 @@ public final class FileProviderCache: Sendable {
 
         private struct Held {
             var ranges = ByteRanges()
+            /// `ranges` rounded out to allocation units: what the disk holds.
+            var units = ByteRanges()
             /// Removed from the cache: stores nothing more.
             var removed = false
         }
@@ -494,6 +507,18 @@ public final class FileProviderCache: Sendable {
 
         /// Bytes held.
         public var count: Int64 { held.withLock { $0.ranges.count } }
+
+        /// Bytes the held ranges take on disk: whole allocation units.
+        var diskCount: Int64 { held.withLock { $0.units.count } }
+
+        /// `range` rounded out to whole allocation units.
+        private func units(of range: Range<Int64>) -> Range<Int64> {
+            let unit = cache.allocationUnit
+            let lower = range.lowerBound / unit * unit
+            let upper = range.upperBound
+            let rounded = upper % unit == 0 ? upper : min(Int64.max / unit, upper / unit + 1) * unit
+            return lower..<max(lower, rounded)
+        }
 
         /// The first byte of `range` not held yet.
         public func firstMissing(in range: Range<Int64>) -> Int64? { held.withLock { $0.ranges.firstMissing(in: range) } }
@@ -506,16 +531,24 @@ public final class FileProviderCache: Sendable {
         @discardableResult
         public func write(_ data: Data, at offset: Int64) throws -> Bool {
             let range = offset..<(offset + Int64(data.count))
-            guard let wanted = held.withLock({ $0.removed ? nil : $0.ranges.missingCount(in: range) }) else { return false }
-            guard wanted > 0 else { return true }
+            let rounded = units(of: range)
+            // What is reserved is disk: the allocation units the range touches that hold nothing yet.
+            guard let (missing, wanted) = held.withLock({ held -> (Int64, Int64)? in
+                held.removed ? nil : (held.ranges.missingCount(in: range), held.units.missingCount(in: rounded))
+            }) else { return false }
+            guard missing > 0 else { return true }
             guard cache.reserve(wanted) else { return false }
             let status = data.withUnsafeBytes { FileDescriptorIO.writeAll(descriptor, $0, at: offset) }
             guard status == 0 else {
                 cache.unreserve(wanted)
                 throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO)
             }
-            let added = held.withLock { $0.removed ? 0 : $0.ranges.insert(range) }
-            // Another writer stored some of the same bytes meanwhile.
+            let added = held.withLock { held -> Int64 in
+                guard !held.removed else { return 0 }
+                held.ranges.insert(range)
+                return held.units.insert(rounded)
+            }
+            // Another writer stored some of the same units meanwhile.
             cache.unreserve(wanted - added)
             return true
         }
@@ -543,8 +576,8 @@ public final class FileProviderCache: Sendable {
         /// entry); returns the bytes it held.
         fileprivate func remove() -> Int64 {
             let count = held.withLock { held in
-                defer { held = Held(ranges: ByteRanges(), removed: true) }
-                return held.ranges.count
+                defer { held = Held(ranges: ByteRanges(), units: ByteRanges(), removed: true) }
+                return held.units.count
             }
             unlink(path)
             return count
