@@ -73,7 +73,9 @@ struct UndoJournalTests {
         try update.run()
         update.waitUntilExit()
         #expect(try journal.run(id: run)?.isInProgress == true)
-        other.terminate()
+        // SIGKILL: a test runner that ignores SIGTERM passes that on to its children (sleep sat
+        // out its 30 s in CI).
+        kill(other.processIdentifier, SIGKILL)
         other.waitUntilExit()
         #expect(try journal.run(id: run)?.isInProgress == false, "its process is gone")
         try journal.finish(run: run)

@@ -37,9 +37,28 @@ enum MediaFiles {
     /// The local file `name` of the fixture folder.
     static func file(_ name: String) async throws -> URL { try await folder().appendingPathComponent(name) }
 
+    /// What the oracles answered, by their exact input: every provider's bytes are still checked
+    /// (other bytes are another key), but the same bytes are decoded once per run, not once per
+    /// fixture (fourteen fixtures times a few hundred tool starts was two minutes of CI).
+    private static let answers = Mutex<[String: String]>([:])
+
+    /// `run`, remembered for the same input: `key` names the tool's arguments and the input's bytes.
+    private static func remembered(_ key: String, _ executable: String, _ arguments: [String]) throws -> String {
+        if let known = answers.withLock({ $0[key] }) { return known }
+        let output = try run(executable, arguments)
+        answers.withLock { $0[key] = output }
+        return output
+    }
+
+    /// A key for `data` under a tool's arguments.
+    private static func key(_ data: Data, _ arguments: String...) -> String {
+        arguments.joined(separator: " ") + " " + data.base64EncodedString()
+    }
+
     /// `exiftool -j -n` of a file: the oracle's fields by exiftool's tag names.
     static func exiftool(_ url: URL) throws -> [String: Any] {
-        let output = try run("/usr/bin/env", ["exiftool", "-j", "-n", url.path])
+        let bytes = try Data(contentsOf: url)
+        let output = try remembered(key(bytes, "exiftool", url.lastPathComponent), "/usr/bin/env", ["exiftool", "-j", "-n", url.path])
         guard let array = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]], let fields = array.first else {
             throw MediaFixtureError(message: "exiftool gave no object for \(url.path): \(output)")
         }
@@ -52,7 +71,8 @@ enum MediaFiles {
         try data.write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         func field(_ name: String) throws -> Int {
-            let text = try run("/usr/bin/env", ["vipsheader", "-f", name, url.path]).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = try remembered(key(data, "vipsheader", name, suffix), "/usr/bin/env", ["vipsheader", "-f", name, url.path])
+                .trimmingCharacters(in: .whitespacesAndNewlines)
             guard let value = Int(text) else { throw MediaFixtureError(message: "vipsheader -f \(name): \(text)") }
             return value
         }
@@ -64,7 +84,7 @@ enum MediaFiles {
         let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("gateway-thumb-\(UUID().uuidString).\(suffix)")
         try data.write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
-        let text = try run("/usr/bin/env", ["vips", "getpoint", url.path, String(x), String(y)])
+        let text = try remembered(key(data, "getpoint", suffix, String(x), String(y)), "/usr/bin/env", ["vips", "getpoint", url.path, String(x), String(y)])
         return text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
     }
 
