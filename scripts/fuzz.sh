@@ -14,6 +14,7 @@
 #   GATEWAY_FUZZ_CONFIG    release (default: fastest executions) or debug (faster build, assertions in -Onone)
 #   GATEWAY_FUZZ_JOBS      build jobs (default: SwiftPM's, the CPU count)
 #   GATEWAY_FUZZ_NICE      niceness of the build and the runs (default 10, so other builds keep priority)
+#   GATEWAY_FUZZ_PARALLEL  harnesses run at a time (default 1)
 #   GATEWAY_FUZZ_BUILD=0   skip the build (binaries already in .build-fuzz)
 #   GATEWAY_FUZZ_ARGS      extra libFuzzer flags, e.g. "-detect_leaks=0" or "-only_ascii=1" (not -jobs: the summary reads one log)
 #
@@ -89,13 +90,14 @@ bin="$scratch/$config"  # SwiftPM's link to <triple>/<config>
 # Memory: ASan's quarantine of freed blocks counts toward RSS; 64 MB of it (default 256) keeps the
 # peak RSS figure closer to what the parsers and libFuzzer's corpus use.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=64:symbolize=1}
-failed=()
-for harness in "${harnesses[@]}"; do
+# One harness: runs it, writes its summary line to $scratch/logs/<harness>.summary; exit 1 when it
+# found something.
+run_one() {
+    local harness=$1 corpus artifacts log args began status elapsed runs speed rss units verdict
     corpus="$scratch/corpus/$harness"
     artifacts="$root/Fuzz/Artifacts/$harness"
     mkdir -p "$corpus" "$artifacts"
     log="$scratch/logs/$harness.log"
-    mkdir -p "$(dirname "$log")"
     args=(-max_total_time="$seconds" -rss_limit_mb=512 -malloc_limit_mb=512 -timeout=10 -max_len="$(max_len "$harness")"
         -print_final_stats=1 -artifact_prefix="$artifacts/" -close_fd_mask=1)
     [ -f "Fuzz/Dictionaries/$harness.dict" ] && args+=(-dict="Fuzz/Dictionaries/$harness.dict")
@@ -116,10 +118,31 @@ for harness in "${harnesses[@]}"; do
     if [ "$status" -ne 0 ]; then
         verdict="FAILED (exit $status): $(grep -m1 -oE 'ERROR: libFuzzer: [a-z-]+|ERROR: AddressSanitizer: [a-z-]+|Fatal error: .*|Precondition failed.*|ERROR: LeakSanitizer: [a-z ]+' "$log" || echo "see $log")"
         verdict+="; reproducer: $(grep -oE "Test unit written to [^ ]+" "$log" | tail -1 | cut -d' ' -f5)"
-        failed+=("$harness")
     fi
     printf '%-16s %8s execs in %4s s  %6s exec/s  peak RSS %4s MB  corpus files %5s  %s\n' \
-        "$harness" "${runs:-?}" "$elapsed" "${speed:-?}" "${rss:-?}" "$units" "$verdict"
+        "$harness" "${runs:-?}" "$elapsed" "${speed:-?}" "${rss:-?}" "$units" "$verdict" >"$scratch/logs/$harness.summary"
+    [ "$status" -eq 0 ]
+}
+
+# GATEWAY_FUZZ_PARALLEL harnesses at a time (default 1; CI runs 2 on its two cores).
+mkdir -p "$scratch/logs"
+parallel=${GATEWAY_FUZZ_PARALLEL:-1}
+failed=()
+declare -A job=()
+for harness in "${harnesses[@]}"; do
+    rm -f "$scratch/logs/$harness.summary"
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+    run_one "$harness" &
+    job[$harness]=$!
+done
+for harness in "${harnesses[@]}"; do
+    status=0
+    wait "${job[$harness]}" || status=$?
+    summary="$scratch/logs/$harness.summary"
+    # Failed when it said so, or when it left no summary ending in "ok" (a status reaped early by
+    # `wait -n` is read from the summary as well).
+    if [ "$status" -ne 0 ] || ! grep -q ' ok$' "$summary" 2>/dev/null; then failed+=("$harness"); fi
+    cat "$summary" 2>/dev/null || echo "$harness: no summary (see $scratch/logs/$harness.log)"
 done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzzing found problems in: ${failed[*]} (logs in $scratch/logs/)" >&2

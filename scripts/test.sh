@@ -53,7 +53,8 @@ echo "plugin accepts config.example.json and rejects a broken config"
 # executions each, `scripts/fuzz.sh --long`) are reported in docs/fuzzing.md.
 # A debug build: 212 s instead of 319 s for release, at about two thirds of the executions (docs/fuzzing.md).
 step "fuzz: every parser's libFuzzer harness for ${GATEWAY_FUZZ_SECONDS:-10} s (scripts/fuzz.sh, ${GATEWAY_FUZZ_CONFIG:-debug} build)"
-GATEWAY_FUZZ_SECONDS=${GATEWAY_FUZZ_SECONDS:-10} GATEWAY_FUZZ_CONFIG=${GATEWAY_FUZZ_CONFIG:-debug} bash scripts/fuzz.sh
+GATEWAY_FUZZ_SECONDS=${GATEWAY_FUZZ_SECONDS:-10} GATEWAY_FUZZ_CONFIG=${GATEWAY_FUZZ_CONFIG:-debug} \
+    GATEWAY_FUZZ_PARALLEL=${GATEWAY_FUZZ_PARALLEL:-2} bash scripts/fuzz.sh
 
 step "the demo first (the README's first command), on this build"
 # The two Quick start commands run in that order on a fresh machine: whatever the demo leaves behind

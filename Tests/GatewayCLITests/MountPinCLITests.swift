@@ -285,7 +285,19 @@ extension MountCLITests {
 
         // Changed while nothing was mounted (same size: the new version is told by its tag).
         for index in 0..<10 { try await write(index, 2) }
-        let mark = try log.map { try String(contentsOfFile: $0, encoding: .utf8).split(separator: "\n").count }
+        // Xandikos logs a request once answered: a marker request, waited for, settles the log.
+        func settled(_ log: String) async throws -> [Substring] {
+            let marker = "gateway-log-marker-\(UUID().uuidString)"
+            _ = try await s.runner.run(["stat", "xandikos:/\(marker)"], extraEnvironment: environment)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try !String(contentsOfFile: log, encoding: .utf8).contains(marker) {
+                guard ContinuousClock.now < deadline else { throw TestSetupError("Xandikos never logged the marker request") }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            return try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        }
+        var mark: Int?
+        if let log { mark = try await settled(log).count }
         let second = try await Mounted(s, location: location, environment: environment, extra: ["--poll-interval", "60"])
         defer { second.forceOff() }
         try await second.gateway.waitForStderr("caught up with ")
@@ -295,8 +307,7 @@ extension MountCLITests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: readFolder).count == 2)
         if let log, let mark {
             let folder = String(location.split(separator: ":")[1])
-            let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").dropFirst(mark)
-                .filter { $0.contains("/\(folder)/ ") }
+            let lines = try await settled(log).dropFirst(mark).filter { $0.contains("/\(folder)/ ") }
             #expect(lines.filter { $0.contains("\"REPORT ") }.count == 1, "one sync-collection report: \(lines)")
             #expect(lines.filter { $0.contains("\"PROPFIND ") }.count <= 1, "no listing, only the root's attributes: \(lines)")
         }
@@ -532,5 +543,73 @@ extension MountCLITests {
         let env = ["GATEWAY_CONFIG": s.path("config.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test",
                    "GATEWAY_STATE_DIR": s.path("state"), "XDG_CACHE_HOME": s.path("cache")]
         return (proxy, env, state)
+    }
+}
+
+extension MountCLITests {
+    @Test("mount-status follows a live upload: uploading, bytes sent growing and short of the size while the server stalls; then it lands",
+          .timeLimit(.minutes(2)))
+    func uploadProgress() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        // Apache behind a proxy that can stop taking what the client sends.
+        let server = try TestServers.webdav(urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
+        let proxy = try DroppingProxy(targetPort: try #require(server.url.port), dropAfter: .max, maxDrops: 0)
+        defer { proxy.stop() }
+        let folder = "p-\(UUID().uuidString.prefix(8))"
+        let url = "http://127.0.0.1:\(proxy.port)\(server.url.path.hasSuffix("/") ? server.url.path : server.url.path + "/")\(folder)/"
+        try s.write("config.json", Data("""
+            {"remotes": {"dav": {"type": "webdav", "url": "\(url)", "user": "\(server.user)", "password_env": "DAV_SECRET"},
+                         "top": {"type": "webdav", "url": "\(server.url.absoluteString)", "user": "\(server.user)", "password_env": "DAV_SECRET"}}}
+            """.utf8))
+        let environment = ["GATEWAY_CONFIG": s.path("config.json"), "GATEWAY_STATE_DIR": s.path("state"), "DAV_SECRET": server.password]
+        let made = try await s.runner.run(["mkdir", "top:\(folder)"], extraEnvironment: environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "top:\(folder)"], extraEnvironment: environment) }
+        let size = 32 << 20
+        try await withMount(s, "dav:", environment: environment, extra: ["--write-back", "0", "--poll-interval", "3600"]) { mount in
+            proxy.setHolding(after: 1 << 20)
+            var released = false
+            defer { if !released { proxy.setHolding(after: nil) } }
+            try await mount.blocking {
+                let descriptor = open(mount.mountpoint + "/big.bin", O_WRONLY | O_CREAT | O_EXCL, 0o644)
+                guard descriptor >= 0 else { throw POSIXError(.EIO) }
+                let chunk = [UInt8](repeating: 0x5a, count: 1 << 20)
+                for _ in 0..<32 { guard Glibc.write(descriptor, chunk, chunk.count) == chunk.count else { throw POSIXError(.EIO) } }
+                guard close(descriptor) == 0 else { throw POSIXError(.EIO) }
+            }
+            // The upload starts at once (write-back 0) and stalls when the socket buffers are full.
+            var seen: [Int] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            var upload: [String: Any]?
+            while ContinuousClock.now < deadline {
+                let status = try await mountStatus(s, mount.mountpoint, environment: environment)
+                upload = (status["uploads"] as? [[String: Any]])?.first
+                if upload?["uploading"] as? Bool == true, let sent = upload?["sent"] as? Int, sent > 0 {
+                    seen.append(sent)
+                    if seen.count >= 3 { break }
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(seen.count >= 3, "an upload in progress with bytes sent: \(String(describing: upload))")
+            #expect(upload?["size"] as? Int == size && (upload?["path"] as? String)?.hasSuffix("/big.bin") == true, "\(String(describing: upload))")
+            #expect(seen.allSatisfy { $0 < size }, "held by the server: not all sent \(seen)")
+            #expect(seen == seen.sorted(), "sent only grows: \(seen)")
+            // Let it through: the upload lands, and the queue is empty.
+            proxy.setHolding(after: nil)
+            released = true
+            var pending = -1
+            let end = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < end {
+                pending = try await mountStatus(s, mount.mountpoint, environment: environment)["pending_uploads"] as? Int ?? -1
+                if pending == 0 { break }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(pending == 0)
+        }
+        let stat = try await s.runner.run(["stat", "--json", "top:\(folder)/big.bin"], extraEnvironment: environment)
+        #expect(stat.status == 0, "\(stat.stderr)")
+        let object = try JSONSerialization.jsonObject(with: stat.stdout) as? [String: Any]
+        #expect(object?["size"] as? Int == size, "the whole file is on the server: \(String(describing: object))")
     }
 }

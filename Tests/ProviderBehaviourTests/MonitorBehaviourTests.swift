@@ -47,8 +47,8 @@ struct MonitorBehaviourTests {
             let newdir = changes.firstIndex(of: SeenChange(.created, "newdir"))
             let member = changes.firstIndex(of: SeenChange(.created, "newdir/d.txt"))
             if let newdir, let member { #expect(newdir < member, "a folder is reported before its members") }
-            MonitorChecks.expectRename(changes, from: "e.txt", to: "f.txt", strict: fixture.reportsRenames)
-            MonitorChecks.expectRename(changes, from: "old", to: "moved", strict: fixture.name == "local", isFolder: true)
+            MonitorChecks.expectRename(changes, from: "e.txt", to: "f.txt", asRename: fixture.reportsRenames)
+            MonitorChecks.expectRename(changes, from: "old", to: "moved", asRename: fixture.reportsFolderRenames)
             #expect(!changes.contains { $0.kind == .modified && ($0.path == "sub" || $0.path.isEmpty) }, "folders are not 'modified': \(changes)")
             #expect(Set(changes).count == changes.count, "each change once: \(changes)")
             // Events carry the item as it is now.
@@ -132,8 +132,8 @@ struct MonitorBehaviourTests {
             }
             let changes = collected.value
             #expect(changes.contains(SeenChange(.created, "dir")))
-            MonitorChecks.expectRename(changes, from: "new.txt", to: "renamed.txt", strict: fixture.reportsRenames)
-            MonitorChecks.expectRename(changes, from: "dir", to: "dir2", strict: fixture.name == "local", isFolder: true)
+            MonitorChecks.expectRename(changes, from: "new.txt", to: "renamed.txt", asRename: fixture.reportsRenames)
+            MonitorChecks.expectRename(changes, from: "dir", to: "dir2", asRename: fixture.reportsFolderRenames)
             #expect(!changes.contains(SeenChange(.created, "keep.txt")), "the state before watching is not reported: \(changes)")
         }
     }

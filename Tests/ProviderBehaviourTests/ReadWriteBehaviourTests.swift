@@ -180,7 +180,16 @@ struct ReadWriteBehaviourTests {
     @Test("versions: a stale version makes conditional reads and writes fail", arguments: ProviderFixture.all)
     func conditionalAccess(fixture: ProviderFixture) async throws {
         try await fixture.run { s in
-            guard s.provider.capabilities.supports(.conditionalWrite) else { return }
+            guard s.provider.capabilities.supports(.conditionalWrite) else {
+                // Not claimed: a write that names a version must refuse, never write unchecked.
+                let first = try await s.provider.writeContents(path: s.path("v.txt"), data: Data("v1".utf8))
+                await expectFailure(.unsupported) {
+                    _ = try await s.provider.write(path: s.path("v.txt"), from: ByteStream(data: Data("v2".utf8)),
+                                                   options: WriteOptions(ifVersion: first.versionTag ?? "x"))
+                }
+                #expect(try await s.provider.contents(path: s.path("v.txt")) == Data("v1".utf8))
+                return
+            }
             let first = try await s.provider.writeContents(path: s.path("v.txt"), data: Data("v1".utf8))
             let version = try #require(first.versionTag)
             // Make sure the new version differs even on backends with coarse timestamps.

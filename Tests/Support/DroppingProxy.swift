@@ -13,6 +13,7 @@ public final class DroppingProxy: @unchecked Sendable {
     private var maxDrops: Int
     private var sockets: [Int32] = []
     private var refusing = false
+    private var holdAfter: Int?
     private var passed = 0
     private var turnedAway = 0
 
@@ -77,7 +78,7 @@ public final class DroppingProxy: @unchecked Sendable {
                 passed += 1
             }
             let budget = Budget(limit: dropAfter)
-            Thread.detachNewThread { [self] in pump(from: client, to: server, budget: budget); finished(budget, client, server) }
+            Thread.detachNewThread { [self] in pump(from: client, to: server, budget: budget, holdable: true); finished(budget, client, server) }
             Thread.detachNewThread { [self] in pump(from: server, to: client, budget: budget); finished(budget, client, server) }
         }
     }
@@ -103,10 +104,15 @@ public final class DroppingProxy: @unchecked Sendable {
         }
     }
 
-    private func pump(from source: Int32, to target: Int32, budget: Budget) {
+    private func pump(from source: Int32, to target: Int32, budget: Budget, holdable: Bool = false) {
         var buffer = [UInt8](repeating: 0, count: 65536)
+        var forwarded = 0
         while true {
+            // Held: nothing more is read from a client that sent that much, so its sends stall
+            // once the socket buffers are full (a server that stopped taking an upload).
+            while holdable, let limit = lock.withLock({ holdAfter }), forwarded >= limit { usleep(5000) }
             let count = read(source, &buffer, buffer.count)
+            forwarded += max(0, count)
             if count <= 0 { break }
             let exceeded = budget.lock.withLock { () -> Bool in
                 budget.used += count
@@ -154,6 +160,12 @@ public final class DroppingProxy: @unchecked Sendable {
     public func setRefusing(_ refuse: Bool) {
         lock.withLock { refusing = refuse }
         if refuse { cutAll() }
+    }
+
+    /// While set, a connection whose client sent `bytes` is passed nothing more from it (nor read
+    /// from): a large upload stalls, small requests go through; `nil` lets everything pass again.
+    public func setHolding(after bytes: Int?) {
+        lock.withLock { holdAfter = bytes }
     }
 
     /// Stops accepting and cuts every connection.
