@@ -47,8 +47,19 @@ work=$(mktemp -d "${BENCH_DIR:-/tmp}/gateway-bench.XXXXXX")
 chmod 755 "$work"   # the WebDAV server's workers (www-data) serve a folder inside it
 export GATEWAY_TEST_STATE="$work/servers"
 # A mount left by a failed run is taken away before anything is removed (rm -r through a mount
-# would remove the server's files).
-trap 'fusermount3 -u -z "$work/mnt" 2>/dev/null; umount -l "$work/mnt" 2>/dev/null; bash scripts/test-servers.sh stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# would remove the server's files). `set +e` first: under errexit the first step that finds
+# nothing to do (no mount left) ended the trap with status 1, and the servers and the work
+# folder stayed behind.
+cleanup() {
+    local status=$?
+    set +e
+    fusermount3 -u -z "$work/mnt" 2>/dev/null
+    umount -l "$work/mnt" 2>/dev/null
+    bash scripts/test-servers.sh stop >/dev/null 2>&1
+    rm -rf "$work" 2>/dev/null || { sleep 1; rm -rf "$work"; }
+    exit "$status"
+}
+trap cleanup EXIT
 mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
