@@ -73,6 +73,14 @@ final class InotifySignal: ChangeSignal, Sendable {
         thread.start()
     }
 
+    /// The watch limit that applies here: this user namespace's own
+    /// (`/proc/sys/user/max_inotify_watches`, the same as `fs.inotify.max_user_watches` outside
+    /// any namespace), or the machine's setting where that file is missing.
+    static var watchLimit: String {
+        (try? String(contentsOfFile: "/proc/sys/user/max_inotify_watches", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? setting("max_user_watches")
+    }
+
     static func setting(_ name: String) -> String {
         (try? String(contentsOfFile: "/proc/sys/fs/inotify/\(name)", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown"
@@ -101,7 +109,7 @@ final class InotifySignal: ChangeSignal, Sendable {
             let code = errno
             guard code == ENOSPC || code == ENOMEM else { return } // gone, or not a folder: its parent reports it
             let failure = FileProviderError.unavailable(
-                reason: "inotify watch limit reached (fs.inotify.max_user_watches = \(Self.setting("max_user_watches"))); raise it with sysctl, or watch a smaller tree",
+                reason: "inotify watch limit reached (fs.inotify.max_user_watches = \(Self.watchLimit)); raise it with sysctl, or watch a smaller tree",
                 path: folder)
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 state.failure = failure

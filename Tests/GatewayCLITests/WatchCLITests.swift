@@ -83,6 +83,37 @@ final class BackgroundGateway: @unchecked Sendable {
 /// `gateway watch`: live lines, --json, --state catch-up, --once, expired anchors, outages, Ctrl-C.
 @Suite("gateway watch", .serialized)
 struct WatchCLITests {
+    @Test("reaching the inotify watch limit is a clear error naming the setting (in a user namespace whose own limit is 5: the machine's stays)",
+          .timeLimit(.minutes(1)))
+    func watchLimit() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        for index in 0..<20 { try FileManager.default.createDirectory(atPath: s.path("tree/d\(index)"), withIntermediateDirectories: true) }
+        let machine = try String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8)
+        // A user namespace has a watch limit of its own (/proc/sys/user/max_inotify_watches): the
+        // gateway runs inside one limited to 5, and no other test on the machine is touched.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["--user", "--map-root-user", "/bin/sh", "-c",
+                             #"echo 5 > /proc/sys/user/max_inotify_watches && exec "$0" watch -R "$1""#, GatewayRunner.binary, s.path("tree")]
+        process.environment = s.runner.environment.merging(["GATEWAY_STATE_DIR": s.path("state")]) { $1 }
+        process.currentDirectoryURL = URL(fileURLWithPath: s.runner.workingDirectory)
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(30))
+            if process.isRunning { process.terminate() }
+        }
+        defer { watchdog.cancel() }
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0 && process.terminationStatus != 15, "watching 21 folders with a limit of 5 watches must fail: \(stderr)")
+        #expect(stderr.contains("max_user_watches = 5"), "the limit that applied is named: \(stderr)")
+        #expect(try String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8) == machine)
+    }
+
     @Test("live lines for a local folder, relative paths, renames; Ctrl-C exits 130 promptly")
     func liveLocal() async throws {
         let s = try CLIScratch()

@@ -134,6 +134,25 @@ struct ServerTrashbinTests {
         #expect(server.trashbin.map(\.location) == ["Photos/elsewhere.txt"], "only this remote's old item went")
     }
 
+    @Test("the vendor's claimed setModificationDate works: PROPPATCH of DAV:lastmodified, and X-OC-Mtime on a write",
+          arguments: [TrashbinDAVServer.Dialect.nextcloud, .owncloud])
+    func modificationTimes(dialect: TrashbinDAVServer.Dialect) async throws {
+        let server = try TrashbinDAVServer(dialect)
+        defer { server.stop() }
+        let provider = try Self.provider(server)
+        #expect(provider.capabilities.supports(.setModificationDate))
+        try await Self.write(provider, "/a.txt", "a")
+        let stamp = Date(timeIntervalSince1970: 1_600_000_000)
+        try await provider.setModificationDate(stamp, path: "/a.txt")
+        #expect(try await provider.attributesOfItem(path: "/a.txt").modificationDate == stamp)
+        // A write that carries the source's time.
+        let older = Date(timeIntervalSince1970: 1_500_000_000)
+        _ = try await provider.write(path: "/b.txt", from: ByteStream(data: Data("b".utf8)),
+                                     options: WriteOptions(overwrite: true, modificationDate: older))
+        #expect(try await provider.attributesOfItem(path: "/b.txt").modificationDate == older)
+        await expectFailure(.notFound) { try await provider.setModificationDate(stamp, path: "/missing.txt") }
+    }
+
     @Test("with the trash bin app off, nothing is deleted and the error says what to set")
     func trashbinOff() async throws {
         let server = try TrashbinDAVServer(.nextcloud, trashbinEnabled: false)

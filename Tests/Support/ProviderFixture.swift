@@ -74,7 +74,8 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
                                         caFileVariable: "GATEWAY_TEST_WEBDAV_TLS_CA")
     /// The Apache server as a `vendor` `nextcloud` remote: PROPFIND asks for `oc:checksums` (which
     /// Apache keeps as a dead property) and uploads send `OC-Checksum`. Not in ``all``: Apache
-    /// ignores Nextcloud's modification-time headers, which the vendor declares it can set.
+    /// ignores Nextcloud's modification-time headers, which the vendor declares it can set; that
+    /// claim is exercised against ``TrashbinDAVServer`` (`ServerTrashbinTests.modificationTimes`).
     static let webdavApacheNextcloud = webdav("webdav-apache-vendor-nextcloud", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL",
                                               vendor: .nextcloud)
     /// WebDAV on `rclone serve webdav` (Go's x/net/webdav), started by `scripts/test-servers.sh`.

@@ -176,10 +176,28 @@ public final class TrashbinDAVServer: Sendable {
             guard state.files[parent(of: name)]?.isFolder == true else { return .http("409 Conflict") }
             if state.files[name]?.isFolder == true { return .http("405 Method Not Allowed") }
             let existed = state.files[name] != nil
-            let node = Node(isFolder: false, data: request.body, id: state.files[name]?.id ?? state.nextID)
+            var node = Node(isFolder: false, data: request.body, id: state.files[name]?.id ?? state.nextID)
             if !existed { state.nextID += 1 }
+            // Nextcloud and ownCloud take the file's time from X-OC-Mtime (Unix seconds) and say so.
+            var extra: [(String, String)] = []
+            if let seconds = request.headers["x-oc-mtime"].flatMap(Double.init) {
+                node.modified = Date(timeIntervalSince1970: seconds)
+                extra.append(("X-OC-MTime", "accepted"))
+            }
             state.files[name] = node
-            return .http(existed ? "204 No Content" : "201 Created", headers: [("ETag", etag(node))])
+            return .http(existed ? "204 No Content" : "201 Created", headers: [("ETag", etag(node))] + extra)
+        case "PROPPATCH":
+            // Sabre's DAV:lastmodified setter as Nextcloud and ownCloud have it: a Unix time.
+            guard var node = state.files[name] else { return .http("404 Not Found") }
+            let text = String(decoding: request.body, as: UTF8.self)
+            guard let open = text.range(of: "lastmodified>"), let close = text.range(of: "</", range: open.upperBound..<text.endIndex),
+                  let seconds = Double(text[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespaces)) else {
+                return .http("400 Bad Request")
+            }
+            node.modified = Date(timeIntervalSince1970: seconds)
+            state.files[name] = node
+            return .multistatus("<D:response><D:href>\(href(filesPrefix, name, folder: node.isFolder))</D:href><D:propstat><D:prop><D:lastmodified/></D:prop>"
+                                + "<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>", namespaces: true)
         case "MKCOL":
             guard state.files[name] == nil else { return .http("405 Method Not Allowed") }
             guard state.files[parent(of: name)]?.isFolder == true else { return .http("409 Conflict") }
