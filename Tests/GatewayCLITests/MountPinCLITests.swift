@@ -613,3 +613,58 @@ extension MountCLITests {
         #expect(object?["size"] as? Int == size, "the whole file is on the server: \(String(describing: object))")
     }
 }
+
+extension MountCLITests {
+    @Test("an anchor that expired between mounts (the monitor's state store removed): a log line, a full listing, and the remote's changes are there",
+          .timeLimit(.minutes(2)))
+    func expiredAnchor() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let (location, environment, _) = try await restartSource("apache", s)
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", location], extraEnvironment: environment) }
+        func write(_ name: String, _ text: String) async throws {
+            let result = try await s.runner.run(["rcat", "\(location)/\(name)"], stdin: Data(text.utf8), extraEnvironment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        for index in 0..<3 { try await write("f\(index).txt", "round 1 of \(index)\n") }
+        let first = try await Mounted(s, location: location, environment: environment, extra: ["--poll-interval", "60"])
+        #expect(try await first.blocking { try String(contentsOfFile: first.mountpoint + "/f0.txt", encoding: .utf8) } == "round 1 of 0\n")
+        try Mounted.command("/bin/fusermount3", ["-u", first.mountpoint])
+        #expect(try await waitForExit(first) == 0)
+
+        // The monitor's state store goes (as after a cleanup of the state folder): the anchor the
+        // mount kept can't be served any more.
+        var removed = 0
+        let walker = FileManager.default.enumerator(atPath: s.path("state"))
+        var stores: [String] = []
+        while let relative = walker?.nextObject() as? String {
+            if (relative as NSString).lastPathComponent == "monitor" { stores.append(s.path("state/" + relative)) }
+        }
+        for store in stores {
+            try FileManager.default.removeItem(atPath: store)
+            removed += 1
+        }
+        #expect(removed > 0, "the monitor's state store was found under \(s.path("state"))")
+        // Changed while nothing was mounted.
+        try await write("f0.txt", "round 2 of 0, longer\n")
+        try await write("new.txt", "made while unmounted\n")
+
+        let second = try await Mounted(s, location: location, environment: environment, extra: ["--poll-interval", "60"])
+        defer { second.forceOff() }
+        try await second.gateway.waitForStderr("has expired; listing the remote afresh")
+        let seen = try await second.blocking { () -> (String, String, [String]) in
+            (try String(contentsOfFile: second.mountpoint + "/f0.txt", encoding: .utf8),
+             try String(contentsOfFile: second.mountpoint + "/new.txt", encoding: .utf8),
+             try FileManager.default.contentsOfDirectory(atPath: second.mountpoint).sorted())
+        }
+        #expect(seen.0 == "round 2 of 0, longer\n" && seen.1 == "made while unmounted\n", "\(seen)")
+        #expect(seen.2 == ["f0.txt", "f1.txt", "f2.txt", "new.txt"], "\(seen.2)")
+        // A fresh anchor was saved: a third mount catches up from it again.
+        try Mounted.command("/bin/fusermount3", ["-u", second.mountpoint])
+        #expect(try await waitForExit(second) == 0)
+        let third = try await Mounted(s, location: location, environment: environment, extra: ["--poll-interval", "60"])
+        defer { third.forceOff() }
+        try await third.gateway.waitForStderr("caught up with ")
+        #expect(!third.gateway.stderr.contains("has expired"), "\(third.gateway.stderr)")
+    }
+}
