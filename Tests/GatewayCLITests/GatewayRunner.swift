@@ -80,42 +80,15 @@ struct GatewayRunner: Sendable {
     }
 
     /// Runs the binary and waits for it, blocking the calling thread (for clean-ups in `defer`).
+    /// Spawned and reaped by ``ChildProcess`` (not Foundation's `Process`, whose wait can miss
+    /// a child's exit under load).
     @discardableResult
     func runBlocking(_ arguments: [String], stdin: Data? = nil, extraEnvironment: [String: String] = [:]) throws -> Result {
         #expect(FileManager.default.isExecutableFile(atPath: Self.binary), "gateway binary not found at \(Self.binary)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
-        process.environment = environment.merging(extraEnvironment) { $1 }
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        try process.run()
-        if let stdin {
-            try input.fileHandleForWriting.write(contentsOf: stdin)
-            try input.fileHandleForWriting.close()
-        }
-        // Read both pipes concurrently so neither can fill up and block the child.
-        let errorData = LockedData()
-        let reader = Thread { errorData.set(err.fileHandleForReading.readDataToEndOfFile()) }
-        reader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !errorData.isSet { usleep(1000) }
-        return Result(status: process.terminationStatus, stdout: outData, stderr: String(decoding: errorData.value, as: UTF8.self))
+        let output = try ChildProcess.run(Self.binary, arguments, environment: environment.merging(extraEnvironment) { $1 },
+                                          directory: workingDirectory, stdin: stdin)
+        return Result(status: output.status, stdout: output.stdout, stderr: String(decoding: output.stderr, as: UTF8.self))
     }
-}
-
-final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    private var done = false
-
-    func set(_ value: Data) { lock.withLock { data = value; done = true } }
-    var isSet: Bool { lock.withLock { done } }
-    var value: Data { lock.withLock { data } }
 }
 
 /// A scratch area for one CLI test: a working folder and an empty config home.

@@ -37,24 +37,10 @@ struct MountCLITests {
         /// Runs a program; returns its status and output.
         @discardableResult
         static func command(_ path: String, _ arguments: [String], in directory: String? = nil) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = arguments
-            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-            // Output to a file, read once the program ended: one Pipe as both stdout and stderr
-            // lost a program's whole output now and then (an rsync --stats that printed nothing).
-            let capture = FileManager.default.temporaryDirectory.appendingPathComponent("mount-command-\(UUID().uuidString)")
-            guard FileManager.default.createFile(atPath: capture.path, contents: nil) else { throw CLITestSetupError("cannot create \(capture.path)") }
-            defer { try? FileManager.default.removeItem(at: capture) }
-            let handle = try FileHandle(forWritingTo: capture)
-            process.standardOutput = handle
-            process.standardError = handle
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            try handle.close()
-            let output = (try? Data(contentsOf: capture)) ?? Data()
-            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+            // ChildProcess, not Foundation's Process (whose wait can miss an exit under load);
+            // both outputs are read to their ends.
+            let output = try ChildProcess.run(path, arguments, environment: ProcessInfo.processInfo.environment, directory: directory)
+            return (output.status, String(decoding: output.stdout + output.stderr, as: UTF8.self))
         }
 
         /// Runs blocking file-system work on a thread of its own; a mount that stops answering is
