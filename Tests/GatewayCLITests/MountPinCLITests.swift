@@ -285,16 +285,11 @@ extension MountCLITests {
 
         // Changed while nothing was mounted (same size: the new version is told by its tag).
         for index in 0..<10 { try await write(index, 2) }
-        // Xandikos logs a request once answered: a marker request, waited for, settles the log.
+        // Xandikos logs a request once answered: a marker request settles the log.
         func settled(_ log: String) async throws -> [Substring] {
-            let marker = "gateway-log-marker-\(UUID().uuidString)"
-            _ = try await s.runner.run(["stat", "xandikos:/\(marker)"], extraEnvironment: environment)
-            let deadline = ContinuousClock.now + .seconds(20)
-            while try !String(contentsOfFile: log, encoding: .utf8).contains(marker) {
-                guard ContinuousClock.now < deadline else { throw TestSetupError("Xandikos never logged the marker request") }
-                try await Task.sleep(for: .milliseconds(5))
+            try await settledLog(log, server: "Xandikos") { marker in
+                _ = try await s.runner.run(["stat", "xandikos:/\(marker)"], extraEnvironment: environment)
             }
-            return try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         }
         var mark: Int?
         if let log { mark = try await settled(log).count }
@@ -634,17 +629,13 @@ extension MountCLITests {
 
         // The monitor's state store goes (as after a cleanup of the state folder): the anchor the
         // mount kept can't be served any more.
-        var removed = 0
         let walker = FileManager.default.enumerator(atPath: s.path("state"))
         var stores: [String] = []
         while let relative = walker?.nextObject() as? String {
             if (relative as NSString).lastPathComponent == "monitor" { stores.append(s.path("state/" + relative)) }
         }
-        for store in stores {
-            try FileManager.default.removeItem(atPath: store)
-            removed += 1
-        }
-        #expect(removed > 0, "the monitor's state store was found under \(s.path("state"))")
+        #expect(!stores.isEmpty, "the monitor's state store was found under \(s.path("state"))")
+        for store in stores { try FileManager.default.removeItem(atPath: store) }
         // Changed while nothing was mounted.
         try await write("f0.txt", "round 2 of 0, longer\n")
         try await write("new.txt", "made while unmounted\n")

@@ -29,23 +29,16 @@ struct SyncCollectionTests {
                      state: state, logPath: log)
     }
 
-    /// The server's access-log lines once every request sent so far is there: Xandikos logs a
-    /// request once answered, so a marker request is sent and its line waited for (no guessed
-    /// sleep).
-    static func settledLog(_ setup: Setup) async throws -> [String] {
-        let marker = "gateway-log-marker-\(UUID().uuidString)"
-        _ = try? await setup.provider.itemIfPresent(path: "/" + marker)
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(20)
-        while try !String(contentsOfFile: setup.logPath, encoding: .utf8).contains(marker) {
-            guard clock.now < deadline else { throw TestSetupError("Xandikos never logged the marker request") }
-            try await Task.sleep(for: .milliseconds(5))
+    /// The server's access-log lines once every request sent so far is there (a marker request,
+    /// see ``settledLog(_:server:send:)``).
+    static func settledLog(_ setup: Setup) async throws -> [Substring] {
+        try await GatewayTestSupport.settledLog(setup.logPath, server: "Xandikos") { marker in
+            _ = try? await setup.provider.itemIfPresent(path: "/" + marker)
         }
-        return try String(contentsOfFile: setup.logPath, encoding: .utf8).split(separator: "\n").map(String.init)
     }
 
     /// The server's access-log lines for `method` on the folder itself, from line `after` on.
-    static func requests(_ setup: Setup, _ method: String, after: Int) async throws -> [String] {
+    static func requests(_ setup: Setup, _ method: String, after: Int) async throws -> [Substring] {
         try await settledLog(setup).dropFirst(after).filter { $0.contains("\"\(method) ") && $0.contains(setup.base + "/ ") }
     }
 

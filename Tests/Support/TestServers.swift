@@ -78,27 +78,14 @@ enum ApacheAccessLog {
     }
 
     /// Apache writes a line once it has answered, so the caller's last requests may not be in the
-    /// log yet: send one more, a marker, and wait until its own line is there (bounded by a time
-    /// only a broken run reaches), instead of sleeping a guessed while.
+    /// log yet: one more request, a marker, is sent with curl and its line waited for.
     private static func waitForEarlierRequests(log path: String) async throws {
         guard let base = ProcessInfo.processInfo.environment["GATEWAY_TEST_WEBDAV_APACHE_URL"] else {
             throw Missing(variable: "GATEWAY_TEST_WEBDAV_APACHE_URL")
         }
-        let marker = "gateway-log-marker-\(UUID().uuidString)"
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-s", "-o", "/dev/null", base + marker]
-        curl.standardOutput = FileHandle.nullDevice
-        curl.standardError = FileHandle.nullDevice
-        try curl.run()
-        curl.waitUntilExit()
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(20)
-        while clock.now < deadline {
-            if (try? String(contentsOfFile: path, encoding: .utf8))?.contains(marker) == true { return }
-            try await Task.sleep(for: .milliseconds(5))
+        _ = try await settledLog(path, server: "Apache") { marker in
+            _ = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", base + marker], environment: ProcessInfo.processInfo.environment)
         }
-        throw TestSetupError("Apache never logged the marker request \(marker) in \(path)")
     }
 
     typealias Missing = TestServers.Missing
@@ -128,5 +115,21 @@ enum ApacheFixtures {
         try await direct.createFolder(path: folder, withIntermediateDirectories: false)
         try await direct.writeContents(path: folder + "/big.bin", data: data)
         return (direct, folder)
+    }
+}
+
+/// The lines of a server's access log once every request sent so far is in it. Servers (Apache,
+/// Xandikos) write a line once they have answered, so the last requests may not be there yet:
+/// `send` makes one more request for the path `marker`, and its own line is waited for (bounded by
+/// a time only a broken run reaches) instead of sleeping a guessed while.
+func settledLog(_ path: String, server: String, send: (_ marker: String) async throws -> Void) async throws -> [Substring] {
+    let marker = "gateway-log-marker-\(UUID().uuidString)"
+    try await send(marker)
+    let deadline = ContinuousClock.now + .seconds(20)
+    while true {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        if text.contains(marker) { return text.split(separator: "\n") }
+        guard ContinuousClock.now < deadline else { throw TestSetupError("\(server) never logged the marker request \(marker) in \(path)") }
+        try await Task.sleep(for: .milliseconds(5))
     }
 }

@@ -17,8 +17,8 @@ import Synchronization
 /// ```
 ///
 /// The size `limit` is hard, and counts what the disk holds (each stored range rounded out to
-/// the file system's ``allocationUnit``, as `du` counts it): room is made before bytes are stored, by removing entries nobody
-/// uses, least recently used first, and never pinned ones. Bytes that still don't fit are not
+/// the file system's ``allocationUnit``, as `du` counts it): room is made before bytes are
+/// stored, by removing entries nobody uses, least recently used first, and never pinned ones. Bytes that still don't fit are not
 /// stored (a reader gets them all the same; they are fetched again when read again), and
 /// ``materialize(_:from:)`` fails with ``CacheError/full``. Pins (``pin(_:needing:)``) are
 /// paths, kept in the state store when the cache has a ``PinList``; an item is pinned when its
