@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "GatewayServe", targets: ["GatewayServe"]),
         // The WebDAV request grammar `gateway serve` parses, on its own (the fuzz harnesses use it).
         .library(name: "GatewayServeRequests", targets: ["GatewayServeRequests"]),
+        // SFTP packets on their own (the fuzz harness uses them).
+        .library(name: "GatewaySFTPProtocol", targets: ["GatewaySFTPProtocol"]),
         /// Any remote as a file system (FUSE, libfuse3): what `gateway mount` runs.
         .library(name: "GatewayMount", targets: ["GatewayMount"]),
         .executable(name: "gateway", targets: ["gateway"]),
@@ -35,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        // The SFTP backend's in-process SSH channel.
+        .package(url: "https://github.com/apple/swift-nio-ssh", from: "0.12.0"),
         // `swift package generate-documentation`: the DocC catalog, built (warnings as errors) in CI.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -79,6 +83,24 @@ let package = Package(
         .target(
             name: "GatewayFTP",
             dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayTransport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // SFTP v3 packets (draft-ietf-secsh-filexfer-02) read and written, on their own: no SSH, no
+        // SwiftNIO, so the fuzz harness builds it alone.
+        .target(name: "GatewaySFTPProtocol", swiftSettings: strict),
+        // The SFTP backend: its client over an SSH channel (swift-nio-ssh in process, or the system's
+        // `ssh` as a subprocess), OpenSSH key files and known_hosts, and the provider.
+        .target(
+            name: "GatewaySFTP",
+            dependencies: [
+                "GatewayCore", "GatewayState", "GatewayMedia", "GatewaySFTPProtocol",
+                .product(name: "NIOSSH", package: "swift-nio-ssh"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // Thumbnails and content metadata for every provider (ExtendedFileProvider over ranged reads):
@@ -149,7 +171,7 @@ let package = Package(
         // Umbrella for apps: re-exports the above and registers the built-in backends.
         .target(
             name: "StorageGateway",
-            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewayTransfer"],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewaySFTP", "GatewayTransfer"],
             swiftSettings: strict
         ),
         // The `gateway` command-line tool: a thin layer over StorageGateway.
@@ -229,6 +251,12 @@ let package = Package(
         .testTarget(
             name: "GatewayFTPTests",
             dependencies: ["GatewayFTP", "GatewayTransport", "StorageGateway", "GatewayTestSupport", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GatewaySFTPTests",
+            dependencies: ["GatewaySFTP", "GatewaySFTPProtocol", "StorageGateway", "GatewayTestSupport",
+                           .product(name: "NIOSSH", package: "swift-nio-ssh")],
             swiftSettings: strict
         ),
         .testTarget(

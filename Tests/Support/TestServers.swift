@@ -46,6 +46,37 @@ enum TestServers {
         return FTPClientConfiguration(baseURL: url, remoteName: remoteName, user: user, password: password, tls: tls,
                                       connectTimeout: .seconds(5), idleTimeout: .seconds(15), caFile: caFile)
     }
+
+    /// The SFTP servers `scripts/test-servers.sh` starts: OpenSSH's sshd, `rclone serve sftp`
+    /// and AsyncSSH (no OpenSSH extensions).
+    enum SFTPServer: String, Sendable {
+        case openssh = "OPENSSH", rclone = "RCLONE", asyncssh = "ASYNCSSH"
+
+        var user: String { self == .openssh ? "gatewaysftp" : "gateway" }
+    }
+
+    /// A value of the SFTP servers' environment, or the failure that says the servers are not running.
+    static func sftpValue(_ server: SFTPServer, _ suffix: String) throws -> String {
+        let variable = "GATEWAY_TEST_SFTP_\(server.rawValue)_\(suffix)"
+        guard let value = ProcessInfo.processInfo.environment[variable] else { throw Missing(variable: variable) }
+        return value
+    }
+
+    /// An SFTP server's configuration for a remote: in process, with the password (or `credentials`),
+    /// the server's known_hosts file, and OpenSSH's data folder as the root.
+    static func sftp(_ server: SFTPServer, remoteName: String, credentials: [SSHCredential]? = nil,
+                     channel: SFTPClientConfiguration.Channel? = nil) throws -> SFTPClientConfiguration {
+        guard let password = ProcessInfo.processInfo.environment["GATEWAY_TEST_SFTP_PASSWORD"] else {
+            throw Missing(variable: "GATEWAY_TEST_SFTP_PASSWORD")
+        }
+        guard let port = Int(try sftpValue(server, "PORT")) else { throw Missing(variable: "GATEWAY_TEST_SFTP_\(server.rawValue)_PORT") }
+        let knownHosts = try sftpValue(server, "KNOWN_HOSTS")
+        let root = server == .openssh ? try sftpValue(server, "ROOT") : nil
+        return SFTPClientConfiguration(
+            remoteName: remoteName, host: "127.0.0.1", port: port, user: server.user,
+            channel: channel ?? .inProcess(credentials: credentials ?? [.password(password)], hostKeys: HostKeyPolicy(knownHostsFiles: [knownHosts])),
+            root: root, connectTimeout: .seconds(5), idleTimeout: .seconds(15))
+    }
 }
 
 /// The test Apache's access log (`METHOD PATH STATUS Content-Range X-OC-Mtime OC-Checksum BODY-BYTES` per line,

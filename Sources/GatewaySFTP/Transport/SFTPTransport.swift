@@ -1,0 +1,12 @@
+/// A byte channel to an SFTP server: the data of an SSH session channel running the `sftp`
+/// subsystem, whichever SSH carries it (swift-nio-ssh in process, or the system's `ssh` client).
+public protocol SFTPTransport: Sendable {
+    /// Sends one whole SFTP packet. Returns once the channel has taken it, so a fast sender waits
+    /// for a slow channel.
+    func send(_ packet: [UInt8]) async throws
+    /// The bytes the server sends, in order. Iterated by one reader; ends when the channel closes,
+    /// or throws the reason it failed.
+    var inbound: AsyncThrowingStream<[UInt8], any Error> { get }
+    /// Closes the channel (and the SSH connection or process under it). Safe to call twice.
+    func close() async
+}
