@@ -6,7 +6,8 @@ import PackageDescription
 // libFuzzer harnesses for the parsers that read what servers and users send: WebDAV 207 bodies,
 // FTP LIST and MLSD lines, FTP control-connection replies, gateway config JSON, FreeDesktop `.trashinfo` records, and
 // media files (EXIF, audio tags, image headers, PDF information: FuzzMediaMetadata), and what WebDAV
-// clients send `gateway serve` (request bodies, If, Range and Timeout headers: FuzzServeRequests).
+// clients send `gateway serve` (request bodies, If, Range and Timeout headers: FuzzServeRequests),
+// and what SFTP servers send (packets cut from a byte stream and read: FuzzSFTPPacket).
 //
 // A separate package so the main one stays free of fuzzing flags. Build and run it through
 // `scripts/fuzz.sh` (see docs/fuzzing.md), which passes `-sanitize=fuzzer,address`,
@@ -24,6 +25,7 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzMediaMetadata", [.product(name: "StorageGateway", package: "swift-storage-gateway")]),
     ("FuzzServeRequests", [.product(name: "GatewayServeRequests", package: "swift-storage-gateway"),
                            .product(name: "StorageGateway", package: "swift-storage-gateway")]),
+    ("FuzzSFTPPacket", [.product(name: "GatewaySFTPProtocol", package: "swift-storage-gateway")]),
 ]
 
 let package = Package(

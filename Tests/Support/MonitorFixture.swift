@@ -75,6 +75,20 @@ struct OutsideClient: Sendable {
             makeFolder: { path in try curl(login + ["-Q", "MKD \(path.dropFirst())", root + "/"]) }
         )
     }
+
+    /// curl's SFTP (libssh2): its own SSH connection, paths absolute on the server (`root` is the
+    /// remote's root there). Host keys are not checked: a loopback test server.
+    static func sftp(port: Int, user: String, password: String, root: String) -> OutsideClient {
+        let base = "sftp://127.0.0.1:\(port)"
+        let login = ["-k", "-u", "\(user):\(password)"]
+        @Sendable func quoted(_ path: String) -> String { "\"" + (root + path).replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        return OutsideClient(
+            write: { path, data in try curl(login + [base + escaped(root + path)], input: data) },
+            remove: { path, isFolder in try curl(login + ["-Q", (isFolder ? "rmdir " : "rm ") + quoted(path), base + "/"]) },
+            rename: { from, to in try curl(login + ["-Q", "rename \(quoted(from)) \(quoted(to))", base + "/"]) },
+            makeFolder: { path in try curl(login + ["-Q", "mkdir " + quoted(path), base + "/"]) }
+        )
+    }
 }
 
 /// A backend the monitor behaviour suite runs against: a provider with a private state folder, an
@@ -90,7 +104,23 @@ struct MonitorFixture: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 
-    static let all: [MonitorFixture] = [.local, .webdavApache, .webdavRclone, .webdavXandikos, .ftpVsftpd, .ftpPyftpdlib, .ftpLegacy]
+    static let all: [MonitorFixture] = [.local, .webdavApache, .webdavRclone, .webdavXandikos, .ftpVsftpd, .ftpPyftpdlib, .ftpLegacy,
+                                        .sftpOpenSSH]
+
+    /// SFTP on OpenSSH, changed from outside by curl's SFTP. SFTP v3 names no identity, so renames
+    /// are a removal and a creation.
+    static let sftpOpenSSH = MonitorFixture(name: "sftp-openssh", reportsRenames: false) {
+        let configuration = try TestServers.sftp(.openssh, remoteName: "sftp-openssh")
+        let password = try #require(ProcessInfo.processInfo.environment["GATEWAY_TEST_SFTP_PASSWORD"])
+        let state = try TemporaryFolder.make(prefix: "gateway-state")
+        let provider = SFTPProvider(configuration: configuration, stateDirectory: URL(fileURLWithPath: state.path))
+        let base = "/w-\(UUID().uuidString.prefix(8))"
+        try await provider.createFolder(path: base, withIntermediateDirectories: false)
+        let outside = OutsideClient.sftp(port: configuration.port, user: configuration.user, password: password,
+                                         root: try TestServers.sftpValue(.openssh, "ROOT"))
+        return (MonitorScratch(provider: provider, base: base, outside: outside, stateDirectory: state.path),
+                { try? await provider.removeItem(path: base, recursive: true); await provider.shutdown(); state.remove() })
+    }
 
     static let local = MonitorFixture(name: "local", reportsRenames: true, reportsFolderRenames: true) {
         let root = try TemporaryFolder.make()
