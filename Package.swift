@@ -17,6 +17,12 @@ let package = Package(
         .library(name: "StorageGateway", targets: ["StorageGateway"]),
         /// Only the backend-neutral core, for apps that bring their own providers.
         .library(name: "GatewayCore", targets: ["GatewayCore"]),
+        /// One backend on its own, without the others' dependencies (SFTP's SwiftNIO among them):
+        /// register its `descriptor` on a `ProviderRegistry`, or make its provider directly.
+        .library(name: "GatewayLocal", targets: ["GatewayLocal"]),
+        .library(name: "GatewayWebDAV", targets: ["GatewayWebDAV"]),
+        .library(name: "GatewayFTP", targets: ["GatewayFTP"]),
+        .library(name: "GatewaySFTP", targets: ["GatewaySFTP"]),
         /// A WebDAV server over any provider (what `gateway serve webdav` runs).
         .library(name: "GatewayServe", targets: ["GatewayServe"]),
         // The WebDAV request grammar `gateway serve` parses, on its own (the fuzz harnesses use it).

@@ -5,7 +5,8 @@
 # row: rclone's WebDAV backend waits 10 ms between requests by default (pacer_min_sleep), so its
 # WebDAV rows run with pacer_min_sleep=0, and the default is shown beside them, labelled. Sections: local (beside cp/cat/ls), webdav
 # (beside curl on the same Apache mod_dav server the tests use) and ftp (beside curl on the
-# tests' vsftpd, plus WebDAV -> FTP) and monitor (one polling round of an unchanged 10,000- and
+# tests' vsftpd, plus WebDAV -> FTP), sftp (beside OpenSSH's sftp and rclone on the tests' sshd,
+# directly and through a proxy adding 20 ms per round trip) and monitor (one polling round of an unchanged 10,000- and
 # 100,000-item tree on Apache and vsftpd beside the time to list it, and the peak RSS of
 # `gateway watch` on the 100,000-item tree), undo (rm -r and overwrites with and without the
 # trash) and media (a 24-megapixel thumbnail beside vipsthumbnail, from Local and WebDAV; `meta` of
@@ -22,7 +23,7 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp monitor undo media serve mount}
+sections=${BENCH_SECTIONS:-local webdav ftp sftp monitor undo media serve mount}
 # mount: files created through each mount (FUSE rows beside rclone mount and davfs2).
 mount_files=${BENCH_MOUNT_FILES:-1000}
 # media: JPEG files for `meta` of a folder on WebDAV (hard links to one 24-megapixel photo).
@@ -53,6 +54,7 @@ export GATEWAY_TEST_STATE="$work/servers"
 cleanup() {
     local status=$?
     set +e
+    [ -n "${delay_proxy:-}" ] && kill "$delay_proxy" 2>/dev/null
     fusermount3 -u -z "$work/mnt" 2>/dev/null
     umount -l "$work/mnt" 2>/dev/null
     bash scripts/test-servers.sh stop >/dev/null 2>&1
@@ -64,7 +66,7 @@ mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
 ftp_url=""
-if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* || " $sections " == *" mount "* ]]; then
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" sftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* || " $sections " == *" mount "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -85,9 +87,27 @@ if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections
     export RCLONE_CONFIG_FTP_TYPE=ftp RCLONE_CONFIG_FTP_HOST=127.0.0.1 RCLONE_CONFIG_FTP_PORT=$ftp_port RCLONE_CONFIG_FTP_USER=$ftp_user
     RCLONE_CONFIG_FTP_PASS=$(rclone obscure "$FTP_PASSWORD")
     export RCLONE_CONFIG_FTP_PASS
+    # SFTP: OpenSSH's sshd of the test servers, every client with the same Ed25519 key; the same
+    # server again behind a proxy that adds 20 ms to each round trip.
+    sftp_port=$GATEWAY_TEST_SFTP_OPENSSH_PORT
+    sftp_root=$GATEWAY_TEST_SFTP_OPENSSH_ROOT
+    sftp_key=$GATEWAY_TEST_SFTP_OPENSSH_KEY
+    sftp_hosts=$GATEWAY_TEST_SFTP_OPENSSH_KNOWN_HOSTS
+    slow_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+    python3 scripts/servers/delay-proxy.py "$slow_port" "$sftp_port" 20 &
+    delay_proxy=$!
+    # The proxy's port is another known_hosts name for the same keys.
+    sed "s/\]:$sftp_port /]:$slow_port /" "$sftp_hosts" > "$work/known_hosts" && cat "$sftp_hosts" >> "$work/known_hosts"
+    for port in "$sftp_port" "$slow_port"; do
+        name=$([ "$port" = "$sftp_port" ] && echo SFTP || echo SLOW)
+        export "RCLONE_CONFIG_${name}_TYPE=sftp" "RCLONE_CONFIG_${name}_HOST=127.0.0.1" "RCLONE_CONFIG_${name}_PORT=$port" \
+            "RCLONE_CONFIG_${name}_USER=gatewaysftp" "RCLONE_CONFIG_${name}_KEY_FILE=$sftp_key" \
+            "RCLONE_CONFIG_${name}_KNOWN_HOSTS_FILE=$work/known_hosts" "RCLONE_CONFIG_${name}_SHELL_TYPE=none"
+    done
 fi
-printf '{"remotes": {"bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}, "gwserve": {"type": "webdav", "url": "http://127.0.0.1:18321/"}}}\n' \
-    "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" > "$work/config.json"
+sftp_remote() { printf '{"type": "sftp", "host": "127.0.0.1", "port": %s, "user": "gatewaysftp", "key_file": "%s", "known_hosts": "%s", "root": "%s"}' "$1" "${sftp_key:-none}" "$work/known_hosts" "${sftp_root:-/}"; }
+printf '{"remotes": {"sftp": %s, "slow": %s, "bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}, "gwserve": {"type": "webdav", "url": "http://127.0.0.1:18321/"}}}\n' \
+    "$(sftp_remote "${sftp_port:-1}")" "$(sftp_remote "${slow_port:-1}")" "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" > "$work/config.json"
 export GATEWAY_CONFIG="$work/config.json"
 # The gateway's local state (source stamps, journals) in the run's folder, not the user's.
 export GATEWAY_STATE_DIR="$work/state-main"
@@ -104,6 +124,7 @@ for ((i = 0; i < listing_entries; i++)); do : > "$work/listing/entry-$i"; done
 if [ -n "$dav_url" ]; then
     cp -r "$work/listing" "$dav_root/listing" && chown -R www-data:www-data "$dav_root/listing"
     cp -r "$work/listing" "$ftp_root/listing" && chown -R "$ftp_user" "$ftp_root/listing"
+    cp -r "$work/listing" "$sftp_root/listing" && chown -R gatewaysftp "$sftp_root/listing"
 fi
 # make_tree DIR FOLDERS FILES: DIR/dN/fM, small files of 0-6 bytes.
 make_tree() {
@@ -232,6 +253,36 @@ for ((round = 1; round <= rounds; round++)); do
         ftp_clean; measure "dav->ftp: gateway copy" "$gateway" copy --quiet dav:big.bin ftp:big.bin
         cmp -s "$work/big.bin" "$ftp_root/big.bin" || { echo "WebDAV -> FTP copy differs" >&2; exit 1; }
     fi
+    fi
+    if [[ " $sections " == *" sftp "* ]]; then
+    # SFTP (OpenSSH), directly and with 20 ms more per round trip: OpenSSH's sftp at 32 KiB x 64
+    # requests (its defaults, written out), rclone's sftp backend (its chunk size raised to what
+    # OpenSSH accepts, 255 KiB, and as it comes), gateway copy.
+    sftp_opts=(-q -o BatchMode=yes -o "UserKnownHostsFile=$work/known_hosts" -i "$sftp_key" -B 32768 -R 64)
+    for link in sftp slow; do
+        port=$([ "$link" = sftp ] && echo "$sftp_port" || echo "$slow_port")
+        label=$([ "$link" = sftp ] && echo "sftp" || echo "sftp+20ms")
+        rclone_remote=$([ "$link" = sftp ] && echo SFTP || echo SLOW)
+        sftp_clean() { find "$sftp_root" -mindepth 1 -maxdepth 1 ! -name listing -exec rm -rf {} +; mkdir -p "$sftp_root/up"; chown gatewaysftp "$sftp_root/up"; }
+        sftp_batch() { sftp "${sftp_opts[@]}" -P "$port" -b - "gatewaysftp@127.0.0.1" <<< "$1"; }
+        sftp_clean; measure "$label upload: sftp -B 32768 -R 64" sftp_batch "put $work/big.bin $sftp_root/big.bin"
+        sftp_clean; measure "$label upload: rclone copyto (chunk 255k)" rclone copyto --sftp-chunk-size 255k "$work/big.bin" "$rclone_remote:$sftp_root/big.bin"
+        sftp_clean; measure "$label upload: (default) rclone copyto" rclone copyto "$work/big.bin" "$rclone_remote:$sftp_root/big.bin"
+        sftp_clean; measure "$label upload: gateway copy" "$gateway" copy --quiet "$work/big.bin" "$link:big.bin"
+        cmp -s "$work/big.bin" "$sftp_root/big.bin" || { echo "SFTP upload differs" >&2; exit 1; }
+        clean; measure "$label download: sftp -B 32768 -R 64" sftp_batch "get $sftp_root/big.bin $work/out/big.bin"
+        clean; measure "$label download: rclone copyto (chunk 255k)" rclone copyto --sftp-chunk-size 255k "$rclone_remote:$sftp_root/big.bin" "$work/out/big.bin"
+        clean; measure "$label download: (default) rclone copyto" rclone copyto "$rclone_remote:$sftp_root/big.bin" "$work/out/big.bin"
+        clean; measure "$label download: gateway copy" "$gateway" copy --quiet "$link:big.bin" "$work/out/big.bin"
+        cmp -s "$work/big.bin" "$work/out/big.bin" || { echo "SFTP download differs" >&2; exit 1; }
+        sftp_clean; measure "$label small files: sftp put -r" sftp_batch "put -r $work/small $sftp_root/up/small"
+        sftp_clean; measure "$label small files: rclone copy" rclone copy "$work/small" "$rclone_remote:$sftp_root/up"
+        sftp_clean; measure "$label small files: gateway copy" "$gateway" copy --quiet "$work/small" "$link:up"
+        [ "$(ls "$sftp_root/up" | wc -l)" -eq "$small_files" ] || { echo "SFTP small-file upload incomplete" >&2; exit 1; }
+        measure "$label listing: sftp ls -l" sftp_batch "ls -l $sftp_root/listing"
+        measure "$label listing: rclone lsl" rclone lsl --max-depth 1 "$rclone_remote:$sftp_root/listing"
+        measure "$label listing: gateway ls -l" "$gateway" ls -l "$link:listing"
+    done
     fi
     if [[ " $sections " == *" monitor "* ]]; then
     # Change monitoring: one polling round of an unchanged tree (`watch --once` from a saved

@@ -19,6 +19,8 @@ extension SFTPProvider {
             ConfigKey("host_key_fingerprint", .string, summary: "SHA256:... (as ssh-keygen -lf prints it): trust this host key instead of known_hosts"),
             ConfigKey("ssh_command", .string,
                       summary: "use the system's OpenSSH client, e.g. \"ssh\" or \"ssh -F ~/.ssh/config -J jump\" (RSA keys, ssh-agent, ProxyJump); given -p, -l, -i and -s HOST sftp"),
+            ConfigKey("hash_command", .string, default: "auto",
+                      summary: "auto: hashes without a download by running md5sum, sha1sum or sha256sum on the server, where the account can (found out once); none: never run commands there"),
             ConfigKey("root", .string, summary: "the folder on the server that is the remote's root: absolute, or relative to the login folder (default: the login folder)"),
             ConfigKey("max_connections", .integer, default: "4", summary: "SSH sessions kept open at once (each carries many requests)"),
             ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect, authenticate and start SFTP"),
@@ -54,11 +56,12 @@ extension SFTPProvider {
                                      hostKeys: HostKeyPolicy(knownHostsFiles: [knownHosts ?? HostKeyPolicy.userKnownHosts],
                                                              fingerprint: remote.string("host_key_fingerprint")))
             }
-            let configuration = SFTPClientConfiguration(
+            var configuration = SFTPClientConfiguration(
                 remoteName: remote.name, host: remote.string("host") ?? "", port: remote.integer("port") ?? 22,
                 user: remote.string("user") ?? "", channel: channel, root: remote.string("root"),
                 maxConnections: remote.integer("max_connections") ?? 4,
                 connectTimeout: remote.duration("connect_timeout", default: 15), idleTimeout: remote.duration("idle_timeout", default: 60))
+            configuration.runsHashCommands = remote.string("hash_command") != "none"
             if let links = context.links {
                 return SFTPProviderWithLinks(
                     links: PublicLinks(configuration: links, remote: remote.name, stateDirectory: context.stateDirectory, environment: context.environment),
@@ -78,6 +81,9 @@ extension SFTPProvider {
         var problems = TrashSettings.problems(remote)
         problems += [remote.rangeProblem("max_connections", 1...64), remote.rangeProblem("port", 1...65535)].compactMap { $0 }
         problems += remote.secondsProblems(["connect_timeout", "idle_timeout"])
+        if let command = remote.string("hash_command"), !["auto", "none"].contains(command) {
+            problems.append(.init(key: "hash_command", message: "key \"hash_command\" must be auto or none\(Suggestion.didYouMean(command, in: ["auto", "none"]))"))
+        }
         if let fingerprint = remote.string("host_key_fingerprint"), !fingerprint.hasPrefix("SHA256:") {
             problems.append(.init(key: "host_key_fingerprint", message: "key \"host_key_fingerprint\" must be SHA256:... as ssh-keygen -lf prints it"))
         }

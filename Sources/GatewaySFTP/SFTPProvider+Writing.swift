@@ -15,11 +15,18 @@ extension SFTPProvider {
     }
 
     public func atomicWritePut(_ stream: ByteStream, to path: String, options: WriteOptions) async throws {
+        try await put(stream, to: path, at: 0, modificationDate: options.modificationDate)
+    }
+
+    /// Sends `stream` into the file at `path` from `offset` (created, and truncated when `offset` is
+    /// 0), sets its modification time on the open handle, and closes it.
+    func put(_ stream: ByteStream, to path: String, at offset: Int64, modificationDate: Date?) async throws {
         try await withSession { connection in
             let target = try await serverPath(path, on: connection)
             let handle: [UInt8]
+            let flags: SFTPOpenFlags = offset == 0 ? [.write, .create, .truncate] : [.write, .create]
             do {
-                handle = try await connection.expectHandle(.open(path: target, flags: [.write, .create, .truncate],
+                handle = try await connection.expectHandle(.open(path: target, flags: flags,
                                                                  attributes: SFTPAttributes(permissions: 0o644)), "OPEN", path: path)
             } catch let error as SFTPStatusError where error.failureKind == .notFound {
                 throw CocoaError.posix(ENOENT, path: RemotePath.parent(of: path), remote: name)
@@ -27,8 +34,8 @@ extension SFTPProvider {
                 throw await refine(error, path: path, expecting: .file)
             }
             do {
-                try await sendAll(stream, to: handle, path: path, on: connection)
-                if let date = options.modificationDate {
+                try await sendAll(stream, to: handle, from: UInt64(offset), path: path, on: connection)
+                if let date = modificationDate {
                     let seconds = UInt32(clamping: Int64(date.timeIntervalSince1970.rounded(.down)))
                     try await connection.expectOK(.fsetstat(handle: handle, attributes: SFTPAttributes(accessTime: seconds, modificationTime: seconds)),
                                                   "FSETSTAT", path: path)
@@ -76,14 +83,14 @@ extension SFTPProvider {
         }
     }
 
-    /// Sends the stream's bytes as `WRITE` requests at increasing offsets, up to
+    /// Sends the stream's bytes as `WRITE` requests at increasing offsets from `start`, up to
     /// `requestsInFlight` of them unanswered at once.
-    private func sendAll(_ stream: ByteStream, to handle: [UInt8], path: String, on connection: SFTPConnection) async throws {
+    private func sendAll(_ stream: ByteStream, to handle: [UInt8], from start: UInt64, path: String, on connection: SFTPConnection) async throws {
         var pending: [ReplySlot<SFTPResponse>] = []
         pending.reserveCapacity(configuration.requestsInFlight)
         var head = 0
-        var offset: UInt64 = 0
-        let block = configuration.blockSize
+        var offset = start
+        let block = connection.blockSize(writing: true, fallback: configuration.blockSize)
         func settle(_ reply: ReplySlot<SFTPResponse>) async throws {
             let answer = try await reply.value
             guard case .status(_, let code, let message) = answer else { throw connection.unexpected(answer, "WRITE") }

@@ -33,6 +33,15 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     private let resolvedRoot = Mutex<String?>(nil)
     /// What the first session learned of the server: its extensions.
     private let knownExtensions = Mutex<Set<String>?>(nil)
+    /// The hash commands the first session found working (see `+Hashing`).
+    private let knownHashes = Mutex<Set<HashAlgorithm>>([])
+    /// Whether the server writes into an existing file at an offset (found out by the first
+    /// resumable upload that needs it; `nil` until then).
+    private let offsetWrites = Mutex<Bool?>(nil)
+    var writesAtOffsets: Bool? { offsetWrites.withLock { $0 } }
+    func rememberWritesAtOffsets(_ value: Bool) { offsetWrites.withLock { $0 = value } }
+    /// The algorithms ``hash(of:algorithm:)`` can compute on the server.
+    var hashAlgorithms: Set<HashAlgorithm> { knownHashes.withLock { $0 } }
 
     /// Creates a provider. Nothing is sent until the first operation.
     public init(configuration: SFTPClientConfiguration, trash: TrashSettings = TrashSettings(),
@@ -54,6 +63,8 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     }
 
     /// What SFTP offers: modification times to the second, ranged reads, writes that check the
+    /// version they replace (looked up first, as FTP does), hashes where the account can run
+    /// `md5sum`/`sha1sum`/`sha256sum`; the rest of this list:
     /// version they replace (looked up first, as FTP does); server-side copies only where the
     /// server has `copy-data`, quota where it has `statvfs@openssh.com`. Those two are declared
     /// once a first session has read the server's extensions.
@@ -63,7 +74,7 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
             if known.contains("copy-data") { features.insert(.serverSideCopy) }
             if known.contains("statvfs@openssh.com") { features.insert(.quota) }
         }
-        return ProviderCapabilities(features: features, hashAlgorithms: [], modificationTimePrecision: .seconds(1))
+        return ProviderCapabilities(features: features, hashAlgorithms: hashAlgorithms, modificationTimePrecision: .seconds(1))
     }
 
     public func url(of path: String) throws -> URL {
@@ -96,7 +107,9 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     func withSession<T: Sendable>(_ body: (SFTPConnection) async throws -> T) async throws -> T {
         let connection = try await pool.acquire()
         if knownExtensions.withLock({ $0 == nil }) {
+            let hashes = await probeHashCommands(on: connection)
             let names = Set(connection.extensions.keys)
+            knownHashes.withLock { $0 = hashes }
             knownExtensions.withLock { $0 = names }
         }
         do {

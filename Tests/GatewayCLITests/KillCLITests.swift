@@ -67,6 +67,14 @@ struct KillCLITests {
         Target(name: "pyftpdlib", config: remote(type: "ftp", urlVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_URL",
                                                  userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER", passwordVariable: "GATEWAY_TEST_FTP_PASSWORD"),
                showsTemporary: false),
+        // SFTP writes the temporary from its OPEN on, so it is seen while the upload runs.
+        Target(name: "openssh-sftp", config: { environment in
+            guard let port = environment["GATEWAY_TEST_SFTP_OPENSSH_PORT"], let root = environment["GATEWAY_TEST_SFTP_OPENSSH_ROOT"],
+                  let knownHosts = environment["GATEWAY_TEST_SFTP_OPENSSH_KNOWN_HOSTS"], let password = environment["GATEWAY_TEST_SFTP_PASSWORD"] else {
+                throw CLITestSetupError("GATEWAY_TEST_SFTP_OPENSSH_* not set: run ./scripts/test.sh (it starts the servers)")
+            }
+            return #"{"type": "sftp", "host": "127.0.0.1", "port": \#(port), "user": "gatewaysftp", "password": "\#(password)", "known_hosts": "\#(knownHosts)", "root": "\#(root)""#
+        }, showsTemporary: true),
     ]
 
     /// An ordinary temporary's name, with its owner: `.gateway-HOST-PID-`.

@@ -99,7 +99,7 @@ struct LibraryNameTests {
         let engine: StorageGateway.CopyEngine = StorageGateway.CopyEngine()
         #expect(engine.options.transfers == 4)
         let registry: StorageGateway.ProviderRegistry = StorageGateway.Gateway.makeRegistry()
-        #expect(registry.allDescriptors.map(\.type).sorted() == ["ftp", "local", "webdav"])
+        #expect(registry.allDescriptors.map(\.type).sorted() == ["ftp", "local", "sftp", "webdav"])
     }
 }
 

@@ -143,4 +143,29 @@ struct SFTPSessionTests {
         #expect(try await asyncssh.contents(path: name) == Data("second".utf8))
         try await asyncssh.removeItem(path: name, recursive: false)
     }
+
+    @Test("commands beside the session: OpenSSH runs them; AsyncSSH refuses at once; hashes are claimed only where they work")
+    func commands() async throws {
+        let openssh = SFTPProvider(configuration: try TestServers.sftp(.openssh, remoteName: "openssh"))
+        defer { Task { await openssh.shutdown() } }
+        let answer = try await openssh.withSession { try await $0.run("sha256sum /dev/null") }
+        #expect(answer?.status == 0)
+        #expect(answer.map { String(decoding: $0.output, as: UTF8.self) }?.hasPrefix(SFTPProvider.emptyDigests[.sha256]!) == true)
+        #expect(openssh.capabilities.hashAlgorithms == Set(HashAlgorithm.allCases))
+        let name = "/hash-\(UUID().uuidString.prefix(8)) it's.bin"
+        let data = Data("hash me\n".utf8)
+        try await openssh.writeContents(path: name, data: data)
+        for algorithm in HashAlgorithm.allCases {
+            #expect(try await openssh.hash(of: name, algorithm: algorithm) == ContentHasher.hash(data, algorithm))
+        }
+        try await openssh.removeItem(path: name, recursive: false)
+
+        let asyncssh = SFTPProvider(configuration: try TestServers.sftp(.asyncssh, remoteName: "asyncssh"))
+        defer { Task { await asyncssh.shutdown() } }
+        let clock = ContinuousClock()
+        let start = clock.now
+        _ = try await asyncssh.attributesOfItem(path: "/")
+        #expect(clock.now - start < .seconds(5), "a refused exec must not wait for the time-out")
+        #expect(asyncssh.capabilities.hashAlgorithms.isEmpty)
+    }
 }

@@ -58,6 +58,12 @@ struct CapabilityBehaviourTests {
         }
     }
 
+    /// Servers on which an interrupted resumable write starts over instead of continuing:
+    /// `rclone serve sftp` at its defaults cannot write into an existing file at an offset ("Illegal
+    /// seek"); the SFTP provider finds that out and reports nothing kept, so the next attempt
+    /// rewrites the whole file rather than failing.
+    static let startsOver: Set<String> = ["sftp-rclone"]
+
     @Test("resumable writes: an interrupted write continues from the bytes kept, and only the whole file appears", arguments: ProviderFixture.all)
     func resumableWrite(fixture: ProviderFixture) async throws {
         try await fixture.run { s in
@@ -75,7 +81,8 @@ struct CapabilityBehaviourTests {
             let broken = ByteStream(expectedLength: Int64(data.count)) {
                 let position = sent.value
                 if position >= Int(half) {
-                    let deadline = ContinuousClock.now + .seconds(30)
+                    // (Where nothing is ever kept, there is nothing to wait for.)
+                    let deadline = ContinuousClock.now + .seconds(Self.startsOver.contains(fixture.name) ? 0 : 30)
                     while (try? await resumable.resumableWriteLength(path: path, key: key)) ?? 0 == 0, ContinuousClock.now < deadline {
                         try await Task.sleep(for: .milliseconds(5))
                     }
@@ -94,7 +101,11 @@ struct CapabilityBehaviourTests {
             }
             #expect(try await s.provider.itemIfPresent(path: s.path("r.bin")) == nil, "nothing under the name before the whole file")
             let kept = try await resumable.resumableWriteLength(path: s.path("r.bin"), key: key)
-            #expect(kept > 0 && kept <= half, "kept \(kept) of \(half) bytes")
+            if Self.startsOver.contains(fixture.name) {
+                #expect(kept == 0, "\(fixture.name) writes into files at offsets after all: kept \(kept)")
+            } else {
+                #expect(kept > 0 && kept <= half, "kept \(kept) of \(half) bytes")
+            }
             let rest = ByteStream(data: data.suffix(from: Int(kept)))
             let written = try await resumable.resumableWrite(path: s.path("r.bin"), key: key, offset: kept, from: rest,
                                                              options: WriteOptions(expectedSize: Int64(data.count)))

@@ -1,13 +1,21 @@
 // libFuzzer harness for config loading: `GatewayConfiguration.parse(data:source:registry:environment:)`
-// with the built-in backends registered (`Gateway.makeRegistry()` from StorageGateway).
+// with the built-in backends registered but SFTP (whose SwiftNIO would double the sanitized build;
+// its keys' validation is in ConfigTests): the same descriptors `Gateway.makeRegistry()` registers.
 //
 // Input format: config JSON, optionally followed by a NUL byte and environment lines `KEY=VALUE`
 // (so the `GATEWAY_REMOTE_<NAME>_<KEY>` overrides are fuzzed too). A `ConfigError` is an expected
 // outcome; a crash, a trap or a hang is not. Every error must describe itself.
 import Foundation
-import StorageGateway
+import GatewayCore
+import GatewayFTP
+import GatewayLocal
+import GatewayWebDAV
 
-private let registry = Gateway.makeRegistry()
+private let registry: ProviderRegistry = {
+    let registry = ProviderRegistry()
+    for descriptor in [LocalFileProvider.descriptor, WebDAVProvider.descriptor, FTPProvider.descriptor] { try? registry.register(descriptor) }
+    return registry
+}()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfig(_ start: UnsafeRawPointer, _ count: Int) -> CInt {

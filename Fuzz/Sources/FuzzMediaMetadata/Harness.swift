@@ -8,7 +8,8 @@
 // The first byte picks the reader, the second the file name's extension (which picks the
 // reader inside MediaReader); the rest is the file.
 import Foundation
-import StorageGateway
+import GatewayCore
+import GatewayMedia
 
 private let audioNames = ["a.mp3", "a.flac", "a.ogg", "a.m4a", "a.opus", "a.wav", "a.aiff", "a.ape"]
 private let imageNames = ["a.jpg", "a.png", "a.webp", "a.gif", "a.tiff", "a.heic", "a.svg"]

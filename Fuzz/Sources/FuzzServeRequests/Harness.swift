@@ -16,7 +16,8 @@ import Foundation
 import FoundationXML
 #endif
 @testable import GatewayServeRequests
-import StorageGateway
+import GatewayCore
+import GatewayState
 
 private let linkSecret = Array("fuzz link secret 0123456789".utf8)
 

@@ -5,7 +5,7 @@
 // (`FileProviderError.malformedResponse`); a crash, a trap or a hang is not. What parses must
 // encode and parse again to the same path (the round trip the gateway relies on when it restores).
 import Foundation
-import StorageGateway
+import GatewayCore
 
 private let utc = TimeZone(secondsFromGMT: 0)!
 

@@ -26,11 +26,14 @@ public struct SFTPClientConfiguration: Sendable {
     public var connectTimeout: Duration
     /// Time a request may wait for its reply before the connection is given up.
     public var idleTimeout: Duration
-    /// Bytes per read or write request (OpenSSH's sftp uses 32 KiB; raised to the server's
-    /// `limits@openssh.com` answer where it offers more, up to 255 KiB).
+    /// Bytes per read or write request where the server does not say (OpenSSH's sftp uses 32 KiB);
+    /// a server that answers `limits@openssh.com` gets its own limit, up to 255 KiB.
     public var blockSize: Int
     /// Requests in flight per transfer.
     public var requestsInFlight: Int
+    /// Whether hashes may be computed on the server by running `md5sum`, `sha1sum` or `sha256sum`
+    /// (the `hash_command` key: `auto`, or `none` for accounts where commands must not run).
+    public var runsHashCommands: Bool = true
 
     public init(remoteName: String, host: String, port: Int = 22, user: String, channel: Channel, root: String? = nil,
                 maxConnections: Int = 4, connectTimeout: Duration = .seconds(15), idleTimeout: Duration = .seconds(60),

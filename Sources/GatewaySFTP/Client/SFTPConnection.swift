@@ -21,6 +21,8 @@ public final class SFTPConnection: Sendable {
         var failure: (any Error)?
         var lastActivity = ContinuousClock.now
         var extensions: [String: [UInt8]] = [:]
+        var readLimit = 0
+        var writeLimit = 0
     }
     private let state = Mutex(State())
     private let versionReply = ReplySlot<(UInt32, [SFTPExtension])>()
@@ -40,6 +42,7 @@ public final class SFTPConnection: Sendable {
             connection.state.withLock { state in
                 for item in extensions { state.extensions[item.name] = item.data }
             }
+            if connection.supports("limits@openssh.com") { try await connection.readLimits() }
             return connection
         } catch {
             await connection.close()
@@ -50,6 +53,29 @@ public final class SFTPConnection: Sendable {
     private init(transport: any SFTPTransport, idleTimeout: Duration) {
         self.transport = transport
         self.idleTimeout = idleTimeout
+    }
+
+    /// The largest `READ` and `WRITE` the server takes, from `limits@openssh.com` (0: not said).
+    public var limits: (read: Int, write: Int) { state.withLock { ($0.readLimit, $0.writeLimit) } }
+
+    /// The block size for reads (`write` false) or writes: the server's limit where it gives one
+    /// (OpenSSH: 255 KiB, as its own `sftp` then uses), at most 255 KiB, else `fallback`.
+    public func blockSize(writing: Bool, fallback: Int) -> Int {
+        let limit = writing ? limits.write : limits.read
+        return limit >= 4096 ? min(limit, 255 << 10) : fallback
+    }
+
+    /// Asks `limits@openssh.com` for the server's packet and read/write sizes.
+    private func readLimits() async throws {
+        let reply = try await request(.extended(name: "limits@openssh.com", data: []))
+        guard case .extendedReply(_, let data) = reply else { return }
+        var reader = SFTPReader(data)
+        _ = try reader.readUInt64()
+        let read = try reader.readUInt64(), write = try reader.readUInt64()
+        state.withLock { state in
+            state.readLimit = Int(clamping: read)
+            state.writeLimit = Int(clamping: write)
+        }
     }
 
     /// Whether the server announced an extension (`posix-rename@openssh.com`, `statvfs@openssh.com`...).
@@ -82,6 +108,11 @@ public final class SFTPConnection: Sendable {
     /// Sends a request and waits for its reply.
     public func request(_ request: SFTPRequest) async throws -> SFTPResponse {
         try await send(request).value
+    }
+
+    /// Runs a command on the server beside the session (see ``SFTPTransport/run(_:limit:)``).
+    public func run(_ command: String, limit: Int = 4096) async throws -> (status: Int, output: [UInt8])? {
+        try await transport.run(command, limit: limit)
     }
 
     /// Closes the session and its transport; pending requests fail.
@@ -164,17 +195,33 @@ public final class SFTPConnection: Sendable {
 
 /// Runs `body`, failing with ``SFTPClientError/timedOut(what:seconds:)`` when it takes longer than
 /// `timeout`. `onTimeout` runs first then: it must make `body` end (close the channel it waits
-/// on), since a task group returns only once every child has.
+/// on), since a task group returns only once every child has. Whatever `body` throws after the
+/// deadline passed (the closed channel's end of file), the time-out is what is reported.
 func withDeadline<T: Sendable>(_ timeout: Duration, what: String, onTimeout: @escaping @Sendable () async -> Void,
                                _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            await onTimeout()
-            throw SFTPClientError.timedOut(what: what, seconds: Double(timeout.components.seconds))
+    let expired = DeadlineFlag()
+    let timedOut = SFTPClientError.timedOut(what: what, seconds: Double(timeout.components.seconds))
+    do {
+        return try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                expired.set()
+                await onTimeout()
+                throw timedOut
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
         }
-        defer { group.cancelAll() }
-        return try await group.next()!
+    } catch {
+        if expired.isSet { throw timedOut }
+        throw error
     }
+}
+
+/// Set once a deadline passed.
+final class DeadlineFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

@@ -108,6 +108,34 @@ final class NIOSSHTransport: SFTPTransport {
         try? await connection.close()
     }
 
+    /// An `exec` channel beside the SFTP one, on the same connection.
+    func run(_ command: String, limit: Int) async throws -> (status: Int, output: [UInt8])? {
+        let result = ReplySlot<(status: Int, output: [UInt8])>()
+        let connection = self.connection
+        let channel = try await connection.eventLoop.flatSubmit {
+            let promise = connection.eventLoop.makePromise(of: (any Channel).self)
+            do {
+                let ssh = try connection.pipeline.syncOperations.handler(type: NIOSSHHandler.self)
+                ssh.createChannel(promise, channelType: .session) { child, _ in
+                    child.eventLoop.makeCompletedFuture {
+                        try child.pipeline.syncOperations.addHandler(CommandHandler(command: command, limit: limit, result: result))
+                    }
+                }
+            } catch {
+                promise.fail(error)
+            }
+            return promise.futureResult
+        }.get()
+        // A command that never ends (or a server that never closes the channel) must not hold
+        // the caller: closed after the time-out, which then fails the call.
+        return try await withDeadline(commandTimeout, what: "a command on the server", onTimeout: { try? await channel.close() }) {
+            try await result.value
+        }
+    }
+
+    /// How long a command over `exec` may run.
+    var commandTimeout: Duration { .seconds(15) }
+
     static func describe(_ error: any Error) -> String {
         if let ssh = error as? NIOSSHError { return "SSH: \(ssh.type)" }
         if let io = error as? IOError { return io.description }
@@ -259,5 +287,67 @@ final class SFTPChannelHandler: ChannelDuplexHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let buffer = unwrapOutboundIn(data)
         context.write(wrapOutboundOut(SSHChannelData(type: .channel, data: .byteBuffer(buffer))), promise: promise)
+    }
+}
+
+/// A session channel that runs one command (`exec`) and collects its exit status and output.
+final class CommandHandler: ChannelInboundHandler {
+    typealias InboundIn = SSHChannelData
+
+    private let command: String
+    private let limit: Int
+    private let result: ReplySlot<(status: Int, output: [UInt8])>
+    private var output: [UInt8] = []
+    private var status: Int?
+
+    init(command: String, limit: Int, result: ReplySlot<(status: Int, output: [UInt8])>) {
+        self.command = command
+        self.limit = limit
+        self.result = result
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        _ = context.channel.setOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        // With a reply asked for: a server that refuses commands (AsyncSSH with only SFTP) says so
+        // at once rather than keeping the channel open.
+        context.triggerUserOutboundEvent(SSHChannelRequestEvent.ExecRequest(command: command, wantReply: true), promise: nil)
+        // Nothing on its standard input: a command that reads it (an `md5sum` a server took
+        // without its file) sees the end at once instead of waiting.
+        context.close(mode: .output, promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let message = unwrapInboundIn(data)
+        guard case .channel = message.type, case .byteBuffer(var buffer) = message.data else { return }
+        let room = max(0, limit - output.count)
+        if let bytes = buffer.readBytes(length: min(room, buffer.readableBytes)) { output += bytes }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let exit as SSHChannelRequestEvent.ExitStatus:
+            status = exit.exitStatus
+        case is ChannelFailureEvent:
+            result.fill(.failure(SFTPClientError.subsystemRefused(host: "the server (exec)")))
+            context.close(promise: nil)
+        case ChannelEvent.inputClosed:
+            context.close(promise: nil)
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        result.fill(.success((status ?? -1, output)))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        result.fill(.failure(SFTPClientError.connectionClosed(reason: NIOSSHTransport.describe(error))))
+        context.close(promise: nil)
     }
 }

@@ -9,4 +9,12 @@ public protocol SFTPTransport: Sendable {
     var inbound: AsyncThrowingStream<[UInt8], any Error> { get }
     /// Closes the channel (and the SSH connection or process under it). Safe to call twice.
     func close() async
+    /// Runs `command` on the server in a channel of its own (an SSH `exec` request) and returns its
+    /// exit status and at most `limit` bytes of its standard output; `nil` when this channel cannot
+    /// run commands.
+    func run(_ command: String, limit: Int) async throws -> (status: Int, output: [UInt8])?
+}
+
+extension SFTPTransport {
+    public func run(_ command: String, limit: Int) async throws -> (status: Int, output: [UInt8])? { nil }
 }
