@@ -264,22 +264,27 @@ for ((round = 1; round <= rounds; round++)); do
         label=$([ "$link" = sftp ] && echo "sftp" || echo "sftp+20ms")
         rclone_remote=$([ "$link" = sftp ] && echo SFTP || echo SLOW)
         sftp_clean() { find "$sftp_root" -mindepth 1 -maxdepth 1 ! -name listing -exec rm -rf {} +; mkdir -p "$sftp_root/up"; chown gatewaysftp "$sftp_root/up"; }
-        sftp_batch() { sftp "${sftp_opts[@]}" -P "$port" -b - "gatewaysftp@127.0.0.1" <<< "$1"; }
-        sftp_clean; measure "$label upload: sftp -B 32768 -R 64" sftp_batch "put $work/big.bin $sftp_root/big.bin"
+        # sftp_batch COMMAND: the batch file for OpenSSH's sftp (time runs programs, not shell functions).
+        sftp_batch() { printf '%s\n' "$1" > "$work/sftp.batch"; }
+        sftp_batch "put $work/big.bin $sftp_root/big.bin"
+        sftp_clean; measure "$label upload: sftp -B 32768 -R 64" sftp "${sftp_opts[@]}" -P "$port" -b "$work/sftp.batch" gatewaysftp@127.0.0.1
         sftp_clean; measure "$label upload: rclone copyto (chunk 255k)" rclone copyto --sftp-chunk-size 255k "$work/big.bin" "$rclone_remote:$sftp_root/big.bin"
         sftp_clean; measure "$label upload: (default) rclone copyto" rclone copyto "$work/big.bin" "$rclone_remote:$sftp_root/big.bin"
         sftp_clean; measure "$label upload: gateway copy" "$gateway" copy --quiet "$work/big.bin" "$link:big.bin"
         cmp -s "$work/big.bin" "$sftp_root/big.bin" || { echo "SFTP upload differs" >&2; exit 1; }
-        clean; measure "$label download: sftp -B 32768 -R 64" sftp_batch "get $sftp_root/big.bin $work/out/big.bin"
+        sftp_batch "get $sftp_root/big.bin $work/out/big.bin"
+        clean; measure "$label download: sftp -B 32768 -R 64" sftp "${sftp_opts[@]}" -P "$port" -b "$work/sftp.batch" gatewaysftp@127.0.0.1
         clean; measure "$label download: rclone copyto (chunk 255k)" rclone copyto --sftp-chunk-size 255k "$rclone_remote:$sftp_root/big.bin" "$work/out/big.bin"
         clean; measure "$label download: (default) rclone copyto" rclone copyto "$rclone_remote:$sftp_root/big.bin" "$work/out/big.bin"
         clean; measure "$label download: gateway copy" "$gateway" copy --quiet "$link:big.bin" "$work/out/big.bin"
         cmp -s "$work/big.bin" "$work/out/big.bin" || { echo "SFTP download differs" >&2; exit 1; }
-        sftp_clean; measure "$label small files: sftp put -r" sftp_batch "put -r $work/small $sftp_root/up/small"
+        sftp_batch "put -r $work/small $sftp_root/up/small"
+        sftp_clean; measure "$label small files: sftp put -r" sftp "${sftp_opts[@]}" -P "$port" -b "$work/sftp.batch" gatewaysftp@127.0.0.1
         sftp_clean; measure "$label small files: rclone copy" rclone copy "$work/small" "$rclone_remote:$sftp_root/up"
         sftp_clean; measure "$label small files: gateway copy" "$gateway" copy --quiet "$work/small" "$link:up"
         [ "$(ls "$sftp_root/up" | wc -l)" -eq "$small_files" ] || { echo "SFTP small-file upload incomplete" >&2; exit 1; }
-        measure "$label listing: sftp ls -l" sftp_batch "ls -l $sftp_root/listing"
+        sftp_batch "ls -l $sftp_root/listing"
+        measure "$label listing: sftp ls -l" sftp "${sftp_opts[@]}" -P "$port" -b "$work/sftp.batch" gatewaysftp@127.0.0.1
         measure "$label listing: rclone lsl" rclone lsl --max-depth 1 "$rclone_remote:$sftp_root/listing"
         measure "$label listing: gateway ls -l" "$gateway" ls -l "$link:listing"
     done

@@ -77,26 +77,9 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
         return ProviderCapabilities(features: features, hashAlgorithms: hashAlgorithms, modificationTimePrecision: .seconds(1))
     }
 
-    public func url(of path: String) throws -> URL {
-        let remote = try RemotePath.normalize(path)
-        var base = baseURL.absoluteString
-        while base.hasSuffix("/") { base.removeLast() }
-        let encoded = remote.split(separator: "/").map {
-            $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/;?#%"))) ?? String($0)
-        }
-        guard let url = URL(string: base + "/" + encoded.joined(separator: "/")) else {
-            throw FileProviderError.invalidPath(path: remote, reason: "cannot be written as a URL")
-        }
-        return url
-    }
+    public func url(of path: String) throws -> URL { try RemotePath.url(of: path, below: baseURL) }
 
-    public func relativePathOf(url: URL) throws -> String {
-        let base = baseURL.absoluteString.hasSuffix("/") ? baseURL.absoluteString : baseURL.absoluteString + "/"
-        let text = url.absoluteString
-        guard text.hasPrefix(base) || text + "/" == base else { throw FileProviderError.pathEscapesRoot(path: url.path) }
-        let rest = String(text.dropFirst(min(base.count, text.count)))
-        return try RemotePath.normalize("/" + (rest.removingPercentEncoding ?? rest))
-    }
+    public func relativePathOf(url: URL) throws -> String { try RemotePath.path(of: url, below: baseURL) }
 
     /// Closes the remote's SSH sessions.
     public func shutdown() async { await pool.closeAll() }

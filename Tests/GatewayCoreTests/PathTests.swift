@@ -1,3 +1,4 @@
+import Foundation
 import GatewayCore
 import Testing
 
@@ -57,5 +58,17 @@ struct PathTests {
         #expect(RemoteLocation.isValidRemoteName("my-remote_2.x"))
         #expect(!RemoteLocation.isValidRemoteName("a/b"))
         #expect(!RemoteLocation.isValidRemoteName(""))
+    }
+
+    @Test("URLs below a server's base (FTP, SFTP): each component encoded, and read back; outside the base refused",
+          arguments: ["/", "/a b/c", "/#hash/100%/what?.txt", "/semi;colon&amp/naïve café", "/x:y/🚀"])
+    func urlsBelowBase(path: String) throws {
+        for base in ["sftp://alice@host:2222/srv/data", "ftp://host/pub/"] {
+            let url = try RemotePath.url(of: path, below: URL(string: base)!)
+            #expect(url.absoluteString.hasPrefix(base.hasSuffix("/") ? String(base.dropLast()) : base))
+            #expect(!url.absoluteString.dropFirst(base.count).contains("?") && !url.absoluteString.dropFirst(base.count).contains("#"))
+            #expect(try RemotePath.path(of: url, below: URL(string: base)!) == path)
+        }
+        #expect(throws: FileProviderError.self) { try RemotePath.path(of: URL(string: "sftp://alice@host:2222/srv/other/x")!, below: URL(string: "sftp://alice@host:2222/srv/data")!) }
     }
 }

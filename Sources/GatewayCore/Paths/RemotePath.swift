@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Path handling shared by every provider: remote paths are `/`-separated, rooted at the remote's
 /// root (`/`), and never step above it.
@@ -124,6 +124,31 @@ public enum RemotePath {
     public static func resumablePrefix(for name: String) -> String? {
         let probe = resumableName(for: name, key: "")
         return probe.hasSuffix(".partial") ? String(probe.dropLast(".partial".count)) : nil
+    }
+
+    /// The URL of a normalized remote path below a server URL whose path is the remote's root
+    /// (`ftp://host/base/` + `/a b` → `ftp://host/base/a%20b`), each component percent-encoded.
+    public static func url(of path: String, below base: URL) throws -> URL {
+        let remote = try normalize(path)
+        var text = base.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        let encoded = remote.split(separator: "/").map {
+            $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/;?#%"))) ?? String($0)
+        }
+        guard let url = URL(string: text + "/" + encoded.joined(separator: "/")) else {
+            throw FileProviderError.invalidPath(path: remote, reason: "cannot be written as a URL")
+        }
+        return url
+    }
+
+    /// The remote path of a URL below `base` (the inverse of ``url(of:below:)``); a URL outside it
+    /// throws ``FileProviderError/pathEscapesRoot(path:)``.
+    public static func path(of url: URL, below base: URL) throws -> String {
+        let prefix = base.absoluteString.hasSuffix("/") ? base.absoluteString : base.absoluteString + "/"
+        let text = url.absoluteString
+        guard text.hasPrefix(prefix) || text + "/" == prefix else { throw FileProviderError.pathEscapesRoot(path: url.path) }
+        let rest = String(text.dropFirst(min(prefix.count, text.count)))
+        return try normalize("/" + (rest.removingPercentEncoding ?? rest))
     }
 
     /// A path that is safe to show in messages: control characters are escaped so a hostile name

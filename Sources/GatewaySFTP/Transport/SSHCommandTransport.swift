@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import Glibc
 import Synchronization
 
@@ -88,19 +89,7 @@ final class SSHCommandTransport: SFTPTransport {
                     continuation.resume(throwing: SFTPClientError.connectionClosed(reason: "ssh_command was closed"))
                     return
                 }
-                let failed = packet.withUnsafeBytes { buffer -> Bool in
-                    var offset = 0
-                    while offset < buffer.count {
-                        let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                        if written < 0 {
-                            if errno == EINTR { continue }
-                            return true
-                        }
-                        offset += written
-                    }
-                    return false
-                }
-                if failed {
+                if packet.withUnsafeBytes({ FileDescriptorIO.writeAll(fd, $0) }) != 0 {
                     continuation.resume(throwing: SFTPClientError.sshCommandFailed(status: "stopped reading", stderr: tail.text))
                 } else {
                     continuation.resume()
