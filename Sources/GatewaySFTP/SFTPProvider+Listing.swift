@@ -38,9 +38,8 @@ extension SFTPProvider {
             guard connection.supports("statvfs@openssh.com") else {
                 throw FileProviderError.unavailable(reason: "this SFTP server does not report space (no statvfs@openssh.com)", path: remote)
             }
-            var writer = SFTPWriter(type: 0)
-            writer.write(string: try await serverPath(remote, on: connection))
-            let data = try await connection.expectExtendedReply(.extended(name: "statvfs@openssh.com", data: Array(writer.finish().dropFirst(5))),
+            let folder = try await serverPath(remote, on: connection)
+            let data = try await connection.expectExtendedReply(.extended(name: "statvfs@openssh.com", data: SFTPWriter.fields { $0.write(string: folder) }),
                                                                 "STATVFS", path: remote)
             var reader = SFTPReader(data)
             // f_bsize, f_frsize, f_blocks, f_bfree, f_bavail, f_files, f_ffree, f_favail, f_fsid, f_flag, f_namemax.

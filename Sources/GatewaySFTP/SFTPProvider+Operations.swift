@@ -96,16 +96,16 @@ extension SFTPProvider {
             let output = try await connection.expectHandle(.open(path: to, flags: [.write, .create, .truncate], attributes: SFTPAttributes(permissions: 0o644)),
                                                            "OPEN", path: target)
             do {
-                var writer = SFTPWriter(type: 0)
-                writer.write(string: input)
-                writer.write(UInt64(0))
-                writer.write(UInt64(0))  // 0: to the end of the file
-                writer.write(string: output)
-                writer.write(UInt64(0))
-                try await connection.expectOK(.extended(name: "copy-data", data: Array(writer.finish().dropFirst(5))), "COPY", path: target)
+                let fields = SFTPWriter.fields { writer in
+                    writer.write(string: input)
+                    writer.write(UInt64(0))
+                    writer.write(UInt64(0))  // 0: to the end of the file
+                    writer.write(string: output)
+                    writer.write(UInt64(0))
+                }
+                try await connection.expectOK(.extended(name: "copy-data", data: fields), "COPY", path: target)
                 if let date = item.modificationDate {
-                    let seconds = UInt32(clamping: Int64(date.timeIntervalSince1970.rounded(.down)))
-                    try await connection.expectOK(.fsetstat(handle: output, attributes: SFTPAttributes(accessTime: seconds, modificationTime: seconds)),
+                    try await connection.expectOK(.fsetstat(handle: output, attributes: .times(secondsSince1970: date.timeIntervalSince1970)),
                                                   "FSETSTAT", path: target)
                 }
                 try await connection.closeHandle(output, path: target)
@@ -158,11 +158,10 @@ extension SFTPProvider {
     /// `SETSTAT` with the access and modification times (seconds: SFTP v3 has no finer times).
     public func setModificationDate(_ date: Date, path: String) async throws {
         let remote = try RemotePath.normalize(path)
-        let seconds = UInt32(clamping: Int64(date.timeIntervalSince1970.rounded(.down)))
         do {
             try await withSession { connection in
                 try await connection.expectOK(.setstat(path: try await serverPath(remote, on: connection),
-                                                       attributes: SFTPAttributes(accessTime: seconds, modificationTime: seconds)),
+                                                       attributes: .times(secondsSince1970: date.timeIntervalSince1970)),
                                               "SETSTAT", path: remote)
             }
         } catch let error as SFTPStatusError where error.failureKind == .notFound {

@@ -36,8 +36,7 @@ extension SFTPProvider {
             do {
                 try await sendAll(stream, to: handle, from: UInt64(offset), path: path, on: connection)
                 if let date = modificationDate {
-                    let seconds = UInt32(clamping: Int64(date.timeIntervalSince1970.rounded(.down)))
-                    try await connection.expectOK(.fsetstat(handle: handle, attributes: SFTPAttributes(accessTime: seconds, modificationTime: seconds)),
+                    try await connection.expectOK(.fsetstat(handle: handle, attributes: .times(secondsSince1970: date.timeIntervalSince1970)),
                                                   "FSETSTAT", path: path)
                 }
             } catch {
@@ -65,11 +64,11 @@ extension SFTPProvider {
     func rename(_ from: String, to: String, replacing: Bool, on connection: SFTPConnection) async throws {
         let source = try await serverPath(from, on: connection), target = try await serverPath(to, on: connection)
         if replacing, connection.supports("posix-rename@openssh.com") {
-            var writer = SFTPWriter(type: 0)
-            writer.write(string: source)
-            writer.write(string: target)
-            try await connection.expectOK(.extended(name: "posix-rename@openssh.com", data: Array(writer.finish().dropFirst(5))),
-                                          "RENAME", path: to)
+            let fields = SFTPWriter.fields { writer in
+                writer.write(string: source)
+                writer.write(string: target)
+            }
+            try await connection.expectOK(.extended(name: "posix-rename@openssh.com", data: fields), "RENAME", path: to)
             return
         }
         if replacing, let existing = try await itemIfPresent(path: to), !existing.isDirectory {

@@ -45,6 +45,13 @@ public struct SFTPAttributes: Sendable, Equatable {
             && a.extended.map(\.type) == b.extended.map(\.type) && a.extended.map(\.data) == b.extended.map(\.data)
     }
 
+    /// Access and modification time both set to `secondsSince1970` (SFTP v3 keeps whole seconds,
+    /// unsigned 32-bit: earlier or later times are clamped).
+    public static func times(secondsSince1970 seconds: Double) -> SFTPAttributes {
+        let stamp = UInt32(clamping: Int64(seconds.rounded(.down)))
+        return SFTPAttributes(accessTime: stamp, modificationTime: stamp)
+    }
+
     /// The kind of item the mode's type bits name.
     public enum Kind: Sendable, Equatable {
         case file, directory, symbolicLink, other

@@ -122,6 +122,13 @@ public struct SFTPWriter: Sendable {
     /// Appends a `string` of UTF-8 text.
     public mutating func write(string value: String) { write(string: Array(value.utf8)) }
 
+    /// Fields alone, without a packet's length and type: the data of an extended request.
+    public static func fields(_ write: (inout SFTPWriter) -> Void) -> [UInt8] {
+        var writer = SFTPWriter(type: 0)
+        write(&writer)
+        return Array(writer.bytes.dropFirst(5))
+    }
+
     /// The finished packet: its length field set to what follows it.
     public mutating func finish() -> [UInt8] {
         let length = UInt32(truncatingIfNeeded: bytes.count - 4)
