@@ -71,7 +71,7 @@ extension SFTPProvider: FileProviderResumableWrite {
 
     /// Reads the last byte of a file and writes it back in place: whether the server writes into
     /// an existing file at an offset.
-    private func rewritesLastByte(of target: String, size: Int64, path: String, on connection: SFTPConnection) async throws -> Bool {
+    func rewritesLastByte(of target: String, size: Int64, path: String, on connection: SFTPConnection) async throws -> Bool {
         let handle: [UInt8]
         do {
             handle = try await connection.expectHandle(.open(path: target, flags: [.read, .write], attributes: SFTPAttributes()), "OPEN", path: path)

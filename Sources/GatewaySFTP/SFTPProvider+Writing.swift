@@ -18,32 +18,24 @@ extension SFTPProvider {
         try await put(stream, to: path, at: 0, modificationDate: options.modificationDate)
     }
 
-    /// Sends `stream` into the file at `path` from `offset` (created, and truncated when `offset` is
-    /// 0), sets its modification time on the open handle, and closes it.
-    func put(_ stream: ByteStream, to path: String, at offset: Int64, modificationDate: Date?) async throws {
+    /// Sends `stream` into the file at `path` from `offset` (created, and truncated when
+    /// `truncating`), sets its modification time on the open handle, and closes it.
+    func put(_ stream: ByteStream, to path: String, at offset: Int64, truncating: Bool? = nil, creating: Bool = true,
+             modificationDate: Date?) async throws {
         try await withSession { connection in
             let target = try await serverPath(path, on: connection)
             let handle: [UInt8]
-            let flags: SFTPOpenFlags = offset == 0 ? [.write, .create, .truncate] : [.write, .create]
+            var flags: SFTPOpenFlags = creating ? [.write, .create] : [.write]
+            if truncating ?? (offset == 0) { flags.insert(.truncate) }
             do {
                 handle = try await connection.expectHandle(.open(path: target, flags: flags,
                                                                  attributes: SFTPAttributes(permissions: 0o644)), "OPEN", path: path)
             } catch let error as SFTPStatusError where error.failureKind == .notFound {
-                throw CocoaError.posix(ENOENT, path: RemotePath.parent(of: path), remote: name)
+                throw CocoaError.posix(ENOENT, path: creating ? RemotePath.parent(of: path) : path, remote: name)
             } catch {
                 throw await refine(error, path: path, expecting: .file)
             }
-            do {
-                try await sendAll(stream, to: handle, from: UInt64(offset), path: path, on: connection)
-                if let date = modificationDate {
-                    try await connection.expectOK(.fsetstat(handle: handle, attributes: .times(secondsSince1970: date.timeIntervalSince1970)),
-                                                  "FSETSTAT", path: path)
-                }
-            } catch {
-                try? await connection.closeHandle(handle, path: path)
-                throw error
-            }
-            try await connection.closeHandle(handle, path: path)
+            try await sendAndClose(stream, to: handle, from: UInt64(offset), modificationDate: modificationDate, path: path, on: connection)
         }
     }
 
@@ -82,18 +74,24 @@ extension SFTPProvider {
         }
     }
 
-    /// Sends the stream's bytes as `WRITE` requests at increasing offsets from `start`, up to
-    /// `requestsInFlight` of them unanswered at once.
-    private func sendAll(_ stream: ByteStream, to handle: [UInt8], from start: UInt64, path: String, on connection: SFTPConnection) async throws {
-        var pending: [ReplySlot<SFTPResponse>] = []
-        pending.reserveCapacity(configuration.requestsInFlight)
+    /// Sends the stream's bytes as `WRITE` requests at increasing offsets from `start`, at most
+    /// ``requestsInFlight(blockSize:)`` of them unanswered at once, then, once every write is
+    /// answered, the modification time (`FSETSTAT`) and `CLOSE` together. (Not sooner: servers
+    /// built on Go's pkg/sftp, `rclone serve sftp` among them, run writes beside other requests
+    /// and would set the time before the last write.) The handle is closed whatever fails.
+    func sendAndClose(_ stream: ByteStream, to handle: [UInt8], from start: UInt64, modificationDate: Date?,
+                      path: String, on connection: SFTPConnection) async throws {
+        var pending: [(reply: ReplySlot<SFTPResponse>, operation: String)] = []
         var head = 0
         var offset = start
+        var closeSent = false
         let block = connection.blockSize(writing: true, fallback: configuration.blockSize)
-        func settle(_ reply: ReplySlot<SFTPResponse>) async throws {
-            let answer = try await reply.value
-            guard case .status(_, let code, let message) = answer else { throw connection.unexpected(answer, "WRITE") }
-            guard code == .ok else { throw SFTPStatusError(code: code, message: message, operation: "WRITE", path: path) }
+        let inFlight = requestsInFlight(blockSize: block)
+        pending.reserveCapacity(inFlight + 2)
+        func settle(_ request: (reply: ReplySlot<SFTPResponse>, operation: String)) async throws {
+            let answer = try await request.reply.value
+            guard case .status(_, let code, let message) = answer else { throw connection.unexpected(answer, request.operation) }
+            guard code == .ok else { throw SFTPStatusError(code: code, message: message, operation: request.operation, path: path) }
         }
         do {
             for try await chunk in stream {
@@ -101,7 +99,7 @@ extension SFTPProvider {
                 while start < chunk.endIndex {
                     let stop = chunk.index(start, offsetBy: block, limitedBy: chunk.endIndex) ?? chunk.endIndex
                     let piece = [UInt8](chunk[start..<stop])
-                    if pending.count - head >= configuration.requestsInFlight {
+                    if pending.count - head >= inFlight {
                         try await settle(pending[head])
                         head += 1
                         if head > 256 {
@@ -109,7 +107,7 @@ extension SFTPProvider {
                             head = 0
                         }
                     }
-                    pending.append(try await connection.send(.write(handle: handle, offset: offset, data: piece)))
+                    pending.append((try await connection.send(.write(handle: handle, offset: offset, data: piece)), "WRITE"))
                     offset += UInt64(piece.count)
                     start = stop
                 }
@@ -118,13 +116,31 @@ extension SFTPProvider {
                 try await settle(pending[head])
                 head += 1
             }
+            if let date = modificationDate {
+                pending.append((try await connection.send(.fsetstat(handle: handle, attributes: .times(secondsSince1970: date.timeIntervalSince1970))),
+                                "FSETSTAT"))
+            }
+            closeSent = true
+            pending.append((try await connection.send(.close(handle: handle)), "CLOSE"))
+            while head < pending.count {
+                try await settle(pending[head])
+                head += 1
+            }
         } catch {
             // Every reply is still awaited, so none arrives for a request nobody waits on.
             while head < pending.count {
-                _ = try? await pending[head].value
+                _ = try? await pending[head].reply.value
                 head += 1
             }
+            if !closeSent { try? await connection.closeHandle(handle, path: path) }
             throw error
         }
+    }
+
+    /// Requests of `blockSize` bytes one transfer keeps unanswered: the configured number, but no
+    /// more than 4 MiB in flight (several transfers at once share the process's memory; 4 MiB
+    /// still fills 200 MiB/s at a 20 ms round trip).
+    func requestsInFlight(blockSize: Int, budget: Int = 4 << 20) -> Int {
+        min(configuration.requestsInFlight, max(2, budget / max(1, blockSize)))
     }
 }

@@ -200,64 +200,37 @@ final class WebDAVRangedUpload: SegmentedFileWriter {
     private let provider: WebDAVProvider
     private let target: String
     private let remote: String
-    private let size: Int64
     private let options: WriteOptions
-    private struct State {
-        /// Set once the file is in place (nothing to remove) or removed.
-        var finished = false
-        /// Ranges taken by a write, in the order they were asked for (never overlapping).
-        var ranges: [(start: Int64, length: Int64)] = []
-        /// Bytes of ranges the server acknowledged.
-        var acknowledged: Int64 = 0
-        /// What to read back before committing.
-        var samples: [RangeSample] = []
-    }
-    private let state = Mutex(State())
+    private let ledger: SegmentLedger
+    /// What to read back before committing.
+    private let samples = Mutex<[RangeSample]>([])
 
     init(provider: WebDAVProvider, target: String, remote: String, size: Int64, options: WriteOptions) {
         self.provider = provider
         self.target = target
         self.remote = remote
-        self.size = size
         self.options = options
+        self.ledger = SegmentLedger(size: size, path: remote)
     }
 
     func write(offset: Int64, length: Int64, from stream: ByteStream) async throws {
-        guard offset >= 0, length > 0, offset + length <= size else {
-            throw FileProviderError.invalidPath(path: remote, reason: "a range at \(offset) of \(length) bytes lies outside \(size) bytes")
-        }
-        let overlaps = state.withLock { state -> Bool in
-            if state.ranges.contains(where: { offset < $0.start + $0.length && $0.start < offset + length }) { return true }
-            state.ranges.append((offset, length))
-            return false
-        }
-        guard !overlaps else {
-            throw FileProviderError.invalidPath(path: remote, reason: "a range at \(offset) of \(length) bytes overlaps another")
-        }
-        let samples = try await provider.putRange(target, remote: remote, offset: offset, length: length, size: size,
-                                                  from: stream, progress: options.progress)
-        state.withLock { state in
-            state.acknowledged += length
-            state.samples += samples
-        }
+        try ledger.take(offset: offset, length: length)
+        let sent = try await provider.putRange(target, remote: remote, offset: offset, length: length, size: ledger.size,
+                                               from: stream, progress: options.progress)
+        samples.withLock { $0 += sent }
+        ledger.acknowledge(length)
     }
 
     func commit() async throws -> FileObject {
-        let (covered, samples) = state.withLock { ($0.acknowledged, $0.samples) }
         // The probe gave the server's file its full size already: count what was acknowledged.
-        guard covered == size else {
-            throw FileProviderError.truncated(path: remote, reason: "sent \(covered) of \(size) bytes; nothing was written")
-        }
-        let object = try await provider.finishRangedUpload(target, remote: remote, size: size, samples: samples, options: options)
-        state.withLock { $0.finished = true }
+        try ledger.checkComplete()
+        let object = try await provider.finishRangedUpload(target, remote: remote, size: ledger.size,
+                                                           samples: samples.withLock { $0 }, options: options)
+        ledger.finish()
         return object
     }
 
     func abort() async {
-        let done = state.withLock { state -> Bool in
-            defer { state.finished = true }
-            return state.finished
-        }
-        if !done { await provider.discard(target) }
+        if ledger.finish() { await provider.discard(target) }
     }
 }

@@ -135,11 +135,22 @@ struct CapabilityBehaviourTests {
         }
     }
 
+    /// Servers known to take byte ranges (Apache mod_dav; SFTP servers writing at offsets), and
+    /// known not to (`rclone serve sftp` writes only in sequence): the probe must find that.
+    static let takesRanges: Set<String> = ["webdav-apache", "sftp-openssh", "sftp-asyncssh"]
+    static let refusesRanges: Set<String> = ["sftp-rclone"]
+
     @Test("segmented writes: byte ranges sent at once make the whole file, or the server is found not to take them", arguments: ProviderFixture.all)
     func segmentedWrite(fixture: ProviderFixture) async throws {
         try await fixture.run { s in
-            guard let segmented = s.provider as? any FileProviderSegmentedWrite else { return }
-            guard let writer = try await segmented.openSegmentedWrite(path: s.path("s.bin"), size: Int64(Self.data.count), options: WriteOptions()) else {
+            guard let segmented = s.provider as? any FileProviderSegmentedWrite else {
+                #expect(!Self.takesRanges.contains(fixture.name), "\(fixture.name) takes ranges but has no segmented writes")
+                return
+            }
+            let opened = try await segmented.openSegmentedWrite(path: s.path("s.bin"), size: Int64(Self.data.count), options: WriteOptions())
+            if Self.takesRanges.contains(fixture.name) { #expect(opened != nil, "\(fixture.name) takes ranges, but the probe said no") }
+            if Self.refusesRanges.contains(fixture.name) { #expect(opened == nil, "\(fixture.name) cannot take ranges, but the probe said yes") }
+            guard let writer = opened else {
                 // The server can't take ranges: nothing may be left behind.
                 let names = try await s.provider.contentsOfDirectory(path: s.base).collectAll().map(\.name)
                 #expect(names.isEmpty, "\(names)")

@@ -125,26 +125,26 @@ public final class SFTPConnection: Sendable {
     // MARK: Reader
 
     private func startReader() {
-        let stream = transport.inbound
-        let reader = Task { [weak self] in
-            var decoder = SFTPFrameDecoder()
-            var iterator = stream.makeAsyncIterator()
-            do {
-                while true {
-                    while let payload = try decoder.next() {
-                        guard let self else { return }
-                        try self.deliver(try SFTPResponse(payload: payload))
+        // Replies are decoded and handed to their waiters on the transport's thread as they arrive.
+        let decoder = Mutex(SFTPFrameDecoder())
+        transport.inbound.attach { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .bytes(let bytes):
+                do {
+                    try decoder.withLock { decoder in
+                        decoder.append(bytes)
+                        while let payload = try decoder.next() {
+                            try self.deliver(try SFTPResponse(payload: payload))
+                        }
                     }
-                    guard let bytes = try await iterator.next() else {
-                        self?.fail(SFTPClientError.connectionClosed(reason: "the server closed the channel"))
-                        return
-                    }
-                    decoder.append(bytes)
+                } catch let error as SFTPDecodingError {
+                    self.fail(SFTPClientError.protocolViolation(error.reason))
+                } catch {
+                    self.fail(error)
                 }
-            } catch let error as SFTPDecodingError {
-                self?.fail(SFTPClientError.protocolViolation(error.reason))
-            } catch {
-                self?.fail(error)
+            case .end(let error):
+                self.fail(error ?? SFTPClientError.connectionClosed(reason: "the server closed the channel"))
             }
         }
         // A watchdog: requests waiting longer than the idle time-out with nothing received fail the connection.
@@ -164,7 +164,7 @@ public final class SFTPConnection: Sendable {
                 if self.isBroken { return }
             }
         }
-        tasks.withLock { $0 = [reader, watchdog] }
+        tasks.withLock { $0 = [watchdog] }
     }
 
     private func deliver(_ response: SFTPResponse) throws {

@@ -21,11 +21,11 @@ public enum SSHCredential: Sendable {
 /// exchange, the host key checked by `checkHostKey`, the credentials offered in order, one
 /// session channel and its `sftp` subsystem.
 final class NIOSSHTransport: SFTPTransport {
-    let inbound: AsyncThrowingStream<[UInt8], any Error>
+    let inbound: InboundBytes
     private let connection: any Channel
     private let child: any Channel
 
-    private init(connection: any Channel, child: any Channel, inbound: AsyncThrowingStream<[UInt8], any Error>) {
+    private init(connection: any Channel, child: any Channel, inbound: InboundBytes) {
         self.connection = connection
         self.child = child
         self.inbound = inbound
@@ -35,7 +35,7 @@ final class NIOSSHTransport: SFTPTransport {
     static func connect(host: String, port: Int, user: String, credentials: [SSHCredential],
                         checkHostKey: @escaping @Sendable (NIOSSHPublicKey) -> (any Error)?,
                         timeout: Duration) async throws -> NIOSSHTransport {
-        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+        let inbound = InboundBytes()
         let failure = FirstError()
         let userAuth = CredentialOffers(user: user, credentials: credentials, failure: failure)
         let serverAuth = HostKeyValidation(check: checkHostKey, failure: failure)
@@ -68,7 +68,7 @@ final class NIOSSHTransport: SFTPTransport {
                         ssh.createChannel(promise, channelType: .session) { child, _ in
                             child.eventLoop.makeCompletedFuture {
                                 try child.pipeline.syncOperations.addHandler(
-                                    SFTPChannelHandler(continuation: continuation, subsystem: subsystem))
+                                    SFTPChannelHandler(inbound: inbound, subsystem: subsystem))
                             }
                         }
                     } catch {
@@ -83,7 +83,7 @@ final class NIOSSHTransport: SFTPTransport {
                 }
                 return child
             }
-            return NIOSSHTransport(connection: connection, child: child, inbound: stream)
+            return NIOSSHTransport(connection: connection, child: child, inbound: inbound)
         } catch {
             try? await connection.close()
             if case SFTPClientError.timedOut = error { throw error }
@@ -96,6 +96,12 @@ final class NIOSSHTransport: SFTPTransport {
 
     func send(_ packet: [UInt8]) async throws {
         let buffer = child.allocator.buffer(bytes: packet)
+        // While the SSH window has room the packet is queued and the caller goes on (a failed
+        // write closes the channel, which fails every pending request); otherwise it waits.
+        if child.isWritable {
+            child.writeAndFlush(buffer, promise: nil)
+            return
+        }
         do {
             try await child.writeAndFlush(buffer)
         } catch {
@@ -234,17 +240,17 @@ final class ConnectionErrorHandler: ChannelInboundHandler, Sendable {
 struct SubsystemRefused: Error {}
 
 /// The session channel's end: asks for the `sftp` subsystem, passes the server's bytes to the
-/// inbound stream, wraps outgoing bytes as channel data.
+/// inbound relay, wraps outgoing bytes as channel data.
 final class SFTPChannelHandler: ChannelDuplexHandler {
     typealias InboundIn = SSHChannelData
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = SSHChannelData
 
-    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    private let inbound: InboundBytes
     private let subsystem: ReplySlot<Void>
 
-    init(continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation, subsystem: ReplySlot<Void>) {
-        self.continuation = continuation
+    init(inbound: InboundBytes, subsystem: ReplySlot<Void>) {
+        self.inbound = inbound
         self.subsystem = subsystem
     }
 
@@ -261,7 +267,7 @@ final class SFTPChannelHandler: ChannelDuplexHandler {
         case is ChannelFailureEvent:
             subsystem.fill(.failure(SubsystemRefused()))
         case ChannelEvent.inputClosed:
-            continuation.finish()
+            inbound.deliver(.end(nil))
         default:
             context.fireUserInboundEventTriggered(event)
         }
@@ -270,17 +276,17 @@ final class SFTPChannelHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let message = unwrapInboundIn(data)
         guard case .channel = message.type, case .byteBuffer(var buffer) = message.data else { return }
-        if let bytes = buffer.readBytes(length: buffer.readableBytes) { continuation.yield(bytes) }
+        if let bytes = buffer.readBytes(length: buffer.readableBytes) { inbound.deliver(.bytes(bytes)) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         subsystem.fill(.failure(SFTPClientError.connectionClosed(reason: "the SSH channel closed")))
-        continuation.finish()
+        inbound.deliver(.end(nil))
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        continuation.finish(throwing: SFTPClientError.connectionClosed(reason: NIOSSHTransport.describe(error)))
+        inbound.deliver(.end(SFTPClientError.connectionClosed(reason: NIOSSHTransport.describe(error))))
         context.close(promise: nil)
     }
 

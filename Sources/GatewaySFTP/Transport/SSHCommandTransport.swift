@@ -8,7 +8,7 @@ import Synchronization
 /// `~/.ssh/config`, ProxyJump). Its standard input and output carry the SFTP packets; the last
 /// lines of its standard error explain a failure.
 final class SSHCommandTransport: SFTPTransport {
-    let inbound: AsyncThrowingStream<[UInt8], any Error>
+    let inbound = InboundBytes()
     private let process: pid_t
     private let input: Int32
     private let writer: DispatchQueue
@@ -49,8 +49,7 @@ final class SSHCommandTransport: SFTPTransport {
         writer = DispatchQueue(label: "gateway.sftp.ssh-command.writer")
         let tail = StderrTail()
         stderrTail = tail
-        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-        inbound = stream
+        let inbound = self.inbound
         let output = fromChild.read, errorOutput = errors.read
         Thread {
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -68,7 +67,7 @@ final class SSHCommandTransport: SFTPTransport {
                 let count = read(output, &buffer, buffer.count)
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { break }
-                continuation.yield(Array(buffer[0..<count]))
+                inbound.deliver(.bytes(Array(buffer[0..<count])))
             }
             Glibc.close(output)
             var status: Int32 = 0
@@ -76,24 +75,19 @@ final class SSHCommandTransport: SFTPTransport {
             let exit = (status & 0x7f) == 0 ? "exited with status \((status >> 8) & 0xff)" : "ended by signal \(status & 0x7f)"
             // Give the stderr reader a moment to take the child's last words.
             usleep(20_000)
-            continuation.finish(throwing: SFTPClientError.sshCommandFailed(status: exit, stderr: tail.text))
+            inbound.deliver(.end(SFTPClientError.sshCommandFailed(status: exit, stderr: tail.text)))
         }.start()
     }
 
+    /// Queues the packet for the writer thread and returns: callers bound what is in flight, and
+    /// a failed write ends the inbound bytes, which fails every pending request.
     func send(_ packet: [UInt8]) async throws {
-        let fd = input
-        let tail = stderrTail
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            writer.async { [self] in
-                guard !closed.load(ordering: .relaxed) else {
-                    continuation.resume(throwing: SFTPClientError.connectionClosed(reason: "ssh_command was closed"))
-                    return
-                }
-                if packet.withUnsafeBytes({ FileDescriptorIO.writeAll(fd, $0) }) != 0 {
-                    continuation.resume(throwing: SFTPClientError.sshCommandFailed(status: "stopped reading", stderr: tail.text))
-                } else {
-                    continuation.resume()
-                }
+        guard !closed.load(ordering: .relaxed) else { throw SFTPClientError.connectionClosed(reason: "ssh_command was closed") }
+        let fd = input, tail = stderrTail, inbound = inbound
+        writer.async { [self] in
+            guard !closed.load(ordering: .relaxed) else { return }
+            if packet.withUnsafeBytes({ FileDescriptorIO.writeAll(fd, $0) }) != 0 {
+                inbound.deliver(.end(SFTPClientError.sshCommandFailed(status: "stopped reading", stderr: tail.text)))
             }
         }
     }
