@@ -7,7 +7,7 @@ sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
 packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsqlite3-dev sqlite3 trash-cli apache2 apache2-utils vsftpd openssl python3-pip
-    libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0
+    libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0 libsodium23
     # Thumbnails and metadata (GatewayMedia): the C libraries, and the tools that make and check
     # the media test files (scripts/media-fixtures.sh; exiftool is the tests' oracle).
     libvips-dev libexif-dev libtagc0-dev libtag1-dev libpoppler-glib-dev
@@ -78,19 +78,22 @@ if ! python3 -c 'import wsgidav, cheroot, yaml' 2>/dev/null; then
     python3 -m pip install -q --disable-pip-version-check --break-system-packages 'wsgidav>=4.3' cheroot PyYAML 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
 python3 -c 'import wsgidav, cheroot, yaml' || { echo "wsgidav could not be installed (pip install wsgidav cheroot)" >&2; exit 1; }
-# ProFTPD, the third FTP test server: Debian's proftpd-core conflicts with vsftpd (both are an
-# "ftp-server"), so its package is unpacked under /opt/gateway-test/proftpd instead of installed
-# (its libraries are installed above). scripts/servers/proftpd.sh runs it from there.
+# ProFTPD, the third FTP test server and the fourth SFTP one: Debian's proftpd-core conflicts with
+# vsftpd (both are an "ftp-server"), so its package (and proftpd-mod-crypto, for mod_sftp) is
+# unpacked under /opt/gateway-test/proftpd instead of installed (its libraries are installed
+# above). scripts/servers/proftpd.sh and proftpd-sftp.sh run it from there.
 proftpd_root=${GATEWAY_PROFTPD_ROOT:-/opt/gateway-test/proftpd}
-if [ ! -x "$proftpd_root/usr/sbin/proftpd" ]; then
-    echo "unpacking proftpd-core into $proftpd_root"
+for package in proftpd-core:usr/sbin/proftpd proftpd-mod-crypto:usr/lib/proftpd/mod_sftp.so; do
+    name=${package%%:*} file=${package#*:}
+    [ -e "$proftpd_root/$file" ] && continue
+    echo "unpacking $name into $proftpd_root"
     download=$(mktemp -d)
-    (cd "$download" && apt-get download -qq proftpd-core >/dev/null 2>&1) || { $sudo_cmd apt-get update -qq; (cd "$download" && apt-get download -qq proftpd-core); }
+    (cd "$download" && apt-get download -qq "$name" >/dev/null 2>&1) || { $sudo_cmd apt-get update -qq; (cd "$download" && apt-get download -qq "$name"); }
     $sudo_cmd mkdir -p "$proftpd_root"
-    $sudo_cmd dpkg -x "$download"/proftpd-core_*.deb "$proftpd_root"
+    $sudo_cmd dpkg -x "$download"/"$name"_*.deb "$proftpd_root"
     rm -rf "$download"
-fi
-[ -x "$proftpd_root/usr/sbin/proftpd" ] || { echo "proftpd could not be unpacked into $proftpd_root" >&2; exit 1; }
+    [ -e "$proftpd_root/$file" ] || { echo "$name could not be unpacked into $proftpd_root" >&2; exit 1; }
+done
 # Debian starts vsftpd and ProFTPD as system services on port 21, and Apache, nginx and lighttpd on
 # port 80, when installed (where no policy-rc.d stopped it); the tests start their own. The system's
 # sshd (port 22) is left alone, running or not: a machine may be reached through it, and the SFTP

@@ -7,9 +7,10 @@
 # require_ssl_reuse), pyftpdlib (MLSD; and a "legacy" one without MLSD that refuses LIST -a), ProFTPD (MLSD, SITE CPFR/CPTO copies, HASH),
 # Xandikos (WebDAV with RFC 6578 sync-collection), and three more stock WebDAV servers at /dav/ with
 # Basic auth: nginx (dav + dav-ext modules), lighttpd (mod_webdav, SQLite properties and locks) and
-# WsgiDAV (cheroot, no property manager); and three SFTP servers: OpenSSH's sshd + sftp-server (a
+# WsgiDAV (cheroot, no property manager); and four SFTP servers: OpenSSH's sshd + sftp-server (a
 # system user, password and client keys, OpenSSH's extensions), `rclone serve sftp` (pkg/sftp) and
-# AsyncSSH's SFTP server (chrooted, password only, no extensions).
+# AsyncSSH's SFTP server (chrooted, password only, no extensions), and ProFTPD's mod_sftp
+# (check-file hashes, copy-file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -45,6 +46,8 @@ start)
     # rclone also accepts the OpenSSH fixture's ed25519 client key (GATEWAY_TEST_SFTP_OPENSSH_KEY).
     sftp_rclone_port=$(free_port)
     bash scripts/servers/rclone-sftp.sh start "$state" "$sftp_rclone_port" "$sftp_openssh_dir/client/id_ed25519.pub" >/dev/null
+    sftp_proftpd_port=$(free_port)
+    bash scripts/servers/proftpd-sftp.sh start "$state" "$sftp_proftpd_port" >/dev/null
     wait "$sftp_asyncssh_start"
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
@@ -91,6 +94,8 @@ export GATEWAY_TEST_SFTP_RCLONE_PORT=$sftp_rclone_port
 export GATEWAY_TEST_SFTP_RCLONE_KNOWN_HOSTS=$state/rclone-sftp/known_hosts
 export GATEWAY_TEST_SFTP_ASYNCSSH_PORT=$sftp_asyncssh_port
 export GATEWAY_TEST_SFTP_ASYNCSSH_KNOWN_HOSTS=$state/asyncssh-sftp/known_hosts
+export GATEWAY_TEST_SFTP_PROFTPD_PORT=$sftp_proftpd_port
+export GATEWAY_TEST_SFTP_PROFTPD_KNOWN_HOSTS=$state/proftpd-sftp/known_hosts
 export GATEWAY_TEST_SFTP_PASSWORD=gateway-test
 ENV
     cat "$state/env"
@@ -108,6 +113,7 @@ stop)
     bash scripts/servers/wsgidav.sh stop "$state" || true
     bash scripts/servers/openssh-sftp.sh stop "$state" || true
     bash scripts/servers/rclone-sftp.sh stop "$state" || true
+    bash scripts/servers/proftpd-sftp.sh stop "$state" || true
     bash scripts/servers/asyncssh-sftp.sh stop "$state" || true
     ;;
 *)

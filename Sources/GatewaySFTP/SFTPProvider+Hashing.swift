@@ -1,13 +1,18 @@
 import Foundation
 public import GatewayCore
+import GatewaySFTPProtocol
 import Synchronization
 
-/// Hashes without a download, where the account can run commands: `md5sum`, `sha1sum` and
-/// `sha256sum` over an SSH `exec` channel beside the SFTP one (as rclone does). Which of them work
-/// is found out once per remote, on its first session, by running them on `/dev/null` and comparing
-/// with the digests of nothing; only those are claimed. Servers without a shell (AsyncSSH, an
-/// `internal-sftp` chroot, `rclone serve sftp` outside its own files) claim none, nor does the
-/// `ssh_command` channel, nor `hash_command` `none`.
+/// Hashes without a download, in the order rclone and the SFTP drafts give:
+///
+/// 1. the server's own `check-file` extension (draft-ietf-secsh-filexfer-extensions-00, ProFTPD's
+///    mod_sftp among others): the server reads the file and answers with its digest;
+/// 2. where the account can run commands, `md5sum`, `sha1sum` and `sha256sum` over an SSH `exec`
+///    channel beside the SFTP one (as rclone does). Which of them work is found out once per
+///    remote, on its first session, by running them on `/dev/null` and comparing with the digests
+///    of nothing; only those are claimed. Servers without a shell (AsyncSSH, an `internal-sftp`
+///    chroot, `rclone serve sftp` outside its own files) claim none, nor does the `ssh_command`
+///    channel, nor `hash_command` `none`.
 extension SFTPProvider: FileProviderHashing {
     static func hashCommand(_ algorithm: HashAlgorithm) -> String {
         switch algorithm {
@@ -34,16 +39,67 @@ extension SFTPProvider: FileProviderHashing {
         return Set(HashAlgorithm.allCases.filter { Self.emptyDigests[$0].map(words.contains) ?? false })
     }
 
+    /// The extension that computes digests on the server, as servers announce it.
+    static let checkFileExtensions = ["check-file", "check-file-name"]
+
+    /// Extensions that servers speaking later protocol versions answer without announcing them in
+    /// version 3 (ProFTPD's mod_sftp announces only `versions`, yet copies and hashes): each is
+    /// sent once, harmlessly, on the login folder (`check-file-name` of it, `copy-file` of it onto
+    /// itself without overwriting). A server without the extension answers "unsupported"
+    /// (`OP_UNSUPPORTED`, as the draft asks); one with it refuses the folder.
+    static func probeUnannounced(on connection: SFTPConnection) async -> Set<String> {
+        var probes: [(name: String, request: SFTPRequest)] = []
+        if !checkFileExtensions.contains(where: connection.supports) {
+            probes.append(("check-file-name", .extended(name: "check-file-name", data: checkFileFields(".", algorithm: .md5))))
+        }
+        if !connection.supports("copy-file") {
+            let fields = SFTPWriter.fields { writer in
+                writer.write(string: ".")
+                writer.write(string: ".")
+                writer.write(UInt8(0))
+            }
+            probes.append(("copy-file", .extended(name: "copy-file", data: fields)))
+        }
+        var slots: [(name: String, reply: ReplySlot<SFTPResponse>)] = []
+        for probe in probes {
+            guard let slot = try? await connection.send(probe.request) else { break }
+            slots.append((probe.name, slot))
+        }
+        var answered: Set<String> = []
+        for slot in slots {
+            switch try? await slot.reply.value {
+            case .extendedReply?: answered.insert(slot.name)
+            case .status(_, let code, _)? where [.failure, .noSuchFile, .permissionDenied].contains(code): answered.insert(slot.name)
+            default: break
+            }
+        }
+        return answered
+    }
+
+    /// A `check-file-name` request's fields: the whole file (offset 0, length 0 = to the end) as one block.
+    static func checkFileFields(_ target: String, algorithm: HashAlgorithm) -> [UInt8] {
+        SFTPWriter.fields { writer in
+            writer.write(string: target)
+            writer.write(string: checkFileAlgorithmName(algorithm))
+            writer.write(UInt64(0))
+            writer.write(UInt64(0))
+            writer.write(UInt32(0))
+        }
+    }
+
     public func hash(of path: String, algorithm: HashAlgorithm) async throws -> String? {
         let remote = try RemotePath.normalize(path)
         return try await withSession { connection in
             guard hashAlgorithms.contains(algorithm) else {
-                throw FileProviderError.unsupported(operation: "\(algorithm.checksumTypeName) hashes on this SFTP server (no \(Self.hashCommand(algorithm)) to run)",
+                throw FileProviderError.unsupported(operation: "\(algorithm.checksumTypeName) hashes on this SFTP server (no check-file, no \(Self.hashCommand(algorithm)) to run)",
                                                     path: remote)
             }
             let item = try await attributesOfItem(path: remote)
             guard item.type == .file else { throw CocoaError.posix(EISDIR, path: remote, remote: name) }
             let target = try await serverPath(remote, on: connection)
+            if usesCheckFile {
+                return try await checkFile(target, algorithm: algorithm, path: remote, on: connection)
+            }
             // Single quotes: the shell takes every byte inside literally, but a quote itself.
             let quoted = "'" + target.replacingOccurrences(of: "'", with: "'\\''") + "'"
             guard let answer = try await connection.run("\(Self.hashCommand(algorithm)) \(quoted)") else {
@@ -55,6 +111,40 @@ extension SFTPProvider: FileProviderHashing {
                 throw FileProviderError.malformedResponse(path: remote, detail: "\(Self.hashCommand(algorithm)) on the server gave no digest (exit \(answer.status))")
             }
             return word.lowercased()
+        }
+    }
+
+    /// `check-file-name`: the server's digest of the whole file.
+    private func checkFile(_ target: String, algorithm: HashAlgorithm, path: String, on connection: SFTPConnection) async throws -> String {
+        let name = Self.checkFileAlgorithmName(algorithm)
+        let reply: [UInt8]
+        do {
+            reply = try await connection.expectExtendedReply(.extended(name: "check-file-name", data: Self.checkFileFields(target, algorithm: algorithm)),
+                                                             "CHECK-FILE", path: path)
+        } catch let error as SFTPStatusError {
+            throw await refine(error, path: path, expecting: .file)
+        }
+        var reader = SFTPReader(reply)
+        do {
+            // The algorithm used, then the digest; some servers put the name "check-file" first.
+            var used = try reader.readText()
+            if used == "check-file" { used = try reader.readText() }
+            let digest = reader.readRest()
+            guard used == name, digest.count == algorithm.hexLength / 2 else {
+                throw FileProviderError.malformedResponse(path: path, detail: "check-file answered \(used) with \(digest.count) bytes for \(name)")
+            }
+            return digest.map { String(format: "%02x", $0) }.joined()
+        } catch let error as SFTPDecodingError {
+            throw FileProviderError.malformedResponse(path: path, detail: "check-file: \(error.reason)")
+        }
+    }
+
+    /// The draft's name of an algorithm.
+    static func checkFileAlgorithmName(_ algorithm: HashAlgorithm) -> String {
+        switch algorithm {
+        case .md5: "md5"
+        case .sha1: "sha1"
+        case .sha256: "sha256"
         }
     }
 }

@@ -50,8 +50,9 @@ extension SFTPProvider {
         }
     }
 
-    /// Copies on the server with `copy-data` (OpenSSH 9.0 and later) where offered; otherwise
-    /// files are streamed down and up again through the client. Folders are rebuilt item by item.
+    /// Copies on the server with `copy-data` (OpenSSH 9.0 and later) or `copy-file` (ProFTPD) where
+    /// offered; otherwise files are streamed down and up again through the client. Folders are
+    /// rebuilt item by item.
     public func copyItem(path: String, to destination: String, overwrite: Bool, progress: TransferProgress?) async throws {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
@@ -69,8 +70,13 @@ extension SFTPProvider {
             return
         }
         let copiedOnServer = try await withSession { connection -> Bool in
-            guard connection.supports("copy-data") else { return false }
-            try await copyOnServer(source, to: target, item: item, on: connection)
+            if connection.supports("copy-data") {
+                try await copyOnServer(source, to: target, item: item, on: connection)
+            } else if has("copy-file") {
+                try await copyFileOnServer(source, to: target, item: item, on: connection)
+            } else {
+                return false
+            }
             return true
         }
         if copiedOnServer {
@@ -124,6 +130,29 @@ extension SFTPProvider {
         } catch {
             try? await connection.expectOK(.remove(path: to), "REMOVE", path: temporary)
             throw error
+        }
+    }
+
+    /// `copy-file` (draft-ietf-secsh-filexfer-extensions-00): the server copies one path to
+    /// another; to a temporary name, given the source's time, then renamed into place.
+    private func copyFileOnServer(_ source: String, to target: String, item: FileObject, on connection: SFTPConnection) async throws {
+        let temporary = RemotePath.temporaryPath(for: target)
+        let from = try await serverPath(source, on: connection), to = try await serverPath(temporary, on: connection)
+        let fields = SFTPWriter.fields { writer in
+            writer.write(string: from)
+            writer.write(string: to)
+            writer.write(UInt8(1))  // overwrite a stale temporary
+        }
+        do {
+            try await connection.expectOK(.extended(name: "copy-file", data: fields), "COPY", path: target)
+            if let date = item.modificationDate {
+                try await connection.expectOK(.setstat(path: to, attributes: .times(secondsSince1970: date.timeIntervalSince1970)),
+                                              "SETSTAT", path: target)
+            }
+            try await rename(temporary, to: target, replacing: true, on: connection)
+        } catch {
+            try? await connection.expectOK(.remove(path: to), "REMOVE", path: temporary)
+            throw await refine(error, path: source)
         }
     }
 

@@ -34,7 +34,7 @@ extension SFTPProvider {
         let end = options.length.map { options.offset.saturatingAdding($0) }
         let block = connection.blockSize(writing: false, fallback: configuration.blockSize)
         let reader = PipelinedRead(provider: self, connection: connection, handle: handle, path: remote, offset: options.offset, end: end,
-                                   blockSize: block, inFlight: requestsInFlight(blockSize: block),
+                                   blockSize: block, inFlight: requestsInFlight(blockSize: block, budget: max(options.bufferSize, 2 << 20)),
                                    chunkSize: max(configuration.blockSize, min(options.chunkSize, 1 << 20)))
         let expected = end.map { min($0, size ?? $0) - options.offset } ?? size.map { $0 - options.offset }
         return ByteStream(expectedLength: expected) { try await reader.next() }

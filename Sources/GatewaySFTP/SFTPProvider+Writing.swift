@@ -138,8 +138,9 @@ extension SFTPProvider {
     }
 
     /// Requests of `blockSize` bytes one transfer keeps unanswered: the configured number, but no
-    /// more than 4 MiB in flight (several transfers at once share the process's memory; 4 MiB
-    /// still fills 200 MiB/s at a 20 ms round trip).
+    /// more than `budget` bytes in flight (several transfers at once share the process's memory;
+    /// 4 MiB still fills 200 MiB/s at a 20 ms round trip). Reads pass their buffer size (4 MiB, or
+    /// a share of it for each range of a multi-stream copy), at least 2 MiB.
     func requestsInFlight(blockSize: Int, budget: Int = 4 << 20) -> Int {
         min(configuration.requestsInFlight, max(2, budget / max(1, blockSize)))
     }

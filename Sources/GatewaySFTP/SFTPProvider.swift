@@ -31,7 +31,7 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     let logger: Logger
     /// The remote's root on the server, worked out on first use (`REALPATH`).
     private let resolvedRoot = Mutex<String?>(nil)
-    /// What the first session learned of the server: its extensions.
+    /// What the first session learned of the server: its extensions, announced or probed.
     private let knownExtensions = Mutex<Set<String>?>(nil)
     /// The hash commands the first session found working (see `+Hashing`).
     private let knownHashes = Mutex<Set<HashAlgorithm>>([])
@@ -42,6 +42,10 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     func rememberWritesAtOffsets(_ value: Bool) { offsetWrites.withLock { $0 = value } }
     /// The algorithms ``hash(of:algorithm:)`` can compute on the server.
     var hashAlgorithms: Set<HashAlgorithm> { knownHashes.withLock { $0 } }
+    /// Whether the server has `name`: announced, or found answering (see `probeUnannounced`).
+    func has(_ name: String) -> Bool { knownExtensions.withLock { $0?.contains(name) ?? false } }
+    /// Whether the server computes hashes itself (`check-file`; see `+Hashing`).
+    var usesCheckFile: Bool { Self.checkFileExtensions.contains(where: has) }
 
     /// Creates a provider. Nothing is sent until the first operation.
     public init(configuration: SFTPClientConfiguration, trash: TrashSettings = TrashSettings(),
@@ -63,15 +67,15 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     }
 
     /// What SFTP offers: modification times to the second, ranged reads, writes that check the
-    /// version they replace (looked up first, as FTP does), hashes where the account can run
-    /// `md5sum`/`sha1sum`/`sha256sum`; the rest of this list:
-    /// version they replace (looked up first, as FTP does); server-side copies only where the
-    /// server has `copy-data`, quota where it has `statvfs@openssh.com`. Those two are declared
+    /// version they replace (looked up first, as FTP does), hashes where the server has
+    /// `check-file` or the account can run `md5sum`/`sha1sum`/`sha256sum` (see `+Hashing`);
+    /// server-side copies only where the
+    /// server has `copy-data` or `copy-file`, quota where it has `statvfs@openssh.com`. Those two are declared
     /// once a first session has read the server's extensions.
     public var capabilities: ProviderCapabilities {
         var features: ProviderCapabilities.Features = [.serverSideMove, .rangedRead, .modificationTimes, .setModificationDate, .conditionalWrite]
         if let known = knownExtensions.withLock({ $0 }) {
-            if known.contains("copy-data") { features.insert(.serverSideCopy) }
+            if known.contains("copy-data") || known.contains("copy-file") { features.insert(.serverSideCopy) }
             if known.contains("statvfs@openssh.com") { features.insert(.quota) }
         }
         return ProviderCapabilities(features: features, hashAlgorithms: hashAlgorithms, modificationTimePrecision: .seconds(1))
@@ -90,8 +94,9 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     func withSession<T: Sendable>(_ body: (SFTPConnection) async throws -> T) async throws -> T {
         let connection = try await pool.acquire()
         if knownExtensions.withLock({ $0 == nil }) {
-            let hashes = await probeHashCommands(on: connection)
-            let names = Set(connection.extensions.keys)
+            let names = Set(connection.extensions.keys).union(await Self.probeUnannounced(on: connection))
+            let checkFile = !names.isDisjoint(with: Self.checkFileExtensions)
+            let hashes = checkFile ? Set(HashAlgorithm.allCases) : await probeHashCommands(on: connection)
             knownHashes.withLock { $0 = hashes }
             knownExtensions.withLock { $0 = names }
         }

@@ -102,6 +102,17 @@ struct SFTPSessionTests {
         let configuration = try TestServers.sftp(.openssh, remoteName: "command",
                                                  channel: .command("ssh", keyFile: rsa, knownHosts: try TestServers.sftpValue(.openssh, "KNOWN_HOSTS")))
         try await roundTrip(configuration)
+        // Hashes run through a second ssh process (`ssh ... HOST sha256sum 'PATH'`).
+        let viaSSH = SFTPProvider(configuration: configuration)
+        defer { Task { await viaSSH.shutdown() } }
+        let name = "/hash-\(UUID().uuidString.prefix(8)) it's.bin"
+        let data = Data("hashed by ssh\n".utf8)
+        try await viaSSH.writeContents(path: name, data: data)
+        #expect(viaSSH.capabilities.hashAlgorithms == Set(HashAlgorithm.allCases))
+        for algorithm in HashAlgorithm.allCases {
+            #expect(try await viaSSH.hash(of: name, algorithm: algorithm) == ContentHasher.hash(data, algorithm))
+        }
+        try await viaSSH.removeItem(path: name, recursive: false)
         // The same channel with a known_hosts file that lacks the server: ssh's own refusal is the message.
         let folder = try TemporaryFolder.make()
         defer { folder.remove() }
@@ -142,6 +153,25 @@ struct SFTPSessionTests {
         try await asyncssh.writeContents(path: name, data: Data("second".utf8))
         #expect(try await asyncssh.contents(path: name) == Data("second".utf8))
         try await asyncssh.removeItem(path: name, recursive: false)
+    }
+
+    @Test("ProFTPD's check-file: the server computes each digest; a folder or a missing file is refused")
+    func checkFile() async throws {
+        let proftpd = SFTPProvider(configuration: try TestServers.sftp(.proftpd, remoteName: "proftpd"))
+        defer { Task { await proftpd.shutdown() } }
+        let name = "/check-\(UUID().uuidString.prefix(8)).bin"
+        let data = Bytes.pattern(1_000_003, seed: 5)
+        try await proftpd.writeContents(path: name, data: data)
+        defer { Task { try? await proftpd.removeItem(path: name, recursive: false) } }
+        #expect(proftpd.capabilities.hashAlgorithms == Set(HashAlgorithm.allCases))
+        // Not announced in version 3, found answering.
+        #expect(proftpd.has("check-file-name") && proftpd.has("copy-file"))
+        #expect(proftpd.capabilities.supports(.serverSideCopy))
+        for algorithm in HashAlgorithm.allCases {
+            #expect(try await proftpd.hash(of: name, algorithm: algorithm) == ContentHasher.hash(data, algorithm))
+        }
+        await #expect(throws: (any Error).self) { _ = try await proftpd.hash(of: "/missing-\(UUID().uuidString)", algorithm: .sha256) }
+        await #expect(throws: (any Error).self) { _ = try await proftpd.hash(of: "/", algorithm: .sha256) }
     }
 
     @Test("commands beside the session: OpenSSH runs them; AsyncSSH refuses at once; hashes are claimed only where they work")

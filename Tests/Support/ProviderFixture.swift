@@ -34,7 +34,7 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone,
                                          .webdavNginx, .webdavLighttpd, .webdavWsgiDAV,
                                          .ftpVsftpd, .ftpVsftpdTLS, .ftpPyftpdlib, .ftpProftpd, .ftpLegacy,
-                                         .sftpOpenSSH, .sftpRclone, .sftpAsyncSSH]
+                                         .sftpOpenSSH, .sftpRclone, .sftpAsyncSSH, .sftpProftpd]
 
     /// SFTP on OpenSSH's sshd (Debian's defaults: `sftp-server` with posix-rename, statvfs,
     /// limits, copy-data...), password login, the in-process SSH channel.
@@ -43,6 +43,8 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     static let sftpRclone = sftp("sftp-rclone", server: .rclone)
     /// SFTP on AsyncSSH's server: none of OpenSSH's extensions (plain RENAME, no statvfs).
     static let sftpAsyncSSH = sftp("sftp-asyncssh", server: .asyncssh)
+    /// SFTP on ProFTPD's mod_sftp: hashes by `check-file`, copies by `copy-file`, an ECDSA host key.
+    static let sftpProftpd = sftp("sftp-proftpd", server: .proftpd)
 
     /// An SFTP fixture: each test works in a fresh folder on the server, removed afterwards.
     static func sftp(_ name: String, server: TestServers.SFTPServer) -> ProviderFixture {

@@ -50,7 +50,7 @@ enum TestServers {
     /// The SFTP servers `scripts/test-servers.sh` starts: OpenSSH's sshd, `rclone serve sftp`
     /// and AsyncSSH (no OpenSSH extensions).
     enum SFTPServer: String, Sendable {
-        case openssh = "OPENSSH", rclone = "RCLONE", asyncssh = "ASYNCSSH"
+        case openssh = "OPENSSH", rclone = "RCLONE", asyncssh = "ASYNCSSH", proftpd = "PROFTPD"
 
         var user: String { self == .openssh ? "gatewaysftp" : "gateway" }
     }

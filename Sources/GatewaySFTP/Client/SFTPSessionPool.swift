@@ -78,8 +78,7 @@ actor SFTPSessionPool {
             var arguments = ["-p", String(configuration.port), "-l", configuration.user, "-o", "BatchMode=yes"]
             if let keyFile { arguments += ["-i", keyFile] }
             if let knownHosts { arguments += ["-o", "UserKnownHostsFile=\(knownHosts)"] }
-            arguments += ["-s", configuration.host, "sftp"]
-            transport = try SSHCommandTransport(command: command, arguments: arguments)
+            transport = try SSHCommandTransport(command: command, options: arguments, host: configuration.host)
         }
         let connection = try await SFTPConnection.start(on: transport, timeout: configuration.connectTimeout, idleTimeout: configuration.idleTimeout)
         logger.debug("SFTP session open", metadata: ["remote": "\(configuration.remoteName)",
