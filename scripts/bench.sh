@@ -16,6 +16,7 @@
 #   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 BENCH_SECTIONS="webdav ftp" ./scripts/bench.sh
 #   BENCH_DIR=/dev/shm ./scripts/bench.sh   # data and server folders on tmpfs: no disk write-back in
 #                                            # the figures (needs about 4 GiB of memory)
+#   BENCH_SECTIONS=sftp BENCH_SFTP_LINKS=sftp ./scripts/bench.sh   # SFTP without the 20 ms link
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -259,7 +260,7 @@ for ((round = 1; round <= rounds; round++)); do
     # requests (its defaults, written out), rclone's sftp backend (its chunk size raised to what
     # OpenSSH accepts, 255 KiB, and as it comes), gateway copy.
     sftp_opts=(-q -o BatchMode=yes -o "UserKnownHostsFile=$work/known_hosts" -i "$sftp_key" -B 32768 -R 64)
-    for link in sftp slow; do
+    for link in ${BENCH_SFTP_LINKS:-sftp slow}; do
         port=$([ "$link" = sftp ] && echo "$sftp_port" || echo "$slow_port")
         label=$([ "$link" = sftp ] && echo "sftp" || echo "sftp+20ms")
         rclone_remote=$([ "$link" = sftp ] && echo SFTP || echo SLOW)

@@ -35,7 +35,7 @@ extension SFTPProvider {
         let block = connection.blockSize(writing: false, fallback: configuration.blockSize)
         let reader = PipelinedRead(provider: self, connection: connection, handle: handle, path: remote, offset: options.offset, end: end,
                                    blockSize: block, inFlight: requestsInFlight(blockSize: block, budget: max(options.bufferSize, 2 << 20)),
-                                   chunkSize: max(configuration.blockSize, min(options.chunkSize, 1 << 20)))
+                                   chunkSize: max(block, min(options.chunkSize, 512 << 10)))
         let expected = end.map { min($0, size ?? $0) - options.offset } ?? size.map { $0 - options.offset }
         return ByteStream(expectedLength: expected) { try await reader.next() }
     }
@@ -84,6 +84,7 @@ actor PipelinedRead {
     func next() async throws -> Data? {
         guard let handle else { return nil }
         var chunk = Data()
+        chunk.reserveCapacity(chunkSize + blockSize)  // grown once, not by doubling
         do {
             while chunk.count < chunkSize {
                 try Task.checkCancellation()

@@ -14,8 +14,34 @@ extension SFTPProvider {
         try await itemIfPresent(path: path)
     }
 
+    /// The bytes, to the temporary name (the time follows with the rename: see
+    /// ``atomicWriteCommit(_:to:replacing:options:)``), or in place with its time.
     public func atomicWritePut(_ stream: ByteStream, to path: String, options: WriteOptions) async throws {
-        try await put(stream, to: path, at: 0, modificationDate: options.modificationDate)
+        try await put(stream, to: path, at: 0, modificationDate: options.atomically ? nil : options.modificationDate)
+    }
+
+    /// `SETSTAT` of the temporary's time and the rename, sent together: one round trip. Both are
+    /// path requests, which every server runs in order; the bytes are complete (the `CLOSE` was
+    /// answered), so a refused time leaves a correct file, reported as failed.
+    public func atomicWriteCommit(_ from: String, to: String, replacing: Bool, options: WriteOptions) async throws {
+        try await withSession { connection in
+            var times: ReplySlot<SFTPResponse>?
+            if let date = options.modificationDate {
+                times = try await connection.send(.setstat(path: try await serverPath(from, on: connection),
+                                                           attributes: .times(secondsSince1970: date.timeIntervalSince1970)))
+            }
+            do {
+                try await rename(from, to: to, replacing: replacing, on: connection)
+            } catch {
+                _ = try? await times?.value
+                throw error
+            }
+            if let times {
+                let answer = try await times.value
+                guard case .status(_, let code, let message) = answer else { throw connection.unexpected(answer, "SETSTAT") }
+                guard code == .ok else { throw SFTPStatusError(code: code, message: message, operation: "SETSTAT", path: to) }
+            }
+        }
     }
 
     /// Sends `stream` into the file at `path` from `offset` (created, and truncated when
@@ -75,10 +101,11 @@ extension SFTPProvider {
     }
 
     /// Sends the stream's bytes as `WRITE` requests at increasing offsets from `start`, at most
-    /// ``requestsInFlight(blockSize:)`` of them unanswered at once, then, once every write is
-    /// answered, the modification time (`FSETSTAT`) and `CLOSE` together. (Not sooner: servers
-    /// built on Go's pkg/sftp, `rclone serve sftp` among them, run writes beside other requests
-    /// and would set the time before the last write.) The handle is closed whatever fails.
+    /// ``requestsInFlight(blockSize:)`` of them unanswered at once, and `CLOSE` right behind the
+    /// last one (every server finishes a handle's writes before its close). With a modification
+    /// time, `FSETSTAT` goes first, but only once every write is answered: servers built on Go's
+    /// pkg/sftp, `rclone serve sftp` among them, run writes beside other requests and would set the
+    /// time before the last write. The handle is closed whatever fails.
     func sendAndClose(_ stream: ByteStream, to handle: [UInt8], from start: UInt64, modificationDate: Date?,
                       path: String, on connection: SFTPConnection) async throws {
         var pending: [(reply: ReplySlot<SFTPResponse>, operation: String)] = []
@@ -93,30 +120,47 @@ extension SFTPProvider {
             guard case .status(_, let code, let message) = answer else { throw connection.unexpected(answer, request.operation) }
             guard code == .ok else { throw SFTPStatusError(code: code, message: message, operation: request.operation, path: path) }
         }
+        func write(_ piece: [UInt8]) async throws {
+            if pending.count - head >= inFlight {
+                try await settle(pending[head])
+                head += 1
+                if head > 256 {
+                    pending.removeFirst(head)
+                    head = 0
+                }
+            }
+            pending.append((try await connection.send(.write(handle: handle, offset: offset, data: piece)), "WRITE"))
+            offset += UInt64(piece.count)
+        }
         do {
+            // Whole blocks only, whatever the chunks' sizes (a 1 MiB chunk is not 4 blocks of
+            // 255 KiB and a 4 KiB one): what is left of a chunk waits for the next one.
+            var carry: [UInt8] = []
             for try await chunk in stream {
                 var start = chunk.startIndex
+                if !carry.isEmpty {
+                    let take = chunk.index(start, offsetBy: block - carry.count, limitedBy: chunk.endIndex) ?? chunk.endIndex
+                    carry.append(contentsOf: chunk[start..<take])
+                    start = take
+                    guard carry.count == block else { continue }
+                    try await write(carry)
+                    carry.removeAll(keepingCapacity: true)
+                }
                 while start < chunk.endIndex {
-                    let stop = chunk.index(start, offsetBy: block, limitedBy: chunk.endIndex) ?? chunk.endIndex
-                    let piece = [UInt8](chunk[start..<stop])
-                    if pending.count - head >= inFlight {
-                        try await settle(pending[head])
-                        head += 1
-                        if head > 256 {
-                            pending.removeFirst(head)
-                            head = 0
-                        }
+                    guard let stop = chunk.index(start, offsetBy: block, limitedBy: chunk.endIndex) else {
+                        carry.append(contentsOf: chunk[start...])
+                        break
                     }
-                    pending.append((try await connection.send(.write(handle: handle, offset: offset, data: piece)), "WRITE"))
-                    offset += UInt64(piece.count)
+                    try await write([UInt8](chunk[start..<stop]))
                     start = stop
                 }
             }
-            while head < pending.count {
-                try await settle(pending[head])
-                head += 1
-            }
+            if !carry.isEmpty { try await write(carry) }
             if let date = modificationDate {
+                while head < pending.count {
+                    try await settle(pending[head])
+                    head += 1
+                }
                 pending.append((try await connection.send(.fsetstat(handle: handle, attributes: .times(secondsSince1970: date.timeIntervalSince1970))),
                                 "FSETSTAT"))
             }

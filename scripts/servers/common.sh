@@ -103,3 +103,64 @@ stop_pid_tree() {
     # shellcheck disable=SC2086
     kill -KILL $pids 2>/dev/null || true
 }
+
+# Shared by proftpd.sh and proftpd-sftp.sh (Debian's ProFTPD, unpacked under
+# GATEWAY_PROFTPD_ROOT by setup-deps.sh): the virtual user "gateway" (password "gateway-test",
+# test-only) from an AuthUserFile of DIR, mapped to the system user "gatewayftp" and jailed in
+# DIR/data; prints the server-wide part of DIR/proftpd.conf (one standalone server on
+# 127.0.0.1:PORT named NAME, logs in DIR) for the caller to complete.
+#   proftpd_prepare DIR PORT NAME
+proftpd_prepare() {
+    local dir=$1 port=$2 name=$3 system_user=gatewayftp uid gid hash
+    mkdir -p "$dir/data"
+    chmod 755 "$(dirname "$dir")" "$dir"
+    if ! id "$system_user" >/dev/null 2>&1; then
+        useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin "$system_user"
+    fi
+    uid=$(id -u "$system_user")
+    gid=$(id -g "$system_user")
+    chown "$system_user" "$dir/data"
+    hash=$(openssl passwd -5 gateway-test)
+    printf 'gateway:%s:%s:%s::%s:/bin/false\n' "$hash" "$uid" "$gid" "$dir/data" > "$dir/passwd"
+    printf 'gateway:x:%s:\n' "$gid" > "$dir/group"
+    chmod 600 "$dir/passwd" "$dir/group"
+    cat <<CONF
+ModulePath $(proftpd_root)/usr/lib/proftpd
+ModuleControlsACLs insmod,rmmod allow user root
+ServerName "$name"
+ServerType standalone
+DefaultServer on
+Port $port
+DefaultAddress 127.0.0.1
+SocketBindTight on
+UseIPv6 off
+User nobody
+Group nogroup
+MaxInstances 300
+PidFile $dir/proftpd.pid
+ScoreboardFile $dir/scoreboard
+DelayTable none
+WtmpLog off
+SystemLog $dir/system.log
+TransferLog none
+UseReverseDNS off
+AuthOrder mod_auth_file.c
+AuthUserFile $dir/passwd
+AuthGroupFile $dir/group
+RequireValidShell off
+DefaultRoot ~
+AllowOverwrite on
+MaxLoginAttempts 3
+TimeoutIdle 600
+CONF
+}
+
+# Where setup-deps.sh unpacked ProFTPD.
+proftpd_root() { echo "${GATEWAY_PROFTPD_ROOT:-/opt/gateway-test/proftpd}"; }
+
+# Runs ProFTPD in the foreground with DIR/proftpd.conf, in the background of this script, its pid in DIR/pid.
+proftpd_start() {
+    local dir=$1
+    nohup "$(proftpd_root)/usr/sbin/proftpd" --nodaemon --config "$dir/proftpd.conf" > "$dir/server.out" 2>&1 &
+    echo $! > "$dir/pid"
+}

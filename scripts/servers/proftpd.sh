@@ -14,25 +14,12 @@ source "$(dirname "$0")/common.sh"
 action=$1
 state=$2
 dir="$state/proftpd"
-system_user=gatewayftp
 
 case "$action" in
 start)
     port=$3
-    mkdir -p "$dir/data"
-    chmod 755 "$state" "$dir"
-    if ! id "$system_user" >/dev/null 2>&1; then
-        useradd --system --no-create-home --home-dir / --shell /usr/sbin/nologin "$system_user"
-    fi
-    uid=$(id -u "$system_user")
-    gid=$(id -g "$system_user")
-    chown "$system_user" "$dir/data"
-    hash=$(openssl passwd -5 gateway-test)
-    printf 'gateway:%s:%s:%s::%s:/bin/false\n' "$hash" "$uid" "$gid" "$dir/data" > "$dir/passwd"
-    printf 'gateway:x:%s:\n' "$gid" > "$dir/group"
-    chmod 600 "$dir/passwd" "$dir/group"
-    root=${GATEWAY_PROFTPD_ROOT:-/opt/gateway-test/proftpd}  # unpacked by scripts/setup-deps.sh
-    modules=$root/usr/lib/proftpd
+    mkdir -p "$dir"
+    modules=$(proftpd_root)/usr/lib/proftpd
     load=""
     for module in mod_copy mod_digest mod_site_misc; do
         [ -f "$modules/$module.so" ] && load+="LoadModule $module.c"$'\n'
@@ -42,38 +29,11 @@ start)
         protocol_log="LogFormat protocol \"%{%H:%M:%S}t %a:%{remote-port} %m %J -> %s %S\"
 ExtendedLog $dir/protocol.log ALL protocol"
     fi
-    cat > "$dir/proftpd.conf" <<CONF
-ModulePath $modules
-ModuleControlsACLs insmod,rmmod allow user root
+    { proftpd_prepare "$dir" "$port" "gateway test proftpd"; cat <<CONF
 $load
-ServerName "gateway test proftpd"
-ServerType standalone
-DefaultServer on
-Port $port
-DefaultAddress 127.0.0.1
-SocketBindTight on
-UseIPv6 off
-User nobody
-Group nogroup
-MaxInstances 300
-PidFile $dir/proftpd.pid
-ScoreboardFile $dir/scoreboard
-DelayTable none
-WtmpLog off
-SystemLog $dir/system.log
-TransferLog none
-UseReverseDNS off
-AuthOrder mod_auth_file.c
-AuthUserFile $dir/passwd
-AuthGroupFile $dir/group
-RequireValidShell off
-DefaultRoot ~
-AllowOverwrite on
 AllowStoreRestart on
 AllowRetrieveRestart on
 TimesGMT on
-MaxLoginAttempts 3
-TimeoutIdle 600
 <IfModule mod_digest.c>
   # mod_digest caches digests by path, size and modification time (to the second): a file replaced
   # by one of the same size within the same second (or given the old time by MFMT) keeps its old
@@ -82,8 +42,8 @@ TimeoutIdle 600
 </IfModule>
 $protocol_log
 CONF
-    nohup "$root/usr/sbin/proftpd" --nodaemon --config "$dir/proftpd.conf" > "$dir/server.out" 2>&1 &
-    echo $! > "$dir/pid"
+    } > "$dir/proftpd.conf"
+    proftpd_start "$dir"
     wait_for_ftp "$port" proftpd "$dir/server.out" "$dir/system.log"
     ;;
 stop)

@@ -101,6 +101,11 @@ public protocol AtomicWriteBackend: FileProviderBasic {
     func atomicWritePut(_ stream: ByteStream, to path: String, options: WriteOptions) async throws
     /// Renames `from` to `to`, replacing an existing file at `to` when `replacing`.
     func atomicWriteRename(_ from: String, to: String, replacing: Bool) async throws
+    /// Moves the complete temporary `from` into place at `to` (the last step of an atomic write);
+    /// by default ``atomicWriteRename(_:to:replacing:)``. A backend that gives the file its
+    /// modification time in the same step (SFTP sends `SETSTAT` and the rename together, rather
+    /// than the time before the `CLOSE`) implements this one too.
+    func atomicWriteCommit(_ from: String, to: String, replacing: Bool, options: WriteOptions) async throws
     /// Deletes the file at `path`; a missing file is no failure.
     func atomicWriteDelete(_ path: String) async
     /// Whether two version tags name the same content (default: equal texts).
@@ -109,6 +114,10 @@ public protocol AtomicWriteBackend: FileProviderBasic {
 
 extension AtomicWriteBackend {
     public func atomicWriteSameVersion(_ a: String?, _ b: String) -> Bool { a == b }
+
+    public func atomicWriteCommit(_ from: String, to: String, replacing: Bool, options: WriteOptions) async throws {
+        try await atomicWriteRename(from, to: to, replacing: replacing)
+    }
 
     /// Writes `stream` to `path` atomically (or in place, with `atomically` false): checks the
     /// target, stores the counted bytes under a temporary name, compares their count with
@@ -128,7 +137,7 @@ extension AtomicWriteBackend {
             try AtomicWrite.checkLength(count.value, expected: options.expectedSize ?? stream.expectedLength, path: remote)
             if options.atomically {
                 try await options.beforeReplacing?(remote)
-                try await atomicWriteRename(target, to: remote, replacing: options.overwrite)
+                try await atomicWriteCommit(target, to: remote, replacing: options.overwrite, options: options)
             }
         } catch {
             if AtomicWrite.discards(error, atomically: options.atomically) {
