@@ -97,7 +97,8 @@ final class SFTPSegmentedUpload: SegmentedFileWriter {
         let progress = options.progress
         let exact = stream.exactly(length, path: remote, what: "a range").observing(
             beforeEach: { try progress.checkCancellation() }, afterEach: { progress?.addBytes(Int64($0.count)) })
-        try await provider.put(exact, to: target, at: offset, truncating: false, creating: false, modificationDate: nil)
+        // Several ranges share the transfer's memory: 2 MiB in flight each.
+        try await provider.put(exact, to: target, at: offset, truncating: false, creating: false, modificationDate: nil, budget: 2 << 20)
         ledger.acknowledge(length)
     }
 

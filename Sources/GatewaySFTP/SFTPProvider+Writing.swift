@@ -47,7 +47,7 @@ extension SFTPProvider {
     /// Sends `stream` into the file at `path` from `offset` (created, and truncated when
     /// `truncating`), sets its modification time on the open handle, and closes it.
     func put(_ stream: ByteStream, to path: String, at offset: Int64, truncating: Bool? = nil, creating: Bool = true,
-             modificationDate: Date?) async throws {
+             modificationDate: Date?, budget: Int = 4 << 20) async throws {
         try await withSession { connection in
             let target = try await serverPath(path, on: connection)
             let handle: [UInt8]
@@ -61,7 +61,8 @@ extension SFTPProvider {
             } catch {
                 throw await refine(error, path: path, expecting: .file)
             }
-            try await sendAndClose(stream, to: handle, from: UInt64(offset), modificationDate: modificationDate, path: path, on: connection)
+            try await sendAndClose(stream, to: handle, from: UInt64(offset), modificationDate: modificationDate, budget: budget,
+                                   path: path, on: connection)
         }
     }
 
@@ -101,19 +102,19 @@ extension SFTPProvider {
     }
 
     /// Sends the stream's bytes as `WRITE` requests at increasing offsets from `start`, at most
-    /// ``requestsInFlight(blockSize:)`` of them unanswered at once, and `CLOSE` right behind the
+    /// `budget` bytes of them unanswered at once (``requestsInFlight(blockSize:budget:)``), and `CLOSE` right behind the
     /// last one (every server finishes a handle's writes before its close). With a modification
     /// time, `FSETSTAT` goes first, but only once every write is answered: servers built on Go's
     /// pkg/sftp, `rclone serve sftp` among them, run writes beside other requests and would set the
     /// time before the last write. The handle is closed whatever fails.
-    func sendAndClose(_ stream: ByteStream, to handle: [UInt8], from start: UInt64, modificationDate: Date?,
+    func sendAndClose(_ stream: ByteStream, to handle: [UInt8], from start: UInt64, modificationDate: Date?, budget: Int = 4 << 20,
                       path: String, on connection: SFTPConnection) async throws {
         var pending: [(reply: ReplySlot<SFTPResponse>, operation: String)] = []
         var head = 0
         var offset = start
         var closeSent = false
         let block = connection.blockSize(writing: true, fallback: configuration.blockSize)
-        let inFlight = requestsInFlight(blockSize: block)
+        let inFlight = requestsInFlight(blockSize: block, budget: budget)
         pending.reserveCapacity(inFlight + 2)
         func settle(_ request: (reply: ReplySlot<SFTPResponse>, operation: String)) async throws {
             let answer = try await request.reply.value
