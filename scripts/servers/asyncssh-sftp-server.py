@@ -13,7 +13,9 @@ ranges@asyncssh.com are neither offered nor served (SSH_FX_OP_UNSUPPORTED), so a
 by with the requests of the draft alone; a RENAME onto an existing name fails (SSH_FX_FAILURE), as
 that draft says. SYMLINK takes its two paths in the draft's order (link path, then target) unless
 the client's SSH version string names OpenSSH or paramiko, whose reversed order asyncssh then
-follows. No shell, exec or SCP. GATEWAY_ASYNCSSH_LOG=1 logs every SFTP request to LOG_FILE
+follows. Every READ is answered with at most SHORT_READ bytes (the draft lets a server send fewer
+than asked, and some do near their packet limits), so a client's handling of short reads runs in
+every test on this server. No shell, exec or SCP. GATEWAY_ASYNCSSH_LOG=1 logs every SFTP request to LOG_FILE
 (asyncssh's debug level 2).
 """
 import asyncio
@@ -28,6 +30,8 @@ USER = "gateway"
 PASSWORD = "gateway-test"
 # The extensions of the VERSION reply that are kept: neither is a request a client can send.
 KEPT_EXTENSIONS = {b"newline", b"vendor-id"}
+# The most a READ answers: odd, so that short reads land at offsets of no particular alignment.
+SHORT_READ = 12345
 
 
 def drop_extensions():
@@ -45,7 +49,7 @@ def drop_extensions():
 
 
 class ChrootSFTPServer(asyncssh.SFTPServer):
-    """asyncssh's SFTPServer, chrooted, with one fix: its READLINK resolves the link with
+    """asyncssh's SFTPServer, chrooted, with short reads (SHORT_READ) and one fix: its READLINK resolves the link with
     os.path.realpath, which reads a relative target against the server process's working folder
     (so "b.txt" comes back as "No such file" or as another file) and follows every further link.
     This one answers the link's own target, as OpenSSH does: a relative one as it is, an absolute
@@ -54,6 +58,9 @@ class ChrootSFTPServer(asyncssh.SFTPServer):
     def readlink(self, path):
         target = os.readlink(self.map_path(path))
         return self.reverse_map_path(target) if target.startswith(b"/") else target
+
+    def read(self, file_obj, offset, size):
+        return super().read(file_obj, offset, min(size, SHORT_READ))
 
 
 class Server(asyncssh.SSHServer):
