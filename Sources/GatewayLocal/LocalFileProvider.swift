@@ -26,7 +26,7 @@ public class LocalFileProvider: FileProviderBasic, FileProviderOperations, FileP
     public let name: String
     public let baseURL: URL
     public let capabilities = ProviderCapabilities(
-        features: [.serverSideCopy, .serverSideMove, .quota, .setModificationDate, .rangedRead, .conditionalWrite, .modificationTimes],
+        features: [.serverSideCopy, .serverSideMove, .quota, .setModificationDate, .rangedRead, .conditionalWrite, .modificationTimes, .hardLinks],
         hashAlgorithms: Set(HashAlgorithm.allCases),
         modificationTimePrecision: .nanoseconds(1)
     )

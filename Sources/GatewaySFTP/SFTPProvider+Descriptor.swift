@@ -20,7 +20,7 @@ extension SFTPProvider {
             ConfigKey("ssh_command", .string,
                       summary: "use the system's OpenSSH client, e.g. \"ssh\" or \"ssh -F ~/.ssh/config -J jump\" (RSA keys, ssh-agent, ProxyJump); given -p, -l, -i and -s HOST sftp"),
             ConfigKey("hash_command", .string, default: "auto",
-                      summary: "auto: hashes without a download by running md5sum, sha1sum or sha256sum on the server, where the account can (found out once); none: never run commands there"),
+                      summary: "auto: hashes without a download by running md5sum, sha1sum or sha256sum on the server, where the account can (found out once; servers with check-file compute them anyway); none: never run commands there"),
             ConfigKey("root", .string, summary: "the folder on the server that is the remote's root: absolute, or relative to the login folder (default: the login folder)"),
             ConfigKey("max_connections", .integer, default: "4", summary: "SSH sessions kept open at once (each carries many requests)"),
             ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect, authenticate and start SFTP"),

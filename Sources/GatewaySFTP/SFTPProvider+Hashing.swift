@@ -42,12 +42,16 @@ extension SFTPProvider: FileProviderHashing {
     /// The extension that computes digests on the server, as servers announce it.
     static let checkFileExtensions = ["check-file", "check-file-name"]
 
-    /// Extensions that servers speaking later protocol versions answer without announcing them in
-    /// version 3 (ProFTPD's mod_sftp announces only `versions`, yet copies and hashes): each is
-    /// sent once, harmlessly, on the login folder (`check-file-name` of it, `copy-file` of it onto
-    /// itself without overwriting). A server without the extension answers "unsupported"
-    /// (`OP_UNSUPPORTED`, as the draft asks); one with it refuses the folder.
-    static func probeUnannounced(on connection: SFTPConnection) async -> Set<String> {
+    /// Extensions whose announcement is not the whole truth, tried once on the login folder:
+    /// servers speaking later protocol versions answer `check-file-name` and `copy-file` without
+    /// announcing them in version 3 (ProFTPD's mod_sftp announces only `versions`), and
+    /// `rclone serve sftp` announces `hardlink@openssh.com` but refuses it. Each is sent
+    /// harmlessly (a hash of the folder, a copy or a link of it onto itself); a server without the
+    /// extension answers "unsupported" (`OP_UNSUPPORTED`, as the draft asks), one with it refuses
+    /// the folder. Returns the extensions to count as present.
+    static func probeExtensions(on connection: SFTPConnection) async -> Set<String> {
+        var present = Set(connection.extensions.keys)
+        present.remove("hardlink@openssh.com")
         var probes: [(name: String, request: SFTPRequest)] = []
         if !checkFileExtensions.contains(where: connection.supports) {
             probes.append(("check-file-name", .extended(name: "check-file-name", data: checkFileFields(".", algorithm: .md5))))
@@ -60,20 +64,26 @@ extension SFTPProvider: FileProviderHashing {
             }
             probes.append(("copy-file", .extended(name: "copy-file", data: fields)))
         }
+        if connection.supports("hardlink@openssh.com") {
+            let fields = SFTPWriter.fields { writer in
+                writer.write(string: ".")
+                writer.write(string: ".")
+            }
+            probes.append(("hardlink@openssh.com", .extended(name: "hardlink@openssh.com", data: fields)))
+        }
         var slots: [(name: String, reply: ReplySlot<SFTPResponse>)] = []
         for probe in probes {
             guard let slot = try? await connection.send(probe.request) else { break }
             slots.append((probe.name, slot))
         }
-        var answered: Set<String> = []
         for slot in slots {
             switch try? await slot.reply.value {
-            case .extendedReply?: answered.insert(slot.name)
-            case .status(_, let code, _)? where [.failure, .noSuchFile, .permissionDenied].contains(code): answered.insert(slot.name)
+            case .extendedReply?: present.insert(slot.name)
+            case .status(_, let code, _)? where [.failure, .noSuchFile, .permissionDenied].contains(code): present.insert(slot.name)
             default: break
             }
         }
-        return answered
+        return present
     }
 
     /// A `check-file-name` request's fields: the whole file (offset 0, length 0 = to the end) as one block.

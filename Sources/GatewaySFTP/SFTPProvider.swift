@@ -42,7 +42,7 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     func rememberWritesAtOffsets(_ value: Bool) { offsetWrites.withLock { $0 = value } }
     /// The algorithms ``hash(of:algorithm:)`` can compute on the server.
     var hashAlgorithms: Set<HashAlgorithm> { knownHashes.withLock { $0 } }
-    /// Whether the server has `name`: announced, or found answering (see `probeUnannounced`).
+    /// Whether the server has `name`: announced, or found answering (see `probeExtensions`).
     func has(_ name: String) -> Bool { knownExtensions.withLock { $0?.contains(name) ?? false } }
     /// Whether the server computes hashes itself (`check-file`; see `+Hashing`).
     var usesCheckFile: Bool { Self.checkFileExtensions.contains(where: has) }
@@ -70,13 +70,15 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     /// version they replace (looked up first, as FTP does), hashes where the server has
     /// `check-file` or the account can run `md5sum`/`sha1sum`/`sha256sum` (see `+Hashing`);
     /// server-side copies only where the
-    /// server has `copy-data` or `copy-file`, quota where it has `statvfs@openssh.com`. Those two are declared
+    /// server has `copy-data` or `copy-file`, quota where it has `statvfs@openssh.com`, hard links
+    /// where it has `hardlink@openssh.com`. Those are declared
     /// once a first session has read the server's extensions.
     public var capabilities: ProviderCapabilities {
         var features: ProviderCapabilities.Features = [.serverSideMove, .rangedRead, .modificationTimes, .setModificationDate, .conditionalWrite]
         if let known = knownExtensions.withLock({ $0 }) {
             if known.contains("copy-data") || known.contains("copy-file") { features.insert(.serverSideCopy) }
             if known.contains("statvfs@openssh.com") { features.insert(.quota) }
+            if known.contains("hardlink@openssh.com") { features.insert(.hardLinks) }
         }
         return ProviderCapabilities(features: features, hashAlgorithms: hashAlgorithms, modificationTimePrecision: .seconds(1))
     }
@@ -94,7 +96,7 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     func withSession<T: Sendable>(_ body: (SFTPConnection) async throws -> T) async throws -> T {
         let connection = try await pool.acquire()
         if knownExtensions.withLock({ $0 == nil }) {
-            let names = Set(connection.extensions.keys).union(await Self.probeUnannounced(on: connection))
+            let names = await Self.probeExtensions(on: connection)
             let checkFile = !names.isDisjoint(with: Self.checkFileExtensions)
             let hashes = checkFile ? Set(HashAlgorithm.allCases) : await probeHashCommands(on: connection)
             knownHashes.withLock { $0 = hashes }

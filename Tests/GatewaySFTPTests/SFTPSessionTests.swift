@@ -166,6 +166,7 @@ struct SFTPSessionTests {
         #expect(proftpd.capabilities.hashAlgorithms == Set(HashAlgorithm.allCases))
         // Not announced in version 3, found answering.
         #expect(proftpd.has("check-file-name") && proftpd.has("copy-file"))
+        #expect(proftpd.capabilities.supports(.hardLinks))
         #expect(proftpd.capabilities.supports(.serverSideCopy))
         for algorithm in HashAlgorithm.allCases {
             #expect(try await proftpd.hash(of: name, algorithm: algorithm) == ContentHasher.hash(data, algorithm))
@@ -182,6 +183,12 @@ struct SFTPSessionTests {
         #expect(answer?.status == 0)
         #expect(answer.map { String(decoding: $0.output, as: UTF8.self) }?.hasPrefix(SFTPProvider.emptyDigests[.sha256]!) == true)
         #expect(openssh.capabilities.hashAlgorithms == Set(HashAlgorithm.allCases))
+        // hardlink@openssh.com announced and answering; rclone announces it and refuses it.
+        #expect(openssh.capabilities.supports(.hardLinks))
+        let rclone = SFTPProvider(configuration: try TestServers.sftp(.rclone, remoteName: "rclone"))
+        defer { Task { await rclone.shutdown() } }
+        _ = try await rclone.attributesOfItem(path: "/")
+        #expect(!rclone.capabilities.supports(.hardLinks))
         let name = "/hash-\(UUID().uuidString.prefix(8)) it's.bin"
         let data = Data("hash me\n".utf8)
         try await openssh.writeContents(path: name, data: data)

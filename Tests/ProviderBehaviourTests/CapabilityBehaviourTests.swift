@@ -58,6 +58,36 @@ struct CapabilityBehaviourTests {
         }
     }
 
+    @Test("hard links: a second name for the file, kept when the first goes; never over an item; unsupported where not declared",
+          arguments: ProviderFixture.all)
+    func hardLinks(fixture: ProviderFixture) async throws {
+        try await fixture.run { s in
+            guard let links = s.provider as? any FileProviderHardLinks else {
+                #expect(!s.provider.capabilities.supports(.hardLinks), "hard links declared without FileProviderHardLinks")
+                return
+            }
+            try await s.provider.writeContents(path: s.path("a.bin"), data: Self.data)
+            _ = try await s.provider.attributesOfItem(path: s.path("a.bin"))  // SFTP learns its extensions on first use
+            guard s.provider.capabilities.supports(.hardLinks) else {
+                await expectFailure(.unsupported) { try await links.createHardLink(at: s.path("b.bin"), to: s.path("a.bin")) }
+                #expect(try await s.provider.itemIfPresent(path: s.path("b.bin")) == nil)
+                return
+            }
+            let made = try await links.createHardLink(at: s.path("b.bin"), to: s.path("a.bin"))
+            #expect(made.path == s.path("b.bin") && made.type == .file && made.size == Int64(Self.data.count))
+            #expect(try await s.provider.contents(path: s.path("b.bin")) == Self.data)
+            try await s.provider.createFolder(path: s.path("d"), withIntermediateDirectories: false)
+            await expectFailure(.alreadyExists) { try await links.createHardLink(at: s.path("b.bin"), to: s.path("a.bin")) }
+            await expectFailure(.alreadyExists) { try await links.createHardLink(at: s.path("d"), to: s.path("a.bin")) }
+            await expectFailure(.notFound) { try await links.createHardLink(at: s.path("c.bin"), to: s.path("missing.bin")) }
+            await expectFailure(.notFound) { try await links.createHardLink(at: s.path("no-folder/c.bin"), to: s.path("a.bin")) }
+            await expectFailure(.invalidInput) { try await links.createHardLink(at: s.path("e"), to: s.path("d")) }
+            // The second name keeps the file when the first is removed.
+            try await s.provider.removeItem(path: s.path("a.bin"), recursive: false)
+            #expect(try await s.provider.contents(path: s.path("b.bin")) == Self.data)
+        }
+    }
+
     /// Servers on which an interrupted resumable write starts over instead of continuing:
     /// `rclone serve sftp` at its defaults cannot write into an existing file at an offset ("Illegal
     /// seek"); the SFTP provider finds that out and reports nothing kept, so the next attempt

@@ -8,7 +8,7 @@ import Testing
 /// feature those tests gate on must be claimed by at least one fixture of the suite.
 @Suite("Every gated capability is exercised by some fixture")
 struct CapabilityCoverageTests {
-    @Test("resumable, positional and segmented writes, hashing, conditional writes, times, quota, server-side copy and move")
+    @Test("resumable, positional and segmented writes, hashing, conditional writes, times, quota, server-side copy and move, links")
     func everyCapabilityHasAFixture() async throws {
         var claimed: [String: [String]] = [:]
         func note(_ capability: String, _ fixture: String, _ holds: Bool) { if holds { claimed[capability, default: []].append(fixture) } }
@@ -28,10 +28,11 @@ struct CapabilityCoverageTests {
                 note("server-side move", fixture.name, features.supports(.serverSideMove))
                 note("ranged reads", fixture.name, features.supports(.rangedRead))
                 note("symbolic links", fixture.name, s.provider is any FileProviderSymbolicLinks)
+                note("hard links", fixture.name, features.supports(.hardLinks))
             }
         }
         for capability in ["resumable writes", "positional writes", "segmented writes", "hashing", "conditional writes",
-                           "setting modification times", "quota", "server-side copy", "server-side move", "ranged reads", "symbolic links"] {
+                           "setting modification times", "quota", "server-side copy", "server-side move", "ranged reads", "symbolic links", "hard links"] {
             #expect(!(claimed[capability] ?? []).isEmpty, "no fixture claims \(capability): its behaviour test checks nothing")
         }
     }

@@ -27,6 +27,8 @@ public struct ProviderCapabilities: Sendable, Hashable {
         public static let conditionalWrite = Features(rawValue: 1 << 9)
         /// Listing returns modification times.
         public static let modificationTimes = Features(rawValue: 1 << 10)
+        /// Hard links can be made (``FileProviderHardLinks``).
+        public static let hardLinks = Features(rawValue: 1 << 11)
     }
 
     /// The abilities above.

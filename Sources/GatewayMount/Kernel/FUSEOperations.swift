@@ -162,7 +162,8 @@ enum FUSEOperations {
             guard let request, let name else { return }
             FUSEOperations.fileSystem(request).removexattr(FUSERequest(raw: request), inode: UInt64(inode), name: String(cString: name))
         }
-        // No backend keeps hard links, device nodes or FIFOs: refused as vfat does.
+        // Hard links (which Local and some SFTP servers make: FileProviderHardLinks), device nodes
+        // and FIFOs are refused as vfat does: the mount keeps one name per inode.
         operations.link = { request, _, _, _ in fuse_reply_err(request, EPERM) }
         operations.mknod = { request, _, _, _, _ in fuse_reply_err(request, EPERM) }
         return operations
