@@ -8,11 +8,11 @@ import Synchronization
 /// 1. the server's own `check-file` extension (draft-ietf-secsh-filexfer-extensions-00, ProFTPD's
 ///    mod_sftp among others): the server reads the file and answers with its digest;
 /// 2. where the account can run commands, `md5sum`, `sha1sum` and `sha256sum` over an SSH `exec`
-///    channel beside the SFTP one (as rclone does). Which of them work is found out once per
-///    remote, on its first session, by running them on `/dev/null` and comparing with the digests
-///    of nothing; only those are claimed. Servers without a shell (AsyncSSH, an `internal-sftp`
-///    chroot, `rclone serve sftp` outside its own files) claim none, nor does the `ssh_command`
-///    channel, nor `hash_command` `none`.
+///    channel beside the SFTP one (as rclone does), or with `ssh_command` in a second `ssh`
+///    process. Which of them work is found out once per remote, on its first session, by running
+///    them on `/dev/null` and comparing with the digests of nothing; only those are claimed.
+///    Servers without a shell (AsyncSSH, an `internal-sftp` chroot, `rclone serve sftp` outside
+///    its own files) claim none, nor does `hash_command` `none`.
 extension SFTPProvider: FileProviderHashing {
     static func hashCommand(_ algorithm: HashAlgorithm) -> String {
         switch algorithm {
@@ -41,50 +41,6 @@ extension SFTPProvider: FileProviderHashing {
 
     /// The extension that computes digests on the server, as servers announce it.
     static let checkFileExtensions = ["check-file", "check-file-name"]
-
-    /// Extensions whose announcement is not the whole truth, tried once on the login folder:
-    /// servers speaking later protocol versions answer `check-file-name` and `copy-file` without
-    /// announcing them in version 3 (ProFTPD's mod_sftp announces only `versions`), and
-    /// `rclone serve sftp` announces `hardlink@openssh.com` but refuses it. Each is sent
-    /// harmlessly (a hash of the folder, a copy or a link of it onto itself); a server without the
-    /// extension answers "unsupported" (`OP_UNSUPPORTED`, as the draft asks), one with it refuses
-    /// the folder. Returns the extensions to count as present.
-    static func probeExtensions(on connection: SFTPConnection) async -> Set<String> {
-        var present = Set(connection.extensions.keys)
-        present.remove("hardlink@openssh.com")
-        var probes: [(name: String, request: SFTPRequest)] = []
-        if !checkFileExtensions.contains(where: connection.supports) {
-            probes.append(("check-file-name", .extended(name: "check-file-name", data: checkFileFields(".", algorithm: .md5))))
-        }
-        if !connection.supports("copy-file") {
-            let fields = SFTPWriter.fields { writer in
-                writer.write(string: ".")
-                writer.write(string: ".")
-                writer.write(UInt8(0))
-            }
-            probes.append(("copy-file", .extended(name: "copy-file", data: fields)))
-        }
-        if connection.supports("hardlink@openssh.com") {
-            let fields = SFTPWriter.fields { writer in
-                writer.write(string: ".")
-                writer.write(string: ".")
-            }
-            probes.append(("hardlink@openssh.com", .extended(name: "hardlink@openssh.com", data: fields)))
-        }
-        var slots: [(name: String, reply: ReplySlot<SFTPResponse>)] = []
-        for probe in probes {
-            guard let slot = try? await connection.send(probe.request) else { break }
-            slots.append((probe.name, slot))
-        }
-        for slot in slots {
-            switch try? await slot.reply.value {
-            case .extendedReply?: present.insert(slot.name)
-            case .status(_, let code, _)? where [.failure, .noSuchFile, .permissionDenied].contains(code): present.insert(slot.name)
-            default: break
-            }
-        }
-        return present
-    }
 
     /// A `check-file-name` request's fields: the whole file (offset 0, length 0 = to the end) as one block.
     static func checkFileFields(_ target: String, algorithm: HashAlgorithm) -> [UInt8] {
@@ -143,7 +99,7 @@ extension SFTPProvider: FileProviderHashing {
             guard used == name, digest.count == algorithm.hexLength / 2 else {
                 throw FileProviderError.malformedResponse(path: path, detail: "check-file answered \(used) with \(digest.count) bytes for \(name)")
             }
-            return digest.map { String(format: "%02x", $0) }.joined()
+            return ContentHasher.hex(digest)
         } catch let error as SFTPDecodingError {
             throw FileProviderError.malformedResponse(path: path, detail: "check-file: \(error.reason)")
         }

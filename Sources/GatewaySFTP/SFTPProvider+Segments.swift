@@ -62,15 +62,15 @@ extension SFTPProvider: FileProviderSegmentedWrite {
         return stored.size == UInt64(size)
     }
 
-    /// Checks that the temporary file has every byte, gives it the modification time, and renames it into place.
+    /// Checks that the temporary file has every byte, then moves it into place as an atomic write's
+    /// last step does (its time and the rename in one round trip).
     fileprivate func finishSegmentedWrite(_ target: String, remote: String, size: Int64, options: WriteOptions) async throws -> FileObject {
         let stored = try await itemIfPresent(path: target)
         guard let stored, stored.size == size else {
             throw FileProviderError.truncated(path: remote, reason: "the server holds \(stored?.size.map(String.init) ?? "no") bytes of \(size); nothing was written")
         }
-        if let date = options.modificationDate { try await setModificationDate(date, path: target) }
         try await options.beforeReplacing?(remote)
-        try await withSession { connection in try await rename(target, to: remote, replacing: options.overwrite, on: connection) }
+        try await atomicWriteCommit(target, to: remote, replacing: options.overwrite, options: options)
         if options.returnsStoredAttributes, let written = try? await attributesOfItem(path: remote) { return written }
         return FileObject(path: remote, type: .file, size: size, modificationDate: options.modificationDate)
     }
@@ -80,14 +80,13 @@ extension SFTPProvider: FileProviderSegmentedWrite {
 final class SFTPSegmentedUpload: SegmentedFileWriter {
     private let provider: SFTPProvider
     private let target: String
-    private let remote: String
     private let options: WriteOptions
+    /// The ranges, and the final name (`ledger.path`).
     private let ledger: SegmentLedger
 
     init(provider: SFTPProvider, target: String, remote: String, size: Int64, options: WriteOptions) {
         self.provider = provider
         self.target = target
-        self.remote = remote
         self.options = options
         self.ledger = SegmentLedger(size: size, path: remote)
     }
@@ -95,7 +94,7 @@ final class SFTPSegmentedUpload: SegmentedFileWriter {
     func write(offset: Int64, length: Int64, from stream: ByteStream) async throws {
         try ledger.take(offset: offset, length: length)
         let progress = options.progress
-        let exact = stream.exactly(length, path: remote, what: "a range").observing(
+        let exact = stream.exactly(length, path: ledger.path, what: "a range").observing(
             beforeEach: { try progress.checkCancellation() }, afterEach: { progress?.addBytes(Int64($0.count)) })
         // Several ranges share the transfer's memory: 2 MiB in flight each.
         try await provider.put(exact, to: target, at: offset, truncating: false, creating: false, modificationDate: nil, budget: 2 << 20)
@@ -104,7 +103,7 @@ final class SFTPSegmentedUpload: SegmentedFileWriter {
 
     func commit() async throws -> FileObject {
         try ledger.checkComplete()
-        let object = try await provider.finishSegmentedWrite(target, remote: remote, size: ledger.size, options: options)
+        let object = try await provider.finishSegmentedWrite(target, remote: ledger.path, size: ledger.size, options: options)
         ledger.finish()
         return object
     }

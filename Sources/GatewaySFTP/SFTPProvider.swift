@@ -36,7 +36,7 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
     /// The hash commands the first session found working (see `+Hashing`).
     private let knownHashes = Mutex<Set<HashAlgorithm>>([])
     /// Whether the server writes into an existing file at an offset (found out by the first
-    /// resumable upload that needs it; `nil` until then).
+    /// resumable or ranged upload that needs it; `nil` until then).
     private let offsetWrites = Mutex<Bool?>(nil)
     var writesAtOffsets: Bool? { offsetWrites.withLock { $0 } }
     func rememberWritesAtOffsets(_ value: Bool) { offsetWrites.withLock { $0 = value } }
@@ -110,6 +110,50 @@ public class SFTPProvider: FileProviderBasic, FileProviderReadWrite, FileProvide
             await pool.release(connection)
             throw error
         }
+    }
+
+    /// Extensions whose announcement is not the whole truth, tried once on the login folder:
+    /// servers speaking later protocol versions answer `check-file-name` and `copy-file` without
+    /// announcing them in version 3 (ProFTPD's mod_sftp announces only `versions`), and
+    /// `rclone serve sftp` announces `hardlink@openssh.com` but refuses it. Each is sent
+    /// harmlessly (a hash of the folder, a copy or a link of it onto itself); a server without the
+    /// extension answers "unsupported" (`OP_UNSUPPORTED`, as the draft asks), one with it refuses
+    /// the folder. Returns the extensions to count as present.
+    static func probeExtensions(on connection: SFTPConnection) async -> Set<String> {
+        var present = Set(connection.extensions.keys)
+        present.remove("hardlink@openssh.com")
+        var probes: [(name: String, request: SFTPRequest)] = []
+        if !checkFileExtensions.contains(where: connection.supports) {
+            probes.append(("check-file-name", .extended(name: "check-file-name", data: checkFileFields(".", algorithm: .md5))))
+        }
+        if !connection.supports("copy-file") {
+            let fields = SFTPWriter.fields { writer in
+                writer.write(string: ".")
+                writer.write(string: ".")
+                writer.write(UInt8(0))
+            }
+            probes.append(("copy-file", .extended(name: "copy-file", data: fields)))
+        }
+        if connection.supports("hardlink@openssh.com") {
+            let fields = SFTPWriter.fields { writer in
+                writer.write(string: ".")
+                writer.write(string: ".")
+            }
+            probes.append(("hardlink@openssh.com", .extended(name: "hardlink@openssh.com", data: fields)))
+        }
+        var slots: [(name: String, reply: ReplySlot<SFTPResponse>)] = []
+        for probe in probes {
+            guard let slot = try? await connection.send(probe.request) else { break }
+            slots.append((probe.name, slot))
+        }
+        for slot in slots {
+            switch try? await slot.reply.value {
+            case .extendedReply?: present.insert(slot.name)
+            case .status(_, let code, _)? where [.failure, .noSuchFile, .permissionDenied].contains(code): present.insert(slot.name)
+            default: break
+            }
+        }
+        return present
     }
 
     // MARK: Paths

@@ -199,8 +199,8 @@ private final class ExactLengthSource: @unchecked Sendable {
 final class WebDAVRangedUpload: SegmentedFileWriter {
     private let provider: WebDAVProvider
     private let target: String
-    private let remote: String
     private let options: WriteOptions
+    /// The ranges, and the final name (`ledger.path`).
     private let ledger: SegmentLedger
     /// What to read back before committing.
     private let samples = Mutex<[RangeSample]>([])
@@ -208,14 +208,13 @@ final class WebDAVRangedUpload: SegmentedFileWriter {
     init(provider: WebDAVProvider, target: String, remote: String, size: Int64, options: WriteOptions) {
         self.provider = provider
         self.target = target
-        self.remote = remote
         self.options = options
         self.ledger = SegmentLedger(size: size, path: remote)
     }
 
     func write(offset: Int64, length: Int64, from stream: ByteStream) async throws {
         try ledger.take(offset: offset, length: length)
-        let sent = try await provider.putRange(target, remote: remote, offset: offset, length: length, size: ledger.size,
+        let sent = try await provider.putRange(target, remote: ledger.path, offset: offset, length: length, size: ledger.size,
                                                from: stream, progress: options.progress)
         samples.withLock { $0 += sent }
         ledger.acknowledge(length)
@@ -224,7 +223,7 @@ final class WebDAVRangedUpload: SegmentedFileWriter {
     func commit() async throws -> FileObject {
         // The probe gave the server's file its full size already: count what was acknowledged.
         try ledger.checkComplete()
-        let object = try await provider.finishRangedUpload(target, remote: remote, size: ledger.size,
+        let object = try await provider.finishRangedUpload(target, remote: ledger.path, size: ledger.size,
                                                            samples: samples.withLock { $0 }, options: options)
         ledger.finish()
         return object

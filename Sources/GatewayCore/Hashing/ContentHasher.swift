@@ -55,7 +55,8 @@ public struct ContentHasher: Sendable {
         return hasher.finalize()
     }
 
-    private static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
+    /// Bytes as lowercase hexadecimal, as digests are written.
+    public static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(64)

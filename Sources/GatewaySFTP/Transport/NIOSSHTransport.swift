@@ -139,9 +139,6 @@ final class NIOSSHTransport: SFTPTransport {
         }
     }
 
-    /// How long a command over `exec` may run.
-    var commandTimeout: Duration { .seconds(15) }
-
     static func describe(_ error: any Error) -> String {
         if let ssh = error as? NIOSSHError { return "SSH: \(ssh.type)" }
         if let io = error as? IOError { return io.description }

@@ -18,6 +18,9 @@ public protocol SFTPTransport: Sendable {
 
 extension SFTPTransport {
     public func run(_ command: String, limit: Int) async throws -> (status: Int, output: [UInt8])? { nil }
+
+    /// How long a command of ``run(_:limit:)`` may run, on either channel.
+    var commandTimeout: Duration { .seconds(15) }
 }
 
 /// The server's bytes on their way from a transport to the one receiver that decodes them. The

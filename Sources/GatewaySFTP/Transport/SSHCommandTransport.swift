@@ -95,14 +95,16 @@ final class SSHCommandTransport: SFTPTransport {
     }
 
     /// Runs `command` on the server with a second `ssh` process (`ssh_command OPTIONS HOST
-    /// COMMAND`): its exit status and the first `limit` bytes of its output. Killed after 15 seconds.
+    /// COMMAND`): its exit status and the first `limit` bytes of its output. Killed after
+    /// ``commandTimeout``.
     func run(_ remoteCommand: String, limit: Int) async throws -> (status: Int, output: [UInt8])? {
         let child = try Self.spawn(command: command, arguments: options + [host, remoteCommand])
         Glibc.close(child.input)
+        let timeout = Double(commandTimeout.components.seconds)
         return await withCheckedContinuation { (continuation: CheckedContinuation<(status: Int, output: [UInt8])?, Never>) in
             Thread {
                 let deadline = DispatchWorkItem { kill(child.pid, SIGKILL) }
-                DispatchQueue.global().asyncAfter(deadline: .now() + 15, execute: deadline)
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
                 var output: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
