@@ -7,7 +7,8 @@ import Glibc
 
 /// Process entry: parses arguments, runs the command in a cancellable task (Ctrl-C cancels it so
 /// temporary files are cleaned up), and maps every outcome to the documented exit codes:
-/// 0 success, 1 operation failed, 2 usage or configuration error, 130 interrupted.
+/// 0 success, 1 operation failed, 2 usage or configuration error, 3 a plan changed or invalid,
+/// 130 interrupted.
 @main
 enum Entry {
     static func main() async {
@@ -41,7 +42,7 @@ enum Entry {
             handle.write(Data((message + "\n").utf8))
         }
         switch code {
-        case 0, 1, 2, 130: return code
+        case 0, 1, 2, 3, 130: return code
         case ExitCode.validationFailure.rawValue: return 2
         default: return 1
         }

@@ -13,7 +13,8 @@ struct GatewayCommand: AsyncParsableCommand {
         (~/.config/gateway/config.json). Without any, plain paths are the local file system.
         Any key can be overridden with GATEWAY_REMOTE_<NAME>_<KEY>.
 
-        Exit codes: 0 success, 1 an operation failed, 2 usage or config error, 130 interrupted.
+        Exit codes: 0 success, 1 an operation failed, 2 usage or config error, 3 a plan changed or is
+        invalid (make a new one), 130 interrupted.
 
         Examples:
           gateway ls -l docs:reports
@@ -27,7 +28,7 @@ struct GatewayCommand: AsyncParsableCommand {
         subcommands: [
             RemotesCommand.self, ConfigCommand.self, ListCommand.self, StatCommand.self, CatCommand.self,
             RcatCommand.self, MkdirCommand.self, RemoveCommand.self, CopyCommand.self, MoveCommand.self,
-            SyncCommand.self, CheckCommand.self, AboutCommand.self, WatchCommand.self, UndoCommand.self, TrashCommand.self,
+            SyncCommand.self, CheckCommand.self, PlanCommand.self, FinalizeCommand.self, PlanStatusCommand.self, AboutCommand.self, WatchCommand.self, UndoCommand.self, TrashCommand.self,
             ThumbnailCommand.self, MetaCommand.self, ServeCommand.self, MountCommand.self, LinkCommand.self, CleanupCommand.self,
             PinCommand.self, UnpinCommand.self, EvictCommand.self, MountStatusCommand.self,
         ]

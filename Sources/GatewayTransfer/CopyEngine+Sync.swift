@@ -25,8 +25,11 @@ extension CopyEngine {
                 if filter.skips(item) || Self.lies(relative, inAnyOf: extraFolders) { continue }
                 let counterpart = try await sourceIndex.item(at: relative)
                 if let counterpart, counterpart.isDirectory == item.isDirectory { continue }
-                extras.append(item)
                 if item.isDirectory { extraFolders.insert(relative) }
+                // With --hash-shard, each worker deletes the extras whose path falls into its shard
+                // (a folder with its contents).
+                if let shard = options.hashShard, !shard.contains(relative) { continue }
+                extras.append(item)
             }
         } catch where error.failureKind == .notFound {
             return  // no destination folder yet: nothing to delete
@@ -66,59 +69,51 @@ extension CopyEngine {
     /// ``CopyOptions/checkers`` files are compared at once (hashing is a request or a read per file).
     /// The report's lists are sorted.
     public func check(source: TransferEndpoint, destination: TransferEndpoint) async throws -> CheckReport {
-        var report = CheckReport()
-        if let notice = checksumNotice(source, destination) { report.notices.append(notice) }
         let root = try await source.provider.attributesOfItem(path: source.path)
-        let comparesTimes = destination.provider.capabilities.supports(.setModificationDate)
-            && source.provider.capabilities.supports(.modificationTimes)
-        let precision = max(source.provider.capabilities.modificationTimePrecision, destination.provider.capabilities.modificationTimePrecision)
-        let options = self.options
-        @Sendable func compare(_ item: FileObject, relative: String, at path: String, in index: FolderIndex?) async -> CheckVerdict {
-            do {
-                let found = if let index { try await index.item(at: relative) } else { try await destination.provider.itemIfPresent(path: path) }
-                guard let other = found, !other.isDirectory else { return .missing }
-                let endpoint = TransferEndpoint(provider: source.provider, path: item.path)
-                let checksum = try await compareChecksums(item, on: endpoint, with: other, on: destination, forCopy: false).verdict
-                let decision = CopyDecision.decide(source: item, destination: other, options: CopyOptions(sizeOnly: options.sizeOnly),
-                                                   precision: precision, comparesTimes: comparesTimes, checksum: checksum)
-                if case .skip = decision { return .matching }
-                return .different
-            } catch {
-                return .failed(ErrorMessage.reason(for: error))
-            }
-        }
-        @Sendable func record(_ verdict: CheckVerdict, _ relative: String, into report: inout CheckReport) {
-            switch verdict {
-            case .matching: report.matching += 1
-            case .missing: report.missing.append(relative)
-            case .different: report.different.append(relative)
-            case .failed(let reason): report.errors.append("\(relative): \(reason)")
-            }
-        }
         guard root.isDirectory else {
-            record(await compare(root, relative: root.name, at: destination.path, in: nil), root.name, into: &report)
+            var report = CheckReport()
+            if let notice = checksumNotice(source, destination) { report.notices.append(notice) }
+            let comparer = FileComparer(engine: self, source: source, destination: destination, index: nil)
+            comparer.record(await comparer.compare(root, relative: root.name, at: destination.path), root.name, into: &report)
             return report
         }
-
-        // The source walk feeds `checkers` comparing tasks through a bounded queue.
-        let details = Details()
-        let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps, onUnlisted: details.add)
-        let queue = WorkQueue<(item: FileObject, relative: String)>(capacity: options.checkers * 32)
-        // Trash folders and gateway temporaries are not content on either side.
         let filter = await TreeFilter([source.provider])
         let landingFilter = await TreeFilter([destination.provider])
+        let shard = options.hashShard
+        var report = try await compareFiles(source: source, destination: destination) { queue in
+            var sourceFilter = filter
+            var landing = landingFilter
+            for try await item in source.provider.walk(path: source.path) {
+                try Task.checkCancellation()
+                guard let relative = RemotePath.relative(item.path, to: source.path) else { continue }
+                let landingPath = (try? RemotePath.join(destination.path, relative)) ?? item.path
+                if sourceFilter.skips(item, landingAt: landingPath, on: &landing) || item.isDirectory || item.isLinkToFolder { continue }
+                if let shard, !shard.contains(relative) { continue }
+                await queue.send((item, relative))
+            }
+        }
+        let extras = try await findExtraFiles(source: source, destination: destination)
+        report.extra = extras.extra
+        report.details += extras.details.filter { !report.details.contains($0) }
+        report.extra.sort()
+        return report
+    }
+
+    /// Compares the files `feed` sends (source items with their paths relative to the source)
+    /// with the destination: `checkers` at once, each looked up through a folder index. The
+    /// report has no extras; its lists are sorted.
+    func compareFiles(source: TransferEndpoint, destination: TransferEndpoint,
+                      feed: @escaping @Sendable (WorkQueue<(item: FileObject, relative: String)>) async throws -> Void) async throws -> CheckReport {
+        var report = CheckReport()
+        if let notice = checksumNotice(source, destination) { report.notices.append(notice) }
+        let details = Details()
+        let destinationIndex = FolderIndex(provider: destination.provider, root: destination.path, details: .sourceStamps, onUnlisted: details.add)
+        let comparer = FileComparer(engine: self, source: source, destination: destination, index: destinationIndex)
+        let queue = WorkQueue<(item: FileObject, relative: String)>(capacity: options.checkers * 32)
         try await withThrowingTaskGroup(of: CheckReport.self) { group in
             group.addTask {
                 defer { queue.finish() }
-                var sourceFilter = filter
-                var landing = landingFilter
-                for try await item in source.provider.walk(path: source.path) {
-                    try Task.checkCancellation()
-                    guard let relative = RemotePath.relative(item.path, to: source.path) else { continue }
-                    let landingPath = (try? RemotePath.join(destination.path, relative)) ?? item.path
-                    if sourceFilter.skips(item, landingAt: landingPath, on: &landing) || item.isDirectory || item.isLinkToFolder { continue }
-                    await queue.send((item, relative))
-                }
+                try await feed(queue)
                 return CheckReport()
             }
             // Each checker keeps a partial report: a count of the matching files, and only the
@@ -128,7 +123,7 @@ extension CopyEngine {
                     var part = CheckReport()
                     while let (item, relative) = await queue.next() {
                         let path = try RemotePath.join(destination.path, relative)
-                        record(await compare(item, relative: relative, at: path, in: destinationIndex), relative, into: &part)
+                        comparer.record(await comparer.compare(item, relative: relative, at: path), relative, into: &part)
                     }
                     return part
                 }
@@ -140,31 +135,83 @@ extension CopyEngine {
                 report.errors += part.errors
             }
         }
+        report.details = details.lines
+        report.missing.sort()
+        report.different.sort()
+        report.errors.sort()
+        return report
+    }
 
+    /// The files the destination has and the source lacks (with `hashShard`, only those in the
+    /// shard), unsorted, looked up in the source folder by folder.
+    func findExtraFiles(source: TransferEndpoint, destination: TransferEndpoint) async throws -> (extra: [String], details: [String]) {
+        let details = Details()
         let sourceIndex = FolderIndex(provider: source.provider, root: source.path, onUnlisted: details.add)
-        var destinationFilter = landingFilter
+        var destinationFilter = await TreeFilter([destination.provider])
+        var extra: [String] = []
         do {
             for try await item in destination.provider.walk(path: destination.path) {
+                try Task.checkCancellation()
                 if destinationFilter.skips(item) || item.isDirectory || item.isLinkToFolder { continue }
                 guard let relative = RemotePath.relative(item.path, to: destination.path) else { continue }
+                if let shard = options.hashShard, !shard.contains(relative) { continue }
                 if try await sourceIndex.item(at: relative) == nil {
-                    report.extra.append(relative)
+                    extra.append(relative)
                 }
             }
         } catch where error.failureKind == .notFound {
             // No destination folder at all: everything is missing, nothing extra.
         }
-        report.details = details.lines
-        report.missing.sort()
-        report.different.sort()
-        report.extra.sort()
-        report.errors.sort()
-        return report
+        return (extra, details.lines)
+    }
+}
+
+/// Compares one source file with the destination's, as `check` does.
+struct FileComparer: Sendable {
+    let engine: CopyEngine
+    let source: TransferEndpoint
+    let destination: TransferEndpoint
+    let index: FolderIndex?
+    let comparesTimes: Bool
+    let precision: Duration
+
+    init(engine: CopyEngine, source: TransferEndpoint, destination: TransferEndpoint, index: FolderIndex?) {
+        self.engine = engine
+        self.source = source
+        self.destination = destination
+        self.index = index
+        comparesTimes = destination.provider.capabilities.supports(.setModificationDate)
+            && source.provider.capabilities.supports(.modificationTimes)
+        precision = max(source.provider.capabilities.modificationTimePrecision, destination.provider.capabilities.modificationTimePrecision)
+    }
+
+    func compare(_ item: FileObject, relative: String, at path: String) async -> CheckVerdict {
+        do {
+            let found = if let index { try await index.item(at: relative) } else { try await destination.provider.itemIfPresent(path: path) }
+            guard let other = found, !other.isDirectory else { return .missing }
+            let endpoint = TransferEndpoint(provider: source.provider, path: item.path)
+            let checksum = try await engine.compareChecksums(item, on: endpoint, with: other, on: destination, forCopy: false).verdict
+            let decision = CopyDecision.decide(source: item, destination: other, options: CopyOptions(sizeOnly: engine.options.sizeOnly),
+                                               precision: precision, comparesTimes: comparesTimes, checksum: checksum)
+            if case .skip = decision { return .matching }
+            return .different
+        } catch {
+            return .failed(ErrorMessage.reason(for: error))
+        }
+    }
+
+    func record(_ verdict: CheckVerdict, _ relative: String, into report: inout CheckReport) {
+        switch verdict {
+        case .matching: report.matching += 1
+        case .missing: report.missing.append(relative)
+        case .different: report.different.append(relative)
+        case .failed(let reason): report.errors.append("\(relative): \(reason)")
+        }
     }
 }
 
 /// What `check` found for one source file.
-private enum CheckVerdict: Sendable {
+enum CheckVerdict: Sendable {
     case matching
     case missing
     case different

@@ -45,7 +45,7 @@ public struct CopyEngine: Sendable {
         let root = try await source.provider.attributesOfItem(path: source.path)
         if root.isDirectory {
             try Transfer.refuseNesting(source: source, destination: destination)
-            try await runTree(mode, root: root, from: source, to: destination, progress: progress, state: state)
+            try await runTree(mode, feed: .walk, from: source, to: destination, progress: progress, state: state)
         } else {
             let existing = try await destination.provider.itemIfPresent(path: destination.path)
             if existing == nil, !options.dryRun, let target = destination.provider as? any FileProviderOperations {
@@ -79,8 +79,17 @@ public struct CopyEngine: Sendable {
 
     // MARK: Trees
 
-    private func runTree(_ mode: CopyMode, root: FileObject, from source: TransferEndpoint, to destination: TransferEndpoint,
-                         progress: TransferProgress?, state: RunState) async throws {
+    /// Where a tree run's files come from.
+    enum Feed: Sendable {
+        /// A walk of the source.
+        case walk
+        /// A chunk of a plan: its entries, in order; no listing of the source, and no deletions or
+        /// folder removals at the end (`gateway finalize` does them once every chunk is done).
+        case chunk(PlanChunk)
+    }
+
+    func runTree(_ mode: CopyMode, feed: Feed, from source: TransferEndpoint, to destination: TransferEndpoint,
+                 progress: TransferProgress?, state: RunState) async throws {
         // A destination that only reads and writes files (no FileProviderOperations) takes a flat
         // tree into an existing folder; each folder the tree has fails as "not supported".
         let target = destination.provider as? any FileProviderOperations
@@ -112,8 +121,14 @@ public struct CopyEngine: Sendable {
                     try await withThrowingTaskGroup(of: Void.self) { inner in
                         inner.addTask {
                             do {
-                                try await self.walk(source, to: destination, target: target, rootExisted: rootExisted,
-                                                    index: index, checks: checks, progress: progress, state: state)
+                                switch feed {
+                                case .walk:
+                                    try await self.walk(source, to: destination, target: target, rootExisted: rootExisted,
+                                                        index: index, checks: checks, progress: progress, state: state)
+                                case .chunk(let chunk):
+                                    try await self.feed(chunk, from: source, to: destination, target: target, rootExisted: rootExisted,
+                                                        index: index, checks: checks, progress: progress, state: state)
+                                }
                             } catch {
                                 checks.finish()
                                 throw error
@@ -147,6 +162,7 @@ public struct CopyEngine: Sendable {
         }
 
         try Task.checkCancellation()
+        guard case .walk = feed else { return }
         switch mode {
         case .copy:
             break
@@ -164,7 +180,7 @@ public struct CopyEngine: Sendable {
 
     /// Removes the source's folders that the move emptied, deepest first. Folders that still hold
     /// something (files kept by --ignore-existing or --update) stay, with their contents.
-    private func removeEmptyFolders(_ source: TransferEndpoint, remover: any FileProviderOperations, state: RunState) async {
+    func removeEmptyFolders(_ source: TransferEndpoint, remover: any FileProviderOperations, state: RunState) async {
         var folders: [String] = []
         // Never the trash folders in the source tree (nor anything in them).
         var filter = await TreeFilter([source.provider])
@@ -234,6 +250,7 @@ public struct CopyEngine: Sendable {
                 case .symbolicLink where item.isLinkToFolder:
                     state.skipped(relative, reason: .symbolicLinkToFolder)
                 case .file, .symbolicLink:
+                    if let shard = options.hashShard, !shard.contains(relative) { continue }
                     progress?.addToTotals(bytes: item.size ?? 0, files: 1)
                     await checks.send(Job(source: item, relative: relative, freshFolder: parentFresh))
                 case .other:

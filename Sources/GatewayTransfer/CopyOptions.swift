@@ -46,6 +46,9 @@ public struct CopyOptions: Sendable {
     /// moved file's source to the source's trash, where the remote has one (``FileProviderUndoable``
     /// with a ``Trash``): one rename each. Off (`--no-trash`), they are removed for good.
     public var useTrash: Bool = true
+    /// Only the files whose path falls into this shard (`--hash-shard K/N`): copied, checked, and
+    /// (sync) deleted as extras. Every worker still lists the whole source and makes every folder.
+    public var hashShard: HashShard?
     /// Receives an ``UndoRecord`` for every change the run makes (the CLI's undo journal).
     public var undoRecorder: (any UndoRecorder)?
 

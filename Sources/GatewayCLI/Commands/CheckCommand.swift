@@ -21,8 +21,9 @@ struct CheckCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("c"), .long], help: "Compare files of the same size by content hash instead of modification time.")
     var checksum = false
     @Option(help: "Files compared at once (with --checksum, each is a hash request or a read).") var checkers = 8
-    @Argument(help: "Source: REMOTE:PATH or a local path.") var source: String
-    @Argument(help: "Destination: REMOTE:PATH or a local path.") var destination: String
+    @OptionGroup(title: "Scale-out") var shards: ShardOptions
+    @Argument(help: "Source: REMOTE:PATH or a local path (none with --plan).") var source: String?
+    @Argument(help: "Destination: REMOTE:PATH or a local path (none with --plan).") var destination: String?
 
     func validate() throws {
         guard (1...256).contains(checkers) else { throw ValidationError("--checkers must be between 1 and 256") }
@@ -30,6 +31,10 @@ struct CheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try CommandContext.make(global)
+        guard let (source, destination) = try shards.checkArguments(source: source, destination: destination, operation: "check") else {
+            try await runChunk(context)
+            return
+        }
         let from = try context.location(source)
         let to = try context.location(destination)
         let sourceProvider = try await context.provider(for: from, operation: "check")
@@ -37,10 +42,39 @@ struct CheckCommand: AsyncParsableCommand {
         let report = try await context.perform("check", from) {
             var options = CopyOptions(checkers: checkers, sizeOnly: sizeOnly)
             options.checksum = checksum
+            options.hashShard = shards.parsedHashShard
             return try await CopyEngine(options: options).check(
                 source: TransferEndpoint(provider: sourceProvider, path: from.path, displayName: from.original),
                 destination: TransferEndpoint(provider: destinationProvider, path: to.path, displayName: to.original))
         }
+        try Self.print(report, json: json, global: global)
+    }
+
+    /// `check --plan PLAN --shard K`: the chunk's files compared (extras are found by `finalize`).
+    private func runChunk(_ context: CommandContext) async throws {
+        guard let planArgument = shards.plan else { return }
+        if checksum || sizeOnly {
+            Diagnostics.printLine("check --plan: \(checksum ? "--checksum" : "--size-only") is set when the plan is made (gateway plan --mode check), not per worker")
+            throw ExitCode(2)
+        }
+        let worker = try await PlanWorker.open(context, plan: planArgument, mode: .check, chunk: try shards.chunkIndex(), operation: "check")
+        if let done = try await worker.alreadyDone(operation: "check") {
+            if !global.quiet { Diagnostics.printLine("\(worker.name) is already done (\(done.matching ?? 0) matching, on \(done.host)); nothing to do") }
+            return
+        }
+        let (sourceEndpoint, target) = try await worker.endpoints(operation: "check")
+        let options = worker.plan.options.applied(to: CopyOptions(checkers: checkers))
+        var report = CheckReport()
+        _ = try await worker.run(operation: "check", dryRun: false) { chunk, marker in
+            report = try await CopyEngine(options: options).check(chunk: chunk, source: sourceEndpoint, destination: target)
+            marker.record(report)
+        }
+        try Self.print(report, json: json, global: global)
+    }
+
+    /// Prints a report: lines or JSON on stdout, notices and the summary on stderr; exit 1 when
+    /// the two sides differ.
+    static func print(_ report: CheckReport, json: Bool, global: GlobalOptions) throws {
         let out = StandardOutput()
         if json {
             out.line(JSON.encode([

@@ -37,6 +37,16 @@ struct CopyFlags: ParsableArguments {
         }
     }
 
+    /// The first flag set that a plan fixes for all its workers, as written.
+    var planLevelFlag: String? {
+        if checksum { return "--checksum" }
+        if sizeOnly { return "--size-only" }
+        if ignoreExisting { return "--ignore-existing" }
+        if update { return "--update" }
+        if noTrash { return "--no-trash" }
+        return nil
+    }
+
     var options: CopyOptions {
         var options = CopyOptions(transfers: transfers, checkers: checkers, ignoreExisting: ignoreExisting, update: update,
                                   sizeOnly: sizeOnly, dryRun: dryRun, retries: retries)
@@ -71,11 +81,12 @@ struct CopyCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var flags: CopyFlags
-    @Argument(help: "Source: REMOTE:PATH or a local path.") var source: String
-    @Argument(help: "Destination: REMOTE:PATH or a local path.") var destination: String
+    @OptionGroup(title: "Scale-out") var shards: ShardOptions
+    @Argument(help: "Source: REMOTE:PATH or a local path (none with --plan).") var source: String?
+    @Argument(help: "Destination: REMOTE:PATH or a local path (none with --plan).") var destination: String?
 
     func run() async throws {
-        try await TransferCommand.run(.copy, global: global, flags: flags, source: source, destination: destination)
+        try await TransferCommand.run(.copy, global: global, flags: flags, shards: shards, source: source, destination: destination)
     }
 }
 
@@ -92,11 +103,12 @@ struct MoveCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var flags: CopyFlags
-    @Argument(help: "Source: REMOTE:PATH or a local path.") var source: String
-    @Argument(help: "Destination: REMOTE:PATH or a local path.") var destination: String
+    @OptionGroup(title: "Scale-out") var shards: ShardOptions
+    @Argument(help: "Source: REMOTE:PATH or a local path (none with --plan).") var source: String?
+    @Argument(help: "Destination: REMOTE:PATH or a local path (none with --plan).") var destination: String?
 
     func run() async throws {
-        try await TransferCommand.run(.move, global: global, flags: flags, source: source, destination: destination)
+        try await TransferCommand.run(.move, global: global, flags: flags, shards: shards, source: source, destination: destination)
     }
 }
 
@@ -118,19 +130,29 @@ struct SyncCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var flags: CopyFlags
-    @Argument(help: "Source folder: REMOTE:PATH or a local path.") var source: String
-    @Argument(help: "Destination folder: REMOTE:PATH or a local path.") var destination: String
+    @OptionGroup(title: "Scale-out") var shards: ShardOptions
+    @Argument(help: "Source folder: REMOTE:PATH or a local path (none with --plan).") var source: String?
+    @Argument(help: "Destination folder: REMOTE:PATH or a local path (none with --plan).") var destination: String?
 
     func run() async throws {
-        try await TransferCommand.run(.sync, global: global, flags: flags, source: source, destination: destination)
+        try await TransferCommand.run(.sync, global: global, flags: flags, shards: shards, source: source, destination: destination)
     }
 }
 
 /// The shared body of `copy`, `move` and `sync`.
 enum TransferCommand {
-    static func run(_ mode: CopyMode, global: GlobalOptions, flags: CopyFlags, source: String, destination: String) async throws {
+    static func run(_ mode: CopyMode, global: GlobalOptions, flags: CopyFlags, shards: ShardOptions,
+                    source: String?, destination: String?) async throws {
         let operation = mode.rawValue
         let context = try CommandContext.make(global, requestAttempts: flags.lowLevelRetries)
+        if mode == .move, shards.hashShard != nil {
+            Diagnostics.printLine("move --hash-shard: not supported (workers would race to remove the source folders); use a plan: gateway plan --mode move")
+            throw ExitCode(2)
+        }
+        guard let (source, destination) = try shards.checkArguments(source: source, destination: destination, operation: operation) else {
+            try await runChunk(mode, context: context, global: global, flags: flags, shards: shards)
+            return
+        }
         let from = try context.location(source)
         let to = try context.location(destination)
         let sourceProvider = try await context.provider(for: from, operation: operation)
@@ -172,6 +194,7 @@ enum TransferCommand {
         defer { journal.finish() }
         var options = flags.options
         options.undoRecorder = journal
+        options.hashShard = shards.parsedHashShard
         let summary: CopySummary
         do {
             summary = try await CopyEngine(options: options).run(mode, from: sourceEndpoint, to: target, progress: progress) {
@@ -183,6 +206,53 @@ enum TransferCommand {
         }
         renderer.finish()
         SummaryPrinter.print(summary, operation: operation, json: flags.json, quiet: global.quiet)
+        if !summary.succeeded { throw ExitCode(1) }
+    }
+
+    /// `copy|move|sync --plan PLAN --shard K`: one chunk, between its markers.
+    static func runChunk(_ mode: CopyMode, context: CommandContext, global: GlobalOptions, flags: CopyFlags, shards: ShardOptions) async throws {
+        let operation = mode.rawValue
+        guard let planArgument = shards.plan else { return }
+        if let flag = flags.planLevelFlag {
+            Diagnostics.printLine("\(operation) --plan: \(flag) is set when the plan is made (gateway plan \(flag)), not per worker")
+            throw ExitCode(2)
+        }
+        let worker = try await PlanWorker.open(context, plan: planArgument, mode: PlanMode(rawValue: mode.rawValue) ?? .copy,
+                                               chunk: try shards.chunkIndex(), operation: operation)
+        if !flags.dryRun, let done = try await worker.alreadyDone(operation: operation) {
+            if !global.quiet {
+                Diagnostics.printLine("\(worker.name) is already done (\(done.copied) copied, \(done.skipped) skipped, on \(done.host)); nothing to do")
+            }
+            return
+        }
+        let (sourceEndpoint, target) = try await worker.endpoints(operation: operation)
+        let progress = TransferProgress()
+        let renderer = ProgressRenderer(progress: progress, enabled: context.showsProgress && !flags.dryRun)
+        let reporter = EventPrinter(operation: operation, source: sourceEndpoint.displayName, destination: target.displayName,
+                                    sourceIsFolder: true, verbose: global.verbose, quiet: global.quiet,
+                                    emit: { renderer.printAbove("gateway: " + Diagnostics.safe($0)) })
+        let journal = JournalRecorder(context: context)
+        journal.register(sourceEndpoint.provider, location: RemoteLocation(remote: worker.plan.source.remote, path: worker.plan.source.path))
+        journal.register(target.provider, location: RemoteLocation(remote: worker.plan.destination.remote, path: worker.plan.destination.path))
+        defer { journal.finish() }
+        var options = worker.plan.options.applied(to: flags.options)
+        options.undoRecorder = journal
+        var summary = CopySummary()
+        let marker: ChunkMarker
+        do {
+            marker = try await worker.run(operation: operation, dryRun: flags.dryRun) { chunk, marker in
+                summary = try await CopyEngine(options: options).run(mode, chunk: chunk, from: sourceEndpoint, to: target, progress: progress) {
+                    reporter.print($0)
+                }
+                marker.record(summary)
+            }
+        } catch {
+            renderer.finish()
+            throw error
+        }
+        renderer.finish()
+        _ = marker
+        SummaryPrinter.print(summary, operation: operation, json: flags.json, quiet: global.quiet, prefix: worker.name + ": ")
         if !summary.succeeded { throw ExitCode(1) }
     }
 }
@@ -236,7 +306,7 @@ struct EventPrinter: Sendable {
 
 /// The final summary: always on stderr (unless --quiet), and as JSON on stdout with --json.
 enum SummaryPrinter {
-    static func print(_ summary: CopySummary, operation: String, json: Bool, quiet: Bool) {
+    static func print(_ summary: CopySummary, operation: String, json: Bool, quiet: Bool, prefix: String = "") {
         let seconds = summary.elapsed.inSeconds
         if json {
             StandardOutput.writeRaw(Data((JSON.encode([
@@ -247,7 +317,7 @@ enum SummaryPrinter {
         }
         guard !quiet else { return }
         let verb = operation == "move" ? "moved" : "copied"
-        var line = "\(summary.dryRun ? "dry run: would have " : "")\(verb) \(summary.copied) file\(summary.copied == 1 ? "" : "s") "
+        var line = "\(prefix)\(summary.dryRun ? "dry run: would have " : "")\(verb) \(summary.copied) file\(summary.copied == 1 ? "" : "s") "
             + "(\(Format.bytes(summary.bytes))), skipped \(summary.skipped), failed \(summary.failed)"
         if operation == "sync" { line += ", deleted \(summary.deleted)" }
         line += String(format: ", %.1fs", seconds)

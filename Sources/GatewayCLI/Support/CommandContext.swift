@@ -92,6 +92,11 @@ struct CommandContext: Sendable {
     var showsProgress: Bool { !global.quiet && (global.progress || isatty(STDERR_FILENO) == 1) }
 }
 
+extension ExitCode {
+    /// A plan that changed since it was made, or is not a plan: make a new one (don't retry).
+    static let planInvalid: Int32 = 3
+}
+
 /// Error lines and exit codes.
 enum Diagnostics {
     /// Writes `gateway: <text>` to stderr, made ``safe(_:)`` first.
@@ -115,6 +120,11 @@ enum Diagnostics {
         }
         if error.failureKind == .cancelled { return ExitCode(130) }
         let prefix = item.map { "\(operation) \($0)" } ?? operation
+        if let plan = error as? PlanFormatError {
+            // A plan that changed or does not read: rerunning the same shard cannot help.
+            printLine("\(prefix): \(plan.description)")
+            return ExitCode(ExitCode.planInvalid)
+        }
         printLine("\(prefix): \(ErrorMessage.reason(for: error))")
         return ExitCode(1)
     }

@@ -1,0 +1,209 @@
+public import Foundation
+import GatewayCore
+
+/// Makes a plan: lists the source once, then cuts the listing into chunks balanced by bytes and
+/// item count, written as chunk files in a local folder.
+///
+/// Memory stays flat whatever the tree's size: the listing is streamed to a spool file on disk
+/// (first pass, which also sums the work), then read back and cut (second pass). Chunks are runs of
+/// the listing in walk order, so a folder's files mostly share a chunk and a worker lists each
+/// destination folder once. Each item weighs its bytes plus ``itemWeight`` (the cost of its
+/// requests, about what 1 MiB takes to move); chunk `k` takes the items whose middle falls in the
+/// `k`-th equal share of the total weight. A file heavier than a share stays whole: some chunks
+/// may then be empty.
+public struct PlanBuilder: Sendable {
+    /// How many chunks to cut.
+    public enum Chunking: Sendable, Hashable {
+        /// Exactly this many chunks (some may be empty).
+        case count(Int)
+        /// As many chunks as it takes for each to weigh about this much (bytes, each item counting
+        /// ``PlanBuilder/itemWeight`` more), at most ``PlanBuilder/maximumChunks``.
+        case weight(Int64)
+    }
+
+    /// What an item weighs beyond its bytes.
+    public static let itemWeight: Int64 = 1 << 20
+    /// The default weight of a chunk (`gateway plan` without `--chunks` or `--chunk-size`).
+    public static let defaultChunkWeight: Int64 = 4 << 30
+    /// The most chunks a plan cuts without `--chunks` (Slurm's default `MaxArraySize` is 1001, so
+    /// array indices 0 to 1000).
+    public static let defaultMaximumChunks = 1000
+    /// The most chunks a plan may have.
+    public static let maximumChunks = 100_000
+
+    /// The run the plan is for.
+    public var mode: PlanMode
+    /// The source, as the engine reads it, and as the manifest names it.
+    public var source: TransferEndpoint
+    public var sourceLocation: TransferPlan.Location
+    /// The destination (its trash is left out of the plan) and its name in the manifest.
+    public var destination: TransferEndpoint
+    public var destinationLocation: TransferPlan.Location
+    public var options: TransferPlan.Options
+    public var chunking: Chunking
+
+    /// A builder.
+    public init(mode: PlanMode, source: TransferEndpoint, sourceLocation: TransferPlan.Location, destination: TransferEndpoint,
+                destinationLocation: TransferPlan.Location, options: TransferPlan.Options, chunking: Chunking) {
+        self.mode = mode
+        self.source = source
+        self.sourceLocation = sourceLocation
+        self.destination = destination
+        self.destinationLocation = destinationLocation
+        self.options = options
+        self.chunking = chunking
+    }
+
+    /// What a build made: the manifest and its chunk files (`chunks[k]` is chunk `k`'s).
+    public struct Output: Sendable {
+        public var plan: TransferPlan
+        public var chunkFiles: [URL]
+    }
+
+    /// Lists the source and writes the chunk files into `folder` (which must exist and be empty of
+    /// chunk files). `onProgress` is told the items listed so far, every 10,000; `onLeftOut` each
+    /// item the plan leaves out (relative path, why).
+    public func build(in folder: URL, onProgress: @escaping @Sendable (Int) -> Void = { _ in },
+                      onLeftOut: @escaping @Sendable (String, String) -> Void = { _, _ in }) async throws -> Output {
+        let root = try await source.provider.attributesOfItem(path: source.path)
+        guard root.isDirectory else {
+            throw FileProviderError.invalidPath(path: source.path, reason: "a plan needs a folder as its source (copy a file directly)")
+        }
+        try Transfer.refuseNesting(source: source, destination: destination)
+        // First pass: the listing, spooled.
+        let spool = folder.appendingPathComponent("listing.spool")
+        defer { try? FileManager.default.removeItem(at: spool) }
+        var writer = try BufferedFileWriter(creating: spool)
+        var totalWeight: Double = 0
+        var items = 0
+        var leftOut = 0
+        var filter = await CopyEngine.TreeFilter([source.provider])
+        var landing = await CopyEngine.TreeFilter([destination.provider])
+        for try await item in source.provider.walk(path: source.path) {
+            try Task.checkCancellation()
+            guard let relative = RemotePath.relative(item.path, to: source.path), !relative.isEmpty else { continue }
+            if filter.skips(item, landingAt: (try? RemotePath.join(destination.path, relative)) ?? item.path, on: &landing) { continue }
+            guard let entry = PlanEntry(item, relative: relative) else {
+                leftOut += 1
+                onLeftOut(relative, item.isLinkToFolder ? "symbolic link to a folder is not followed" : "not a regular file")
+                continue
+            }
+            try writer.write(entry.line + "\n")
+            totalWeight += Self.weight(of: entry)
+            items += 1
+            if items % 10_000 == 0 { onProgress(items) }
+        }
+        try writer.close()
+        onProgress(items)
+
+        // Second pass: cut the listing into chunks.
+        let count: Int
+        switch chunking {
+        case .count(let wanted):
+            count = min(max(1, wanted), Self.maximumChunks)
+        case .weight(let weight):
+            count = min(Self.defaultMaximumChunks, max(1, Int((totalWeight / Double(max(1, weight))).rounded(.up))))
+        }
+        let share = max(totalWeight / Double(count), 1)
+        var chunks: [TransferPlan.Chunk] = []
+        var files: [URL] = []
+        var current: ChunkWriter?
+        var done: Double = 0
+        var reader = try LineReader(file: spool)
+        while let line = try reader.next() {
+            let entry = try PlanEntry.parse(line)
+            let weight = Self.weight(of: entry)
+            let target = min(count - 1, Int((done + weight / 2) / share))
+            done += weight
+            while current?.index != target {
+                if let finished = try current?.close() { chunks.append(finished) }
+                let index = chunks.count
+                let url = folder.appendingPathComponent(PlanLayout.chunkFile(index))
+                files.append(url)
+                current = try ChunkWriter(index: index, url: url)
+            }
+            try current?.add(entry, line: line)
+        }
+        if let finished = try current?.close() { chunks.append(finished) }
+        while chunks.count < count {
+            let url = folder.appendingPathComponent(PlanLayout.chunkFile(chunks.count))
+            files.append(url)
+            var empty = try ChunkWriter(index: chunks.count, url: url)
+            chunks.append(try empty.close())
+        }
+        let plan = TransferPlan(mode: mode, source: sourceLocation, destination: destinationLocation, options: options,
+                                leftOut: leftOut, chunks: chunks)
+        return Output(plan: plan, chunkFiles: files)
+    }
+
+    /// What an entry weighs: its bytes plus ``itemWeight``.
+    static func weight(of entry: PlanEntry) -> Double {
+        Double(entry.size ?? 0) + Double(itemWeight)
+    }
+}
+
+/// One chunk file being written: its lines, counts and SHA-256.
+private struct ChunkWriter {
+    let index: Int
+    var writer: BufferedFileWriter
+    var hasher = ContentHasher(.sha256)
+    var files = 0
+    var folders = 0
+    var bytes: Int64 = 0
+    var length: Int64 = 0
+
+    init(index: Int, url: URL) throws {
+        self.index = index
+        writer = try BufferedFileWriter(creating: url)
+    }
+
+    mutating func add(_ entry: PlanEntry, line: Substring) throws {
+        let data = Data((line + "\n").utf8)
+        hasher.update(data)
+        length += Int64(data.count)
+        try writer.write(data)
+        if entry.kind == .folder { folders += 1 } else {
+            files += 1
+            bytes = bytes.saturatingAdding(entry.size ?? 0)
+        }
+    }
+
+    mutating func close() throws -> TransferPlan.Chunk {
+        try writer.close()
+        return TransferPlan.Chunk(index: index, files: files, folders: folders, bytes: bytes, length: length, sha256: hasher.finalize())
+    }
+}
+
+/// Writes a new local file through a 1 MiB buffer, flushed on ``close()``.
+struct BufferedFileWriter {
+    private let handle: FileHandle
+    private var buffer = Data()
+
+    init(creating url: URL) throws {
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw CocoaError.posix(errno == 0 ? EACCES : errno, path: url.path, remote: "local", writing: true)
+        }
+        handle = try FileHandle(forWritingTo: url)
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    mutating func write(_ text: String) throws {
+        try write(Data(text.utf8))
+    }
+
+    mutating func write(_ data: Data) throws {
+        buffer.append(data)
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    mutating func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try handle.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    mutating func close() throws {
+        try flush()
+        try handle.close()
+    }
+}

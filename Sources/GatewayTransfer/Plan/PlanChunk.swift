@@ -1,0 +1,76 @@
+public import Foundation
+
+/// A chunk file of a plan, fetched to a local file and checked against its manifest: the entries
+/// one worker runs, read a line at a time (memory stays flat whatever the chunk's size).
+public struct PlanChunk: Sendable {
+    /// The local file holding the chunk's lines.
+    public let file: URL
+
+    /// The chunk in the local file `file`.
+    public init(file: URL) {
+        self.file = file
+    }
+
+    /// A reader of the chunk's entries, from the first line.
+    public func entries() throws -> Entries {
+        try Entries(reader: LineReader(file: file))
+    }
+
+    /// The entries of a chunk file, in order.
+    public struct Entries {
+        var reader: LineReader
+
+        /// The next entry, `nil` at the end; throws ``PlanFormatError`` for a line that does not read.
+        public mutating func next() throws -> PlanEntry? {
+            guard let line = try reader.next() else { return nil }
+            return try PlanEntry.parse(line)
+        }
+    }
+}
+
+/// Lines of a local file, read in blocks: each at most ``PlanEntry/maximumLineLength`` bytes (a
+/// longer one throws), the last one with or without its line feed.
+struct LineReader {
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+
+    init(file: URL) throws {
+        handle = try FileHandle(forReadingFrom: file)
+    }
+
+    /// The next line without its line feed, `nil` at the end of the file.
+    mutating func next() throws -> Substring? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+                let line = buffer[start..<newline]
+                start = newline + 1
+                return try Self.text(line)
+            }
+            guard buffer.count - start <= PlanEntry.maximumLineLength else {
+                throw PlanFormatError.lineTooLong(buffer.count - start)
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                let line = buffer[start...]
+                start = buffer.count
+                return try Self.text(line)
+            }
+            buffer.removeSubrange(0..<start)
+            start = 0
+            if let data = try handle.read(upToCount: 1 << 18), !data.isEmpty {
+                buffer.append(contentsOf: data)
+            } else {
+                atEnd = true
+                try? handle.close()
+            }
+        }
+    }
+
+    private static func text(_ bytes: ArraySlice<UInt8>) throws -> Substring {
+        guard bytes.count <= PlanEntry.maximumLineLength else { throw PlanFormatError.lineTooLong(bytes.count) }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw PlanFormatError.malformedLine("a line that is not UTF-8") }
+        return Substring(text)
+    }
+}
