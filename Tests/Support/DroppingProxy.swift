@@ -16,11 +16,14 @@ public final class DroppingProxy: @unchecked Sendable {
     private var holdAfter: Int?
     private var passed = 0
     private var turnedAway = 0
+    private var holds = 0
 
     /// The number of connections cut so far.
     public var drops: Int { lock.withLock { dropped } }
     /// Connections let through to the server so far.
     public var accepted: Int { lock.withLock { passed } }
+    /// Times a client's bytes were held back (``setHolding(after:)``) so far.
+    public var held: Int { lock.withLock { holds } }
     /// Connections cut at once because the proxy was refusing (``setRefusing(_:)``).
     public var refused: Int { lock.withLock { turnedAway } }
 
@@ -110,7 +113,14 @@ public final class DroppingProxy: @unchecked Sendable {
         while true {
             // Held: nothing more is read from a client that sent that much, so its sends stall
             // once the socket buffers are full (a server that stopped taking an upload).
-            while holdable, let limit = lock.withLock({ holdAfter }), forwarded >= limit { usleep(5000) }
+            var holding = false
+            while holdable, let limit = lock.withLock({ holdAfter }), forwarded >= limit {
+                if !holding {
+                    holding = true
+                    lock.withLock { holds += 1 }
+                }
+                usleep(5000)
+            }
             let count = read(source, &buffer, buffer.count)
             forwarded += max(0, count)
             if count <= 0 { break }

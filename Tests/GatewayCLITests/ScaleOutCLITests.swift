@@ -1,0 +1,289 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import GatewayTestSupport
+import Testing
+
+/// Issue 33: `gateway plan`, workers running chunks (`--plan --shard`, `--shard-from-env`),
+/// `finalize`, `plan-status` and `--hash-shard`, as an operator and a scheduler use them.
+@Suite("Scale-out: plans, shards, finalize")
+struct ScaleOutCLITests {
+    /// A source tree of `count` files in a few folders, awkward names and an empty folder.
+    static func makeTree(_ s: CLIScratch, count: Int, size: Int = 100) throws {
+        let awkward = ["a b.txt", "naïve café.txt", "#hash", "100%", "tab\tname", "new\nline", "back\\slash", "🚀"]
+        for (index, name) in awkward.enumerated() { try s.write("src/odd/\(name)", Data("awkward \(index)\n".utf8)) }
+        for index in 0..<count {
+            try s.write("src/d\(index % 5)/f\(index).bin", Bytes.pattern(size + index % 7, seed: UInt64(index)))
+        }
+        try FileManager.default.createDirectory(atPath: s.path("src/empty/also empty"), withIntermediateDirectories: true)
+    }
+
+    static func json(_ result: GatewayRunner.Result) throws -> [String: Any] {
+        let line = result.text.split(separator: "\n").last.map(String.init) ?? ""
+        return try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(result.text) \(result.stderr)")
+    }
+
+    @Test("sync in 3 chunks: a failed chunk stops finalize from deleting; after its rerun, finalize deletes exactly the extras")
+    func syncWithFailedChunk() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try Self.makeTree(s, count: 90)
+        try s.write("dst/extra.txt", Data("old".utf8))
+        try s.write("dst/stale/deep/old.bin", Data("old".utf8))
+        try s.write("dst/d1/extra-in-kept-folder", Data("old".utf8))
+        let plan = try await s.runner.run(["plan", "src", "dst", "--out", "plan", "--chunks", "3", "--mode", "sync", "--json"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let planned = try Self.json(plan)
+        #expect(planned["chunks"] as? Int == 3 && planned["files"] as? Int == 98 && planned["mode"] as? String == "sync", "\(planned)")
+        // A file of chunk 1 vanishes after planning: that chunk fails.
+        let chunk1 = String(decoding: try s.read("plan/chunks/000001.tsv"), as: UTF8.self)
+        let victim = try #require(chunk1.split(separator: "\n").first { $0.hasPrefix("f\t") }.map { String($0.split(separator: "\t")[3]) })
+        let saved = try s.read("src/" + victim)
+        try FileManager.default.removeItem(atPath: s.path("src/" + victim))
+        var statuses: [Int32] = []
+        for shard in 0..<3 { statuses.append(try await s.runner.run(["sync", "--plan", "plan", "--shard", "\(shard)"]).status) }
+        #expect(statuses == [0, 1, 0])
+        let status = try Self.json(try await s.runner.run(["plan-status", "--json", "plan"]))
+        #expect(status["done"] as? Int == 2 && status["failed"] as? Int == 1 && status["pending"] as? Int == 0, "\(status)")
+        let refused = try await s.runner.run(["finalize", "plan"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("chunk 1: failed"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("nothing was deleted"), "\(refused.stderr)")
+        for extra in ["dst/extra.txt", "dst/stale/deep/old.bin", "dst/d1/extra-in-kept-folder"] { #expect(s.exists(extra), "\(extra)") }
+
+        try s.write("src/" + victim, saved)
+        let rerun = try await s.runner.run(["sync", "--plan", "plan", "--shard", "1", "--json"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try Self.json(rerun)["copied"] as? Int == 1, "only the missing file moves: \(rerun.text)")
+        let finalize = try await s.runner.run(["finalize", "--json", "plan"])
+        #expect(finalize.status == 0, "\(finalize.stderr)")
+        let merged = try Self.json(finalize)
+        #expect(merged["deleted"] as? Int == 3, "\(merged)")
+        // Each chunk's last run counts: chunk 1's rerun skipped what its first run had copied.
+        #expect((merged["copied"] as? Int ?? 0) + (merged["skipped"] as? Int ?? 0) == 98, "\(merged)")
+        #expect(merged["failed"] as? Int == 0 && merged["chunks"] as? Int == 3, "\(merged)")
+        for extra in ["dst/extra.txt", "dst/stale", "dst/d1/extra-in-kept-folder"] { #expect(!s.exists(extra), "\(extra)") }
+        #expect(s.exists("dst/empty/also empty"))
+        let check = try await s.runner.run(["check", "src", "dst"])
+        #expect(check.status == 0, "\(check.text) \(check.stderr)")
+        #expect(try Self.json(try await s.runner.run(["plan-status", "--json", "plan"]))["finalized"] as? Bool == true)
+    }
+
+    @Test("the worker contract: --shard-from-env order, a done chunk skipped, usage errors exit 2, a changed plan exits 3")
+    func workerContract() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try Self.makeTree(s, count: 30)
+        #expect(try await s.runner.run(["plan", "src", "dst", "--out", "plan", "--chunks", "4"]).status == 0)
+        func marker(_ chunk: Int) -> Bool { s.exists("plan/state/00000\(chunk).done.json") }
+
+        let none = try await s.runner.run(["copy", "--plan", "plan", "--shard-from-env"])
+        #expect(none.status == 2 && none.stderr.contains("SLURM_ARRAY_TASK_ID"), "\(none.stderr)")
+        let slurm = try await s.runner.run(["copy", "--plan", "plan", "--shard-from-env"],
+                                           extraEnvironment: ["SLURM_ARRAY_TASK_ID": "1", "JOB_COMPLETION_INDEX": "2", "GATEWAY_SHARD": "3"])
+        #expect(slurm.status == 0 && marker(1) && !marker(2) && !marker(3), "\(slurm.stderr)")
+        let kubernetes = try await s.runner.run(["copy", "--plan", "plan", "--shard-from-env"],
+                                                extraEnvironment: ["JOB_COMPLETION_INDEX": "2", "GATEWAY_SHARD": "3"])
+        #expect(kubernetes.status == 0 && marker(2) && !marker(3), "\(kubernetes.stderr)")
+        let plain = try await s.runner.run(["copy", "--plan", "plan", "--shard-from-env"], extraEnvironment: ["GATEWAY_SHARD": "3"])
+        #expect(plain.status == 0 && marker(3), "\(plain.stderr)")
+        let again = try await s.runner.run(["copy", "--plan", "plan", "--shard-from-env"], extraEnvironment: ["GATEWAY_SHARD": "3"])
+        #expect(again.status == 0 && again.stderr.contains("already done"), "\(again.stderr)")
+        let notFinished = try await s.runner.run(["finalize", "plan"])
+        #expect(notFinished.status == 1 && notFinished.stderr.contains("chunk 0: not run"), "\(notFinished.stderr)")
+
+        for (arguments, fragment) in [
+            (["sync", "--plan", "plan", "--shard", "0"], "this is a copy plan"),
+            (["copy", "--plan", "plan", "--shard", "4"], "no chunk 4"),
+            (["copy", "--plan", "plan", "--shard", "0", "src", "dst"], "takes no SRC or DST"),
+            (["copy", "--plan", "plan"], "--shard"),
+            (["copy", "--shard", "1", "src", "dst"], "need --plan"),
+            (["copy", "--plan", "plan", "--shard", "0", "--checksum"], "set when the plan is made"),
+            (["copy", "--plan", "plan", "--shard-from-env"], "is \"x\""),
+            (["copy", "--hash-shard", "4/4", "src", "dst"], "--hash-shard must be K/N"),
+            (["move", "--hash-shard", "0/4", "src", "dst"], "use a plan"),
+            (["plan", "src", "dst", "--out", "plan"], "a plan is already there"),
+            (["plan", "src", "dst", "--out", "p2", "--chunks", "0"], "--chunks must be between"),
+            (["plan", "src", "dst", "--out", "p2", "--mode", "mirror"], "--mode must be"),
+        ] {
+            let result = try await s.runner.run(arguments, extraEnvironment: ["GATEWAY_SHARD": "x"])
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
+        }
+        #expect(!s.exists("p2"))
+
+        // A chunk file changed after planning, then a manifest edited by hand: exit 3, nothing run.
+        var chunk = try s.read("plan/chunks/000000.tsv")
+        chunk.append(contentsOf: Data("f\t1\t-\tsneaked-in\n".utf8))
+        try chunk.write(to: URL(fileURLWithPath: s.path("plan/chunks/000000.tsv")))
+        let changed = try await s.runner.run(["copy", "--plan", "plan", "--shard", "0"])
+        #expect(changed.status == 3 && changed.stderr.contains("chunk 0 changed since it was planned"), "\(changed.stderr)")
+        #expect(try await s.runner.run(["plan-status", "plan"]).text.contains("failed 1"))
+        let manifest = String(decoding: try s.read("plan/manifest.json"), as: UTF8.self)
+        try Data(manifest.replacingOccurrences(of: "\"mode\" : \"copy\"", with: "\"mode\" : \"sync\"").utf8)
+            .write(to: URL(fileURLWithPath: s.path("plan/manifest.json")))
+        for arguments in [["copy", "--plan", "plan", "--shard", "0"], ["finalize", "plan"], ["plan-status", "plan"]] {
+            let edited = try await s.runner.run(arguments)
+            #expect(edited.status == 3 && edited.stderr.contains("fingerprint does not match"), "\(arguments): \(edited.stderr)")
+        }
+        let notAPlan = try await s.runner.run(["finalize", "src"])
+        #expect(notAPlan.status == 3 && notAPlan.stderr.contains("no manifest.json"), "\(notAPlan.stderr)")
+    }
+
+    @Test("--hash-shard K/N: three workers copy every file once; check and sync take their shard only")
+    func hashShard() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try Self.makeTree(s, count: 60)
+        var copied = 0
+        for shard in 0..<3 {
+            let result = try await s.runner.run(["copy", "--json", "--hash-shard", "\(shard)/3", "src", "dst"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try Self.json(result)
+            #expect(summary["skipped"] as? Int == 0, "no worker sees another's files: \(summary)")
+            copied += summary["copied"] as? Int ?? 0
+        }
+        #expect(copied == 68)
+        #expect(s.exists("dst/empty/also empty"))
+        #expect(try await s.runner.run(["check", "src", "dst"]).status == 0)
+        try s.write("dst/extra-a", Data())
+        try s.write("dst/extra-b", Data())
+        try s.write("dst/extra-c", Data())
+        var extras: [String] = []
+        var deleted = 0
+        for shard in 0..<3 {
+            let check = try await s.runner.run(["check", "--hash-shard", "\(shard)/3", "src", "dst"])
+            extras += check.text.split(separator: "\n").map(String.init)
+            let sync = try await s.runner.run(["sync", "--json", "--no-trash", "--hash-shard", "\(shard)/3", "src", "dst"])
+            #expect(sync.status == 0, "\(sync.stderr)")
+            deleted += try Self.json(sync)["deleted"] as? Int ?? 0
+        }
+        #expect(extras.sorted() == ["extra extra-a", "extra extra-b", "extra extra-c"])
+        #expect(deleted == 3)
+        #expect(try await s.runner.run(["check", "src", "dst"]).status == 0)
+    }
+
+    @Test("4 workers to Apache WebDAV, one killed with -9 mid-upload: its rerun moves only what was left; finalize and check agree",
+          .timeLimit(.minutes(3)))
+    func killedWorker() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = ProcessInfo.processInfo.environment
+        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: apache), let port = url.port else {
+            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
+        }
+        // The killed worker reaches the server through a proxy that stops taking its uploads after
+        // 1.5 MiB: it is caught mid-upload, for sure, when it is killed.
+        let proxy = try DroppingProxy(targetPort: port, dropAfter: .max, maxDrops: 0)
+        defer { proxy.stop() }
+        let user = environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway"
+        func config(_ base: String) -> String {
+            #"{"remotes": {"apache": {"type": "webdav", "url": "\#(base)", "user": "\#(user)", "password_env": "DAV_SECRET"}}}"#
+        }
+        var proxied = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        proxied.port = proxy.port
+        try s.write("direct.json", Data(config(apache).utf8))
+        try s.write("proxied.json", Data(config(proxied.url!.absoluteString).utf8))
+        let direct = ["GATEWAY_CONFIG": s.path("direct.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
+        var slow = direct
+        slow["GATEWAY_CONFIG"] = s.path("proxied.json")
+        let folder = "scale-\(UUID().uuidString.prefix(8))"
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "apache:\(folder)"], extraEnvironment: direct) }
+
+        try Self.makeTree(s, count: 160, size: 64 << 10)
+        for index in 0..<4 { try s.write("src/large/l\(index).bin", Bytes.pattern(1_200_000, seed: UInt64(900 + index))) }
+        let plan = try await s.runner.run(["plan", "src", "apache:\(folder)", "--out", "plan", "--chunks", "4", "--json"], extraEnvironment: direct)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let manifest = try #require(JSONSerialization.jsonObject(with: s.read("plan/manifest.json")) as? [String: Any])
+        let chunks = try #require(manifest["chunks"] as? [[String: Any]])
+        let victim = 1
+        let victimBytes = try #require(chunks[victim]["bytes"] as? Int)
+        let victimFiles = try #require(chunks[victim]["files"] as? Int)
+        #expect(victimBytes > 2 << 20, "the chunk must outlast the proxy's allowance: \(chunks)")
+
+        proxy.setHolding(after: 3 << 19)
+        let killed = try s.runner.start(["copy", "--plan", "plan", "--shard", "\(victim)", "--transfers", "2"], extraEnvironment: slow)
+        var others: [Task<GatewayRunner.Result, any Error>] = []
+        for shard in 0..<4 where shard != victim {
+            others.append(Task { try await s.runner.run(["copy", "--plan", "plan", "--shard", "\(shard)"], extraEnvironment: direct) })
+        }
+        for task in others {
+            let result = try await task.value
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        // Wait until the victim has started and its uploads stall at the proxy, then kill it.
+        try await waitUntil("worker \(victim) started and its uploads stalled", timeout: .seconds(60)) {
+            s.exists("plan/state/000001.running.json") && proxy.held > 0
+        }
+        killed.kill()
+        let status = try Self.json(try await s.runner.run(["plan-status", "--json", "plan"]))
+        #expect(status["done"] as? Int == 3 && status["interrupted"] as? Int == 1, "\(status)")
+        #expect(try await s.runner.run(["finalize", "plan"], extraEnvironment: direct).status == 1)
+
+        // What of the victim's chunk is already there, whole, under its own name.
+        let entries = String(decoding: try s.read("plan/chunks/000001.tsv"), as: UTF8.self).split(separator: "\n")
+            .filter { $0.hasPrefix("f\t") }.map { $0.split(separator: "\t", omittingEmptySubsequences: false) }
+        let listing = try await s.runner.run(["ls", "--json", "-R", "apache:\(folder)"], extraEnvironment: direct)
+        let present = try #require(JSONSerialization.jsonObject(with: listing.stdout) as? [[String: Any]])
+        var sizes: [String: Int] = [:]
+        for item in present { if let path = item["path"] as? String, let size = item["size"] as? Int { sizes[path] = size } }
+        var left = 0
+        var done = 0
+        for fields in entries {
+            let size = Int(fields[1])!
+            if sizes[String(fields[3])] == size { done += 1 } else { left += size }
+        }
+        #expect(done > 0 && done < victimFiles, "killed mid-chunk: \(done) of \(victimFiles) files were there")
+
+        proxy.setHolding(after: nil)
+        let rerun = try await s.runner.run(["copy", "--json", "--plan", "plan", "--shard", "\(victim)"], extraEnvironment: direct)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let summary = try Self.json(rerun)
+        #expect((summary["bytes"] as? Int ?? .max) <= left, "the rerun moved \(summary["bytes"] ?? "?") bytes; \(left) were left")
+        #expect(summary["skipped"] as? Int == done && summary["copied"] as? Int == victimFiles - done, "\(summary)")
+
+        let finalize = try await s.runner.run(["finalize", "--json", "plan"], extraEnvironment: direct)
+        #expect(finalize.status == 0, "\(finalize.stderr)")
+        let merged = try Self.json(finalize)
+        #expect((merged["copied"] as? Int ?? 0) + (merged["skipped"] as? Int ?? 0) == 160 + 8 + 4, "\(merged)")
+        let check = try await s.runner.run(["check", "src", "apache:\(folder)"], extraEnvironment: direct)
+        #expect(check.status == 0, "\(check.text) \(check.stderr)")
+        let after = try await s.runner.run(["ls", "-R", "apache:\(folder)"], extraEnvironment: direct)
+        #expect(!after.text.contains(".gateway-"), "a temporary was left: \(after.text.split(separator: "\n").filter { $0.contains(".gateway-") })")
+    }
+
+    @Test("docs/scale-out/kubernetes.yaml: an Indexed Job running the chunks and a finalize Job, with the config from a Secret")
+    func kubernetesManifest() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = root.appendingPathComponent("docs/scale-out/kubernetes.yaml").path
+        // PyYAML (Debian python3-yaml) reads it; the checks run on its JSON.
+        let script = "import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))"
+        let output = try ChildProcess.run("/usr/bin/python3", ["-c", script, file], environment: ProcessInfo.processInfo.environment)
+        #expect(output.status == 0, "\(String(decoding: output.stderr, as: UTF8.self))")
+        let documents = try #require(JSONSerialization.jsonObject(with: output.stdout) as? [[String: Any]])
+        let jobs = documents.filter { $0["kind"] as? String == "Job" }
+        #expect(jobs.count == 2)
+        let workers = try #require(jobs.first { (($0["spec"] as? [String: Any])?["completionMode"] as? String) == "Indexed" })
+        let spec = try #require(workers["spec"] as? [String: Any])
+        #expect(workers["apiVersion"] as? String == "batch/v1")
+        #expect((spec["completions"] as? Int ?? 0) >= 1 && (spec["parallelism"] as? Int ?? 0) >= 1)
+        #expect((spec["parallelism"] as? Int ?? .max) <= (spec["completions"] as? Int ?? 0))
+        #expect(spec["backoffLimitPerIndex"] as? Int != nil)
+        let pod = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
+        #expect(pod["restartPolicy"] as? String == "Never", "backoffLimitPerIndex needs restartPolicy Never")
+        let container = try #require((pod["containers"] as? [[String: Any]])?.first)
+        let command = ((container["command"] as? [String] ?? []) + (container["args"] as? [String] ?? [])).joined(separator: " ")
+        #expect(command.contains("copy") && command.contains("--plan") && command.contains("--shard-from-env"), "\(command)")
+        let volumes = pod["volumes"] as? [[String: Any]] ?? []
+        #expect(volumes.contains { ($0["secret"] as? [String: Any])?["secretName"] != nil }, "the config comes from a Secret: \(volumes)")
+        let env = container["env"] as? [[String: Any]] ?? []
+        #expect(env.contains { $0["name"] as? String == "GATEWAY_CONFIG" }, "\(env)")
+        let finalize = try #require(jobs.first { $0 as NSDictionary != workers as NSDictionary })
+        let finalizePod = try #require(((finalize["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let finalizeCommand = ((finalizePod["containers"] as? [[String: Any]])?.first).map {
+            (($0["command"] as? [String] ?? []) + ($0["args"] as? [String] ?? [])).joined(separator: " ")
+        } ?? ""
+        #expect(finalizeCommand.contains("finalize"), "\(finalizeCommand)")
+    }
+}

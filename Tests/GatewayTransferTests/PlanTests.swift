@@ -1,0 +1,350 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import GatewayTestSupport
+import StorageGateway
+@testable import GatewayTransfer
+import Testing
+
+/// Issue 33: plans. Their chunks together are exactly the source listing, whatever the number of
+/// chunks; the same tree plans the same; chunk lines carry every name; and a chunk file or a
+/// manifest that changed, or lies, is refused.
+@Suite("Plans: listing once, chunks, workers")
+struct PlanTests {
+    /// Awkward names: a tab, a line feed, a carriage return, a backslash, control characters,
+    /// non-ASCII, a leading dash, percent signs and spaces.
+    static let awkward = ["tab\tname", "new\nline", "carriage\rreturn", "back\\slash", "bell\u{7}", "del\u{7F}", "naïve café",
+                          "日本語", "-leading dash", "100% sure", "  spaces  ", "#hash?", "\\t literally"]
+
+    /// A tree on the local disk: `files` small files spread over nested folders, the awkward
+    /// names, empty folders, and a sparse 5 GiB file (heavier than any chunk share). Returns the
+    /// relative paths of everything (folders too).
+    static func makeTree(at root: String, files: Int, bigFolder: Int = 0) throws -> Set<String> {
+        var paths: Set<String> = []
+        func folder(_ relative: String) throws {
+            try FileManager.default.createDirectory(atPath: root + "/" + relative, withIntermediateDirectories: true)
+            var prefix = ""
+            for component in relative.split(separator: "/") {
+                prefix += (prefix.isEmpty ? "" : "/") + component
+                paths.insert(prefix)
+            }
+        }
+        func file(_ relative: String, size: Int) throws {
+            let fd = open(root + "/" + relative, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
+            guard fd >= 0 else { throw CocoaError.posix(errno, path: relative) }
+            defer { close(fd) }
+            if size > 0 { guard ftruncate(fd, off_t(size)) == 0 else { throw CocoaError.posix(errno, path: relative) } }
+            paths.insert(relative)
+        }
+        try folder("empty/also empty")
+        try folder("awkward")
+        for name in awkward { try file("awkward/" + name, size: name.utf8.count) }
+        try folder("awkward/folder\twith tab")
+        try file("awkward/folder\twith tab/inside", size: 3)
+        try file("big.bin", size: 5 << 30)
+        var made = awkward.count + 2
+        var index = 0
+        while made < files {
+            let group = "d\(index % 37)/e\(index % 11)"
+            if !paths.contains(group) { try folder(group) }
+            try file("\(group)/f\(index).dat", size: (index * 7919) % 200_000)
+            made += 1
+            index += 1
+        }
+        if bigFolder > 0 {
+            try folder("wide")
+            for entry in 0..<bigFolder { try file("wide/w\(entry)", size: 0) }
+        }
+        return paths
+    }
+
+    static func endpoints(_ root: String, destination: String) throws -> (TransferEndpoint, TransferEndpoint) {
+        let local = try LocalFileProvider(name: "local", root: "/")
+        return (TransferEndpoint(provider: local, path: root), TransferEndpoint(provider: local, path: destination))
+    }
+
+    static func build(_ root: String, chunking: PlanBuilder.Chunking, mode: PlanMode = .copy, into folder: String) async throws -> PlanBuilder.Output {
+        let (source, destination) = try endpoints(root, destination: root + "-copy")
+        let builder = PlanBuilder(mode: mode, source: source, sourceLocation: .init(remote: nil, path: root), destination: destination,
+                                  destinationLocation: .init(remote: nil, path: root + "-copy"), options: .init(), chunking: chunking)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return try await builder.build(in: URL(fileURLWithPath: folder))
+    }
+
+    static func entries(of url: URL) throws -> [PlanEntry] {
+        var reader = try PlanChunk(file: url).entries()
+        var all: [PlanEntry] = []
+        while let entry = try reader.next() { all.append(entry) }
+        return all
+    }
+
+    /// Checks that the chunks hold every path of `expected` exactly once, that the manifest's
+    /// counts and hashes are the files', and that no chunk weighs more than its share plus one
+    /// entry (the cut is contiguous).
+    static func expectCoverage(_ output: PlanBuilder.Output, expected: Set<String>, chunks: Int,
+                               sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(output.plan.chunks.count == chunks, sourceLocation: sourceLocation)
+        #expect(output.chunkFiles.count == chunks, sourceLocation: sourceLocation)
+        var seen: Set<String> = []
+        var duplicates: [String] = []
+        var weights: [Double] = []
+        var heaviest = 0.0
+        for (index, url) in output.chunkFiles.enumerated() {
+            let entries = try entries(of: url)
+            let record = output.plan.chunks[index]
+            let data = try Data(contentsOf: url)
+            #expect(record.length == Int64(data.count), sourceLocation: sourceLocation)
+            #expect(record.sha256 == ContentHasher.hash(data, .sha256), sourceLocation: sourceLocation)
+            #expect(record.files == entries.filter { $0.kind != .folder }.count, sourceLocation: sourceLocation)
+            #expect(record.folders == entries.filter { $0.kind == .folder }.count, sourceLocation: sourceLocation)
+            #expect(record.bytes == entries.reduce(0) { $0 + ($1.size ?? 0) }, sourceLocation: sourceLocation)
+            var weight = 0.0
+            for entry in entries {
+                if !seen.insert(entry.path).inserted { duplicates.append(entry.path) }
+                weight += PlanBuilder.weight(of: entry)
+                heaviest = max(heaviest, PlanBuilder.weight(of: entry))
+            }
+            weights.append(weight)
+        }
+        #expect(duplicates.isEmpty, "paths in two chunks: \(duplicates.prefix(5))", sourceLocation: sourceLocation)
+        #expect(seen == expected, "missing \(expected.subtracting(seen).prefix(5)), unexpected \(seen.subtracting(expected).prefix(5))",
+                sourceLocation: sourceLocation)
+        let share = weights.reduce(0, +) / Double(chunks)
+        for (index, weight) in weights.enumerated() {
+            #expect(weight <= share + heaviest, "chunk \(index) weighs \(weight), share \(share)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("the chunks are exactly the source listing, for 1, 2, 3, 7 and 16 chunks; the same tree plans the same")
+    func coverage() async throws {
+        let scratch = try TemporaryFolder.make()
+        defer { scratch.remove() }
+        let root = scratch.path + "/tree"
+        let expected = try Self.makeTree(at: root, files: 30_000)
+        #expect(expected.count > 30_000)
+        var planned: [Int: PlanBuilder.Output] = [:]
+        for chunks in [1, 2, 3, 7, 16] {
+            let output = try await Self.build(root, chunking: .count(chunks), into: scratch.path + "/plan-\(chunks)")
+            planned[chunks] = output
+            try Self.expectCoverage(output, expected: expected, chunks: chunks)
+            // Balanced by item count too: without the 5 GiB file, no chunk holds much more than its share.
+            if chunks == 7 {
+                let counts = output.plan.chunks.map { $0.files + $0.folders }
+                #expect(counts.filter { $0 > 0 }.count >= 6, "\(counts)")
+            }
+        }
+        let first = try #require(planned[7])
+        let second = try await Self.build(root, chunking: .count(7), into: scratch.path + "/again-2")
+        #expect(first.plan.fingerprint == second.plan.fingerprint)
+        #expect(first.plan.chunks == second.plan.chunks)
+        for (one, two) in zip(first.chunkFiles, second.chunkFiles) { #expect(try Data(contentsOf: one) == Data(contentsOf: two)) }
+        // Any change to the tree changes the fingerprint.
+        #expect(FileManager.default.createFile(atPath: root + "/d0/e0/new file", contents: Data("x".utf8)))
+        let changed = try await Self.build(root, chunking: .count(7), into: scratch.path + "/again-3")
+        #expect(changed.plan.fingerprint != first.plan.fingerprint)
+    }
+
+    @Test("a 100,000-entry folder: 16 chunks hold it all, once, and cut it into runs")
+    func wideFolder() async throws {
+        let scratch = try TemporaryFolder.make()
+        defer { scratch.remove() }
+        let root = scratch.path + "/tree"
+        let expected = try Self.makeTree(at: root, files: 100, bigFolder: 100_000)
+        let output = try await Self.build(root, chunking: .count(16), into: scratch.path + "/plan")
+        try Self.expectCoverage(output, expected: expected, chunks: 16)
+        // The folder is shared out: no chunk holds more than twice its share of the entries.
+        let counts = output.plan.chunks.map { $0.files + $0.folders }
+        #expect(counts.max()! <= 2 * expected.count / 16, "\(counts)")
+    }
+
+    @Test("--chunk-size: as many chunks as the weight needs, and at most 1000 by default")
+    func chunkWeight() async throws {
+        let scratch = try TemporaryFolder.make()
+        defer { scratch.remove() }
+        let root = scratch.path + "/tree"
+        let expected = try Self.makeTree(at: root, files: 2_000)
+        let total = expected.count
+        // Every item weighs 1 MiB more than its bytes; the 5 GiB file dominates.
+        let output = try await Self.build(root, chunking: .weight(1 << 30), into: scratch.path + "/plan")
+        let weight = output.plan.chunks.reduce(0.0) { $0 + Double($1.bytes) + Double(($1.files + $1.folders) << 20) }
+        #expect(output.plan.chunks.count == Int((weight / Double(1 << 30)).rounded(.up)))
+        #expect(output.plan.files + output.plan.folders == total)
+        let tiny = try await Self.build(root, chunking: .weight(1), into: scratch.path + "/tiny")
+        #expect(tiny.plan.chunks.count == PlanBuilder.defaultMaximumChunks)
+        try Self.expectCoverage(tiny, expected: expected, chunks: PlanBuilder.defaultMaximumChunks)
+    }
+
+    @Test("--hash-shard: every path in exactly one of N shards, shared out evenly")
+    func hashShards() throws {
+        let shards = (0..<4).map { HashShard(index: $0, count: 4)! }
+        var counts = [0, 0, 0, 0]
+        for index in 0..<20_000 {
+            let path = "folder \(index % 13)/file-\(index).txt"
+            let owners = shards.filter { $0.contains(path) }
+            #expect(owners.count == 1)
+            counts[owners[0].index] += 1
+        }
+        for count in counts { #expect((4_500...5_500).contains(count), "\(counts)") }
+        #expect(HashShard(parsing: "3/4") == HashShard(index: 3, count: 4))
+        for bad in ["4/4", "-1/4", "1/0", "1", "a/b", "1/4/5", " 1/4", "1/ 4", "99999999999/2", ""] { #expect(HashShard(parsing: bad) == nil, "\(bad)") }
+        // FNV-1a 64, as documented (the empty string and "a").
+        #expect(HashShard.hash("") == 0xcbf2_9ce4_8422_2325)
+        #expect(HashShard.hash("a") == 0xaf63_dc4c_8601_ec8c)
+    }
+
+    @Test("chunk lines: every name reads back; hostile lines are refused")
+    func lines() throws {
+        let date = Date(timeIntervalSince1970: 1_795_789_785.383_905_1)
+        for name in Self.awkward + ["a/b/c", "ünï/cödé"] {
+            for entry in [PlanEntry(kind: .file, path: name, size: 42, modified: date), PlanEntry(kind: .folder, path: name),
+                          PlanEntry(kind: .link, path: name, size: nil, modified: nil)] {
+                let line = entry.line
+                #expect(!line.contains("\n") && !line.contains("\r"))
+                #expect(try PlanEntry.parse(Substring(line)) == entry)
+            }
+        }
+        let hostile = ["f\t1\t1\t../escape", "f\t1\t1\t/etc/passwd", "f\t1\t1\ta//b", "f\t1\t1\ta/./b", "f\t1\t1\ta/..", "d\t",
+                       "f\t1\t1\ta/", "f\t99999999999999999999\t1\ta", "f\t-1\t1\ta", "f\t1\tnan\ta", "f\t1\tinf\ta", "f\t1\t1e400\ta",
+                       "f\t1\t1\ta\\x00b", "f\t1\t1\ta\\q", "f\t1\t1\ta\\x4", "f\t1\t1\ta\u{1}b", "x\ta", "f\t1\ta", "d\ta\tb",
+                       "f\t1\t1\t" + String(repeating: "a", count: PlanEntry.maximumLineLength), "f\t+1\t1\ta", "f\t 1\t1\ta"]
+        for line in hostile {
+            #expect(throws: PlanFormatError.self, "\(line.prefix(40))") { try PlanEntry.parse(Substring(line)) }
+        }
+    }
+
+    @Test("the line reader: any split of lines across reads, the last line without a line feed, and no line longer than allowed")
+    func lineReader() throws {
+        let scratch = try TemporaryFolder.make()
+        defer { scratch.remove() }
+        let url = URL(fileURLWithPath: scratch.path + "/lines")
+        let lines = (0..<20_000).map { "d\tfolder-\($0)-" + String(repeating: "x", count: $0 % 300) }
+        try Data(lines.joined(separator: "\n").utf8).write(to: url)
+        #expect(try Self.entries(of: url).map(\.line) == lines)
+        try Data(("d\ta\n" + String(repeating: "b", count: PlanEntry.maximumLineLength + 10)).utf8).write(to: url)
+        #expect(throws: PlanFormatError.self) { _ = try Self.entries(of: url) }
+        try Data([0x64, 0x09, 0xFF, 0xFE, 0x0A]).write(to: url)
+        #expect(throws: PlanFormatError.self) { _ = try Self.entries(of: url) }
+    }
+
+    @Test("a manifest reads back; an edited, damaged or foreign one is refused")
+    func manifest() throws {
+        let chunk = TransferPlan.Chunk(index: 0, files: 1, folders: 0, bytes: 3, length: 10, sha256: String(repeating: "a", count: 64))
+        let plan = TransferPlan(mode: .sync, source: .init(remote: nil, path: "/src"), destination: .init(remote: "dav", path: "/dst"),
+                                options: .init(), chunks: [chunk])
+        let data = try plan.encoded()
+        // Times keep milliseconds; everything else reads back as it was.
+        var decoded = try TransferPlan.decode(data)
+        #expect(abs(decoded.created.timeIntervalSince(plan.created)) < 0.001)
+        decoded.created = plan.created
+        #expect(decoded == plan)
+        var text = String(decoding: data, as: UTF8.self)
+        text = text.replacingOccurrences(of: "\"bytes\" : 3", with: "\"bytes\" : 4")
+        #expect(throws: PlanFormatError.self) { try TransferPlan.decode(Data(text.utf8)) }
+        var foreign = plan
+        foreign.version = 2
+        foreign.fingerprint = foreign.computeFingerprint()
+        #expect(throws: PlanFormatError.self) { try TransferPlan.decode(try foreign.encoded()) }
+        var misnumbered = plan
+        misnumbered.chunks[0].index = 1
+        misnumbered.fingerprint = misnumbered.computeFingerprint()
+        #expect(throws: PlanFormatError.self) { try TransferPlan.decode(try misnumbered.encoded()) }
+        for garbage in ["", "[]", "{}", "null", "{\"format\": \"gateway-plan\"}", String(repeating: "[", count: 100_000)] {
+            #expect(throws: PlanFormatError.self) { try TransferPlan.decode(Data(garbage.utf8)) }
+        }
+    }
+
+    @Test("workers: every chunk run, a rerun copies nothing, a sync deletes only at the end, check finds what differs")
+    func runChunks() async throws {
+        let scratch = try TemporaryFolder.make()
+        defer { scratch.remove() }
+        let root = scratch.path + "/tree"
+        try FileManager.default.createDirectory(atPath: root + "/a/b", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
+        for index in 0..<60 { try Bytes.pattern(1000 + index, seed: UInt64(index)).write(to: URL(fileURLWithPath: root + "/a/f\(index)")) }
+        for name in Self.awkward { try Data(name.utf8).write(to: URL(fileURLWithPath: root + "/a/b/" + name)) }
+        let copy = scratch.path + "/tree-copy"
+        try FileManager.default.createDirectory(atPath: copy + "/stale", withIntermediateDirectories: true)
+        try Data("extra".utf8).write(to: URL(fileURLWithPath: copy + "/stale/old"))
+        try Data("extra".utf8).write(to: URL(fileURLWithPath: copy + "/old"))
+
+        let output = try await Self.build(root, chunking: .count(5), mode: .sync, into: scratch.path + "/work")
+        let local = try LocalFileProvider(name: "local", root: "/")
+        let store = PlanStore(provider: local, path: scratch.path + "/plan")
+        try await store.create(output)
+        let plan = try await store.manifest()
+        #expect(plan.fingerprint == output.plan.fingerprint && plan.chunks == output.plan.chunks)
+        await expectFailure(.alreadyExists) { try await store.create(output) }
+        let (source, destination) = try Self.endpoints(root, destination: copy)
+        var options = CopyOptions()
+        options.useTrash = false
+        let engine = CopyEngine(options: options)
+        var copied = 0
+        for index in plan.chunks.indices {
+            let chunk = try await store.fetchChunk(index, of: plan, to: URL(fileURLWithPath: scratch.path + "/chunk-\(index)"))
+            let summary = try await engine.run(.sync, chunk: chunk, from: source, to: destination)
+            #expect(summary.failed == 0 && summary.deleted == 0)
+            copied += summary.copied
+            // The extras stay until the plan is finished.
+            #expect(FileManager.default.fileExists(atPath: copy + "/old"))
+        }
+        #expect(copied == 60 + Self.awkward.count)
+        #expect(FileManager.default.fileExists(atPath: copy + "/empty"))
+        let again = try await engine.run(.sync, chunk: PlanChunk(file: URL(fileURLWithPath: scratch.path + "/chunk-2")), from: source, to: destination)
+        #expect(again.copied == 0 && again.skipped == plan.chunks[2].files)
+        #expect(try await engine.extraFiles(source: source, destination: destination) == ["old", "stale/old"])
+        let finish = try await engine.finishPlan(.sync, from: source, to: destination)
+        #expect(finish.deleted == 2)
+        let report = try await engine.check(source: source, destination: destination)
+        #expect(report.isIdentical, "\(report.missing) \(report.extra) \(report.different)")
+        // A chunk's check: a changed file is different, a removed one missing.
+        try Data("changed!".utf8).write(to: URL(fileURLWithPath: copy + "/a/b/" + Self.awkward[0]))
+        try FileManager.default.removeItem(atPath: copy + "/a/b/" + Self.awkward[1])
+        var missing: [String] = []
+        var different: [String] = []
+        for index in plan.chunks.indices {
+            let part = try await engine.check(chunk: PlanChunk(file: URL(fileURLWithPath: scratch.path + "/chunk-\(index)")),
+                                              source: source, destination: destination)
+            missing += part.missing
+            different += part.different
+        }
+        #expect(missing == ["a/b/" + Self.awkward[1]])
+        #expect(different == ["a/b/" + Self.awkward[0]])
+    }
+
+    @Test("a chunk file that changed, and a consistent plan whose chunk climbs out of the destination, are refused")
+    func hostileChunks() async throws {
+        let scratch = try TemporaryFolder.make()
+        defer { scratch.remove() }
+        let root = scratch.path + "/tree"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/file"))
+        let output = try await Self.build(root, chunking: .count(1), into: scratch.path + "/work")
+        let local = try LocalFileProvider(name: "local", root: "/")
+        let store = PlanStore(provider: local, path: scratch.path + "/plan")
+        try await store.create(output)
+        let plan = try await store.manifest()
+        // Changed after planning: refused before anything runs.
+        let chunkPath = scratch.path + "/plan/chunks/000000.tsv"
+        try Data("f\t1\t-\tother\n".utf8).write(to: URL(fileURLWithPath: chunkPath))
+        await #expect(throws: PlanFormatError.self) {
+            _ = try await store.fetchChunk(0, of: plan, to: URL(fileURLWithPath: scratch.path + "/fetched"))
+        }
+        try FileManager.default.removeItem(atPath: chunkPath)
+        await #expect(throws: PlanFormatError.self) {
+            _ = try await store.fetchChunk(0, of: plan, to: URL(fileURLWithPath: scratch.path + "/fetched-2"))
+        }
+        await #expect(throws: PlanFormatError.self) {
+            _ = try await store.fetchChunk(1, of: plan, to: URL(fileURLWithPath: scratch.path + "/fetched-3"))
+        }
+        // A hostile plan, consistent with itself: the worker refuses the line, writes nothing.
+        let evil = Data("f\t1\t-\t../outside\n".utf8)
+        let evilURL = URL(fileURLWithPath: scratch.path + "/evil.tsv")
+        try evil.write(to: evilURL)
+        let (source, destination) = try Self.endpoints(root, destination: scratch.path + "/dest/inner")
+        await #expect(throws: PlanFormatError.self) {
+            _ = try await CopyEngine().run(.copy, chunk: PlanChunk(file: evilURL), from: source, to: destination)
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/dest/outside"))
+    }
+}
