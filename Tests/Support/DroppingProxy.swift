@@ -14,6 +14,8 @@ public final class DroppingProxy: @unchecked Sendable {
     private var sockets: [Int32] = []
     private var refusing = false
     private var holdAfter: Int?
+    private var holdTotalAfter: Int?
+    private var clientBytes = 0
     private var passed = 0
     private var turnedAway = 0
     private var holds = 0
@@ -114,7 +116,7 @@ public final class DroppingProxy: @unchecked Sendable {
             // Held: nothing more is read from a client that sent that much, so its sends stall
             // once the socket buffers are full (a server that stopped taking an upload).
             var holding = false
-            while holdable, let limit = lock.withLock({ holdAfter }), forwarded >= limit {
+            while holdable, lock.withLock({ holdAfter.map { forwarded >= $0 } ?? false || holdTotalAfter.map { clientBytes >= $0 } ?? false }) {
                 if !holding {
                     holding = true
                     lock.withLock { holds += 1 }
@@ -123,6 +125,7 @@ public final class DroppingProxy: @unchecked Sendable {
             }
             let count = read(source, &buffer, buffer.count)
             forwarded += max(0, count)
+            if holdable, count > 0 { lock.withLock { clientBytes += count } }
             if count <= 0 { break }
             let exceeded = budget.lock.withLock { () -> Bool in
                 budget.used += count
@@ -176,6 +179,12 @@ public final class DroppingProxy: @unchecked Sendable {
     /// from): a large upload stalls, small requests go through; `nil` lets everything pass again.
     public func setHolding(after bytes: Int?) {
         lock.withLock { holdAfter = bytes }
+    }
+
+    /// While set, once clients sent `bytes` over all connections together, nothing more is taken
+    /// from any of them (every upload stalls, wherever it is); `nil` lets everything pass again.
+    public func setHolding(afterTotal bytes: Int?) {
+        lock.withLock { holdTotalAfter = bytes }
     }
 
     /// Stops accepting and cuts every connection.
