@@ -9,14 +9,21 @@
 # directly and through a proxy adding 20 ms per round trip) and monitor (one polling round of an unchanged 10,000- and
 # 100,000-item tree on Apache and vsftpd beside the time to list it, and the peak RSS of
 # `gateway watch` on the 100,000-item tree), undo (rm -r and overwrites with and without the
-# trash) and media (a 24-megapixel thumbnail beside vipsthumbnail, from Local and WebDAV; `meta` of
-# 1,000 JPEGs on WebDAV, files/s and bytes read per file from Apache's access log).
+# trash), media (a 24-megapixel thumbnail beside vipsthumbnail, from Local and WebDAV; `meta` of
+# 1,000 JPEGs on WebDAV, files/s and bytes read per file from Apache's access log), serve
+# (`gateway serve webdav` beside Apache and rclone), mount (beside rclone mount and davfs2) and
+# scaleout (planned runs: 10,000 x 64 KiB copied to Apache behind a proxy adding 20 ms per
+# round trip by 1 worker and by 4 at once, plans and finalize included, beside plain `gateway
+# copy` runs and rclone; then `gateway plan` of generated WebDAV trees of 100,000 and 1,000,000 files
+# (scripts/servers/generated-webdav.py), its time and peak RSS; goal lines: 4 workers at least 3x
+# faster than 1, planning memory flat and under BENCH_SCALEOUT_RSS_GOAL_MB).
 #
 #   ./scripts/bench.sh            # 1 GiB file, 2,000 x 4 KiB files, 10,000-entry folder, 3 rounds
 #   BENCH_ROUNDS=5 BENCH_SIZE_MIB=256 BENCH_SECTIONS="webdav ftp" ./scripts/bench.sh
 #   BENCH_DIR=/dev/shm ./scripts/bench.sh   # data and server folders on tmpfs: no disk write-back in
 #                                            # the figures (needs about 4 GiB of memory)
 #   BENCH_SECTIONS=sftp BENCH_SFTP_LINKS=sftp ./scripts/bench.sh   # SFTP without the 20 ms link
+#   BENCH_SECTIONS=scaleout BENCH_ROUNDS=1 ./scripts/bench.sh       # scale-out only (BENCH_SCALEOUT_*)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,13 +31,22 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp sftp monitor undo media serve mount}
+sections=${BENCH_SECTIONS:-local webdav ftp sftp monitor undo media serve mount scaleout}
 # mount: files created through each mount (FUSE rows beside rclone mount and davfs2).
 mount_files=${BENCH_MOUNT_FILES:-1000}
 # media: JPEG files for `meta` of a folder on WebDAV (hard links to one 24-megapixel photo).
 meta_files=${BENCH_META_FILES:-1000}
 # monitor: trees of FOLDERS x FILES items (10 x 1,000 and 100 x 1,000 by default).
 monitor_trees=${BENCH_MONITOR_TREES:-10x1000 100x1000}
+# scaleout: FILES x KIB KiB copied to Apache through a proxy adding DELAY_MS per round trip, by 1
+# worker and by WORKERS at once; plans of generated trees of FOLDERS x FILES (nothing on a disk),
+# whose largest must plan under RSS_GOAL_MB of peak RSS, and no more than 10 MB above the smallest.
+scaleout_files=${BENCH_SCALEOUT_FILES:-10000}
+scaleout_kib=${BENCH_SCALEOUT_KIB:-64}
+scaleout_delay=${BENCH_SCALEOUT_DELAY_MS:-20}
+scaleout_workers=${BENCH_SCALEOUT_WORKERS:-4}
+scaleout_trees=${BENCH_SCALEOUT_PLAN_TREES:-100x1000 1000x1000}
+scaleout_rss_goal=${BENCH_SCALEOUT_RSS_GOAL_MB:-100}
 
 bash scripts/setup-deps.sh >/dev/null
 [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
@@ -56,6 +72,8 @@ cleanup() {
     local status=$?
     set +e
     [ -n "${delay_proxy:-}" ] && kill "$delay_proxy" 2>/dev/null
+    # shellcheck disable=SC2086
+    [ -n "${scaleout_pids:-}" ] && kill $scaleout_pids 2>/dev/null
     fusermount3 -u -z "$work/mnt" 2>/dev/null
     umount -l "$work/mnt" 2>/dev/null
     bash scripts/test-servers.sh stop >/dev/null 2>&1
@@ -67,7 +85,7 @@ mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
 ftp_url=""
-if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" sftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* || " $sections " == *" mount "* ]]; then
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" sftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* || " $sections " == *" mount "* || " $sections " == *" scaleout "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -106,9 +124,32 @@ if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections
             "RCLONE_CONFIG_${name}_KNOWN_HOSTS_FILE=$work/known_hosts" "RCLONE_CONFIG_${name}_SHELL_TYPE=none"
     done
 fi
+# scaleout: Apache again behind the delaying proxy (remote "davslow", rclone's "davslow"), and one
+# generated tree per BENCH_SCALEOUT_PLAN_TREES entry (remote "gen-FOLDERSxFILES").
+scaleout_remotes=""
+if [[ " $sections " == *" scaleout "* ]]; then
+    free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+    dav_port=${dav_url#http://127.0.0.1:}; dav_port=${dav_port%%/*}
+    dav_slow_port=$(free_port)
+    python3 scripts/servers/delay-proxy.py "$dav_slow_port" "$dav_port" "$scaleout_delay" &
+    scaleout_pids="$!"
+    dav_slow_url="http://127.0.0.1:$dav_slow_port/dav/"
+    export RCLONE_CONFIG_DAVSLOW_TYPE=webdav RCLONE_CONFIG_DAVSLOW_URL=$dav_slow_url RCLONE_CONFIG_DAVSLOW_USER=$dav_user
+    export RCLONE_CONFIG_DAVSLOW_PASS=$RCLONE_CONFIG_DAV_PASS RCLONE_CONFIG_DAVSLOW_VENDOR=other
+    scaleout_remotes=", \"davslow\": {\"type\": \"webdav\", \"url\": \"$dav_slow_url\", \"user\": \"$dav_user\", \"password_env\": \"DAV_PASSWORD\"}"
+    for tree in $scaleout_trees; do
+        port=$(free_port)
+        python3 scripts/servers/generated-webdav.py "$port" "${tree%x*}" "${tree#*x}" &
+        scaleout_pids="$scaleout_pids $!"
+        scaleout_remotes="$scaleout_remotes, \"gen-$tree\": {\"type\": \"webdav\", \"url\": \"http://127.0.0.1:$port/\"}"
+        for _ in $(seq 100); do curl -s -o /dev/null -X OPTIONS "http://127.0.0.1:$port/" && break; sleep 0.1; done
+    done
+    for _ in $(seq 100); do curl -s -o /dev/null -u "$dav_user:$DAV_PASSWORD" -X PROPFIND -H "Depth: 0" "$dav_slow_url" && break; sleep 0.1; done
+fi
 sftp_remote() { printf '{"type": "sftp", "host": "127.0.0.1", "port": %s, "user": "gatewaysftp", "key_file": "%s", "known_hosts": "%s", "root": "%s"}' "$1" "${sftp_key:-none}" "$work/known_hosts" "${sftp_root:-/}"; }
-printf '{"remotes": {"sftp": %s, "slow": %s, "bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}, "gwserve": {"type": "webdav", "url": "http://127.0.0.1:18321/"}}}\n' \
-    "$(sftp_remote "${sftp_port:-1}")" "$(sftp_remote "${slow_port:-1}")" "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" > "$work/config.json"
+printf '{"remotes": {"sftp": %s, "slow": %s, "bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}, "gwserve": {"type": "webdav", "url": "http://127.0.0.1:18321/"}%s}}\n' \
+    "$(sftp_remote "${sftp_port:-1}")" "$(sftp_remote "${slow_port:-1}")" "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" \
+    "$scaleout_remotes" > "$work/config.json"
 export GATEWAY_CONFIG="$work/config.json"
 # The gateway's local state (source stamps, journals) in the run's folder, not the user's.
 export GATEWAY_STATE_DIR="$work/state-main"
@@ -164,6 +205,31 @@ if [[ " $sections " == *" mount "* ]]; then
     mkdir -p "$work/repo"
     (cd "$work/repo" && git init -q && for i in $(seq 300); do mkdir -p "d$((i % 10))"; head -c $((i * 37 % 8192 + 100)) /dev/urandom | base64 > "d$((i % 10))/file$i.txt"; done \
         && git add -A && git -c user.name=bench -c user.email=bench@localhost commit -qm seed)
+fi
+if [[ " $sections " == *" scaleout "* ]]; then
+    echo "preparing data: ${scaleout_files} x ${scaleout_kib} KiB files for the scale-out rows"
+    python3 - "$work/scale-src" "$scaleout_files" "$scaleout_kib" <<'PY'
+import os, sys
+root, files, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) * 1024
+os.makedirs(root)
+for i in range(files):
+    with open(os.path.join(root, f"f{i}"), "wb") as out:
+        out.write(os.urandom(size))
+PY
+    # scaleout-run.sh GATEWAY N SRC DST PLAN: plans SRC -> DST into N chunks at PLAN, runs the N
+    # chunks at once (one process each, default --transfers) and waits for all; with more than
+    # one, finalizes (one worker's run is the plan and its one chunk).
+    cat > "$work/scaleout-run.sh" <<'SH'
+set -euo pipefail
+gateway=$1 workers=$2 source=$3 destination=$4 plan=$5
+"$gateway" plan --quiet "$source" "$destination" --out "$plan" --chunks "$workers"
+pids=()
+for ((k = 0; k < workers; k++)); do "$gateway" copy --quiet --plan "$plan" --shard "$k" & pids+=($!); done
+status=0
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+[ "$status" -eq 0 ]
+[ "$workers" -eq 1 ] || "$gateway" finalize --quiet "$plan"
+SH
 fi
 sync
 
@@ -501,6 +567,46 @@ for ((round = 1; round <= rounds; round++)); do
         "$([ "${evict_peak:-0}" -le $(( 200 * 1048576 + 4 * 1048576 )) ] || echo ': OVER THE LIMIT')" >> "$work/notes.txt"
     rm -rf "$work/evict-cache"
     fi
+    if [[ " $sections " == *" scaleout "* ]]; then
+    # Scale-out: the same files to fresh folders on Apache behind the delaying proxy, by one worker
+    # (plan --chunks 1, its chunk) and by N at once (plan --chunks N, N chunks, finalize), beside a
+    # plain copy (one process: as it comes, and with N x 4 transfers and connections) and rclone
+    # with as many transfers as the N workers have. Peak RSS is the largest process's.
+    mkdir -p "$dav_root/scaleout" "$work/plans"
+    chown www-data:www-data "$dav_root/scaleout"
+    group="scaleout ${scaleout_files}x${scaleout_kib}KiB +${scaleout_delay}ms"
+    # scaleout_check NAME: every file arrived (one compared), then the folder goes (not measured).
+    scaleout_check() {
+        [ "$(ls "$dav_root/scaleout/$1" | wc -l)" -eq "$scaleout_files" ] || { echo "scale-out copy $1 incomplete" >&2; exit 1; }
+        cmp -s "$work/scale-src/f7" "$dav_root/scaleout/$1/f7" || { echo "scale-out copy $1 differs" >&2; exit 1; }
+        rm -rf "${dav_root:?}/scaleout/$1"
+    }
+    measure "$group: 1 worker: plan, 1 chunk" \
+        bash "$work/scaleout-run.sh" "$gateway" 1 "$work/scale-src" "davslow:scaleout/w1-$round" "$work/plans/w1-$round"
+    scaleout_check "w1-$round"
+    measure "$group: $scaleout_workers workers: plan, $scaleout_workers chunks, finalize" \
+        bash "$work/scaleout-run.sh" "$gateway" "$scaleout_workers" "$work/scale-src" "davslow:scaleout/w$scaleout_workers-$round" "$work/plans/w$scaleout_workers-$round"
+    scaleout_check "w$scaleout_workers-$round"
+    measure "$group: gateway copy (no plan)" "$gateway" copy --quiet "$work/scale-src" "davslow:scaleout/copy-$round"
+    scaleout_check "copy-$round"
+    # As many requests at once from one process: --transfers alone stays at the remote's
+    # max_connections (4 by default), so it is raised too.
+    measure "$group: gateway copy --transfers $((4 * scaleout_workers)), max_connections $((4 * scaleout_workers))" \
+        env "GATEWAY_REMOTE_DAVSLOW_MAX_CONNECTIONS=$((4 * scaleout_workers))" \
+        "$gateway" copy --quiet --transfers "$((4 * scaleout_workers))" "$work/scale-src" "davslow:scaleout/copy-t-$round"
+    scaleout_check "copy-t-$round"
+    measure_peer "$group: rclone copy --transfers $((4 * scaleout_workers)) (pacer_min_sleep=0)" \
+        env RCLONE_WEBDAV_PACER_MIN_SLEEP=0 rclone copy --transfers "$((4 * scaleout_workers))" "$work/scale-src" "davslow:scaleout/rclone-$round"
+    rm -rf "${dav_root:?}/scaleout/rclone-$round" "$work/plans/"*
+    # Planning a generated tree (one PROPFIND per folder, nothing on a disk) into a local plan.
+    for tree in $scaleout_trees; do
+        measure "scaleout plan ${tree}: gateway plan (generated WebDAV tree)" \
+            "$gateway" plan --quiet "gen-$tree:" "$work/gen-dst" --out "$work/plans/gen-$tree-$round"
+        planned=$(python3 -c 'import json, sys; print(sum(c["files"] for c in json.load(open(sys.argv[1]))["chunks"]))' "$work/plans/gen-$tree-$round/manifest.json")
+        [ "$planned" -eq $(( ${tree%x*} * ${tree#*x} )) ] || { echo "plan of gen-$tree: $planned files" >&2; exit 1; }
+        rm -rf "$work/plans/gen-$tree-$round"
+    done
+    fi
     [[ " $sections " == *" local "* ]] || continue
     # 1 GiB copy, same file system.
     clean; measure "big copy: cp" cp "$work/big.bin" "$work/out/big.bin"
@@ -525,14 +631,15 @@ for ((round = 1; round <= rounds; round++)); do
     measure "listing: gateway ls --json" "$gateway" ls --json "$work/listing"
 done
 
-python3 - "$results" "$size_mib" "$small_files" "$meta_files" "$mount_files" <<'PY'
-import statistics, sys
+python3 - "$results" "$size_mib" "$small_files" "$meta_files" "$mount_files" "$scaleout_files" "$scaleout_workers" "$scaleout_rss_goal" <<'PY'
+import re, statistics, sys
 from collections import OrderedDict
 rows = OrderedDict()
 for line in open(sys.argv[1]):
     name, seconds, rss = line.rstrip("\n").split("\t")
     rows.setdefault(name, []).append((float(seconds), int(rss)))
 size_mib, small, meta_files, mount_files = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+scaleout_files, scaleout_workers, scaleout_rss_goal = int(sys.argv[6]), int(sys.argv[7]), float(sys.argv[8])
 groups = OrderedDict()
 for name, samples in rows.items():
     group, tool = name.split(": ", 1)
@@ -545,7 +652,13 @@ for group, tools in groups.items():
     # row is labelled "(default)".
     rclone = next((t for name, t, _ in tools if name.startswith("rclone")), None)
     for tool, seconds, rss in tools:
-        if group.startswith("mount create"):
+        planned = re.match(r"scaleout plan (\d+)x(\d+)$", group)
+        if planned:
+            entries = int(planned[1]) * (int(planned[2]) + 1)
+            rate = f"{entries / max(seconds, 1e-3):.0f} entries/s"
+        elif group.startswith("scaleout"):
+            rate = f"{scaleout_files / max(seconds, 1e-3):.0f} files/s"
+        elif group.startswith("mount create"):
             rate = f"{mount_files / max(seconds, 1e-3):.0f} files/s"
         elif group.startswith("mount read"):
             rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
@@ -561,6 +674,25 @@ for group, tools in groups.items():
         vs_rclone = f"{rclone / max(seconds, 1e-3):.2f}x" if rclone and not tool.startswith("rclone") and not tool.startswith("(default)") else ""
         print(f"{group:<26} {tool:<38} {seconds:>9.2f} {rss / 1024:>8.1f}MB {rate:>14} {ratio:>12} {vs_rclone:>10}")
 print("\nratios: >1x means gateway (or the tool) is faster than the baseline / rclone.")
+# The scale-out goals: N workers at least 3x faster than one (plans and finalize included), and
+# planning the largest generated tree in flat memory (under the goal, at most 10 MB above the smallest).
+for group, tools in groups.items():
+    if not group.startswith("scaleout ") or group.startswith("scaleout plan"):
+        continue
+    times = {tool.split(":")[0]: seconds for tool, seconds, _ in tools}
+    one, many = times.get("1 worker"), times.get(f"{scaleout_workers} workers")
+    if one and many:
+        ratio = one / max(many, 1e-3)
+        print(f"scaleout goal: {scaleout_workers} workers {ratio:.2f}x as fast as 1 worker ({one:.2f} s against {many:.2f} s, {group}): "
+              + ("met" if ratio >= 3 else "NOT MET") + " (goal: at least 3x)")
+plans = sorted((int(m[1]) * (int(m[2]) + 1), tools[0]) for group, tools in groups.items() if (m := re.match(r"scaleout plan (\d+)x(\d+)$", group)))
+if plans:
+    (least, (_, _, least_rss)), (most, (_, seconds, rss)) = plans[0], plans[-1]
+    flat = rss / 1024 <= scaleout_rss_goal and (len(plans) == 1 or rss <= least_rss + 10 * 1024)
+    print(f"scaleout goal: gateway plan of {most:,} entries in {seconds:.2f} s, peak RSS {rss / 1024:.1f} MB"
+          + (f" ({least:,} entries: {least_rss / 1024:.1f} MB)" if len(plans) > 1 else "") + ": "
+          + ("met" if flat else "NOT MET") + f" (goal: flat, under {scaleout_rss_goal:g} MB"
+          + (", at most 10 MB above the smallest tree's" if len(plans) > 1 else "") + ")")
 PY
 if [ -s "$work/notes.txt" ]; then
     echo

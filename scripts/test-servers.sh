@@ -10,7 +10,8 @@
 # WsgiDAV (cheroot, no property manager); and four SFTP servers: OpenSSH's sshd + sftp-server (a
 # system user, password and client keys, OpenSSH's extensions), `rclone serve sftp` (pkg/sftp) and
 # AsyncSSH's SFTP server (chrooted, password only, no extensions), and ProFTPD's mod_sftp
-# (check-file hashes, copy-file).
+# (check-file hashes, copy-file); and a one-node Slurm cluster (munged, slurmctld, slurmd: the
+# scale-out tests submit job arrays to it; GATEWAY_TEST_SLURM_CONF is its slurm.conf).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -24,6 +25,9 @@ start)
     bash scripts/test-servers.sh stop >/dev/null 2>&1 || true
     rm -rf "$state"
     mkdir -p "$state"
+    # Slurm's daemons (about a second until the node is idle) start while the others do.
+    bash scripts/servers/slurm.sh start "$state" "$(free_port)" "$(free_port)" > "$state/slurm.start" &
+    slurm_start=$!
     tls_port=$(free_port)
     apache_base=$(bash scripts/servers/apache-webdav.sh start "$state" "$(free_port)" "$tls_port")
     rclone_url=$(bash scripts/servers/rclone-webdav.sh start "$state" "$(free_port)")
@@ -49,6 +53,8 @@ start)
     sftp_proftpd_port=$(free_port)
     bash scripts/servers/proftpd-sftp.sh start "$state" "$sftp_proftpd_port" >/dev/null
     wait "$sftp_asyncssh_start"
+    wait "$slurm_start"
+    slurm_conf=$(cat "$state/slurm.start")
     cat > "$state/env" <<ENV
 export GATEWAY_TEST_WEBDAV_APACHE_URL=${apache_base}dav/
 export GATEWAY_TEST_WEBDAV_DIGEST_URL=${apache_base}dav-digest/
@@ -97,6 +103,7 @@ export GATEWAY_TEST_SFTP_ASYNCSSH_KNOWN_HOSTS=$state/asyncssh-sftp/known_hosts
 export GATEWAY_TEST_SFTP_PROFTPD_PORT=$sftp_proftpd_port
 export GATEWAY_TEST_SFTP_PROFTPD_KNOWN_HOSTS=$state/proftpd-sftp/known_hosts
 export GATEWAY_TEST_SFTP_PASSWORD=gateway-test
+export GATEWAY_TEST_SLURM_CONF=$slurm_conf
 ENV
     cat "$state/env"
     ;;
@@ -115,6 +122,7 @@ stop)
     bash scripts/servers/rclone-sftp.sh stop "$state" || true
     bash scripts/servers/proftpd-sftp.sh stop "$state" || true
     bash scripts/servers/asyncssh-sftp.sh stop "$state" || true
+    bash scripts/servers/slurm.sh stop "$state" || true
     ;;
 *)
     echo "usage: $0 start|stop" >&2
