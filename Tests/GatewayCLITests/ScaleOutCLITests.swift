@@ -219,7 +219,12 @@ struct ScaleOutCLITests {
         try await waitUntil("worker \(victim) started and its uploads stalled", timeout: .seconds(60)) {
             s.exists("plan/state/000001.running.json") && proxy.held > 0
         }
+        let killedPID = killed.process.processIdentifier
+        func scratchFolders() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("gateway-chunk-\(killedPID)-") }
+        }
         killed.kill()
+        #expect(scratchFolders().count == 1, "the killed worker's local copy of its chunk")
         // Its held uploads are cut, as a dead client's would be (released instead, the bytes its
         // socket still held would reach the server and complete files after its death).
         proxy.stop()
@@ -252,6 +257,7 @@ struct ScaleOutCLITests {
         #expect((summary["bytes"] as? Int ?? .max) <= left, "the rerun moved \(summary["bytes"] ?? "?") bytes; \(left) were left")
         #expect(summary["skipped"] as? Int == done && summary["copied"] as? Int == victimFiles - done, "\(summary); \(done) were there")
 
+        #expect(scratchFolders().isEmpty, "the rerun removes what the killed worker left in \(NSTemporaryDirectory())")
         let finalize = try await s.runner.run(["finalize", "--json", "plan"], extraEnvironment: direct)
         #expect(finalize.status == 0, "\(finalize.stderr)")
         let merged = try Self.json(finalize)

@@ -80,7 +80,7 @@ struct PlanCommand: AsyncParsableCommand {
                                   options: options, chunking: chunking)
         let clock = ContinuousClock()
         let start = clock.now
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-plan-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let folder = LocalScratch.make("gateway-plan")
         defer { try? FileManager.default.removeItem(at: folder) }
         let quiet = global.quiet
         let showsProgress = context.showsProgress

@@ -123,21 +123,25 @@ struct PlanWorker {
     func run(operation: String, dryRun: Bool, _ body: (PlanChunk, inout ChunkMarker) async throws -> Void) async throws -> ChunkMarker {
         var marker = ChunkMarker(plan: plan, chunk: chunk, state: .running)
         if !dryRun { try await context.perform(operation, location) { try await store.write(marker) } }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-chunk-\(getpid())-\(UUID().uuidString.prefix(8))")
+        let folder = LocalScratch.make("gateway-chunk")
         defer { try? FileManager.default.removeItem(at: folder) }
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let fetched = try await store.fetchChunk(chunk, of: plan, to: folder.appendingPathComponent(PlanLayout.chunkFile(chunk)))
             try await body(fetched, &marker)
         } catch {
-            if !dryRun, error.failureKind != .cancelled {
+            if !dryRun {
+                // Failed, or interrupted (Ctrl-C, SIGTERM from the scheduler): recorded as failed, so
+                // `plan-status` shows the chunk began; written outside the cancelled task.
                 marker.state = .failed
                 marker.finished = Date()
                 marker.failed = max(marker.failed, 1)
-                try? await store.write(marker)
-                try? await store.removeMarker(chunk: chunk, state: .running)
-            } else if !dryRun {
-                try? await store.removeMarker(chunk: chunk, state: .running)
+                let store = self.store
+                let failed = marker
+                await Task.detached {
+                    try? await store.write(failed)
+                    try? await store.removeMarker(chunk: failed.chunk, state: .running)
+                }.value
             }
             throw Diagnostics.fail(operation: operation, item: "\(location.original) chunk \(chunk)", error: error)
         }
@@ -154,4 +158,19 @@ struct PlanWorker {
 
     /// `chunk K of PLAN` for messages.
     var name: String { "chunk \(chunk) of \(location.original)" }
+}
+
+/// Local scratch folders of plans and workers (`$TMPDIR/gateway-chunk-PID-RANDOM`): removed when
+/// done, and those of processes that died (`kill -9`) removed by the next one to start.
+enum LocalScratch {
+    /// A new folder's URL (not yet created), after removing the folders of dead processes.
+    static func make(_ prefix: String) -> URL {
+        let temporary = FileManager.default.temporaryDirectory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix + "-") {
+            let fields = name.dropFirst(prefix.count + 1).split(separator: "-")
+            guard fields.count == 2, let pid = Int32(fields[0]), pid > 0, pid != getpid() else { continue }
+            if kill(pid, 0) != 0, errno == ESRCH { try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name)) }
+        }
+        return temporary.appendingPathComponent("\(prefix)-\(getpid())-\(UUID().uuidString.prefix(8))")
+    }
 }
