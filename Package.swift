@@ -29,6 +29,8 @@ let package = Package(
         .library(name: "GatewayServeRequests", targets: ["GatewayServeRequests"]),
         // SFTP packets on their own (the fuzz harness uses them).
         .library(name: "GatewaySFTPProtocol", targets: ["GatewaySFTPProtocol"]),
+        // The copy engine and plans (`gateway plan`) over the core alone (the fuzz harness uses it).
+        .library(name: "GatewayTransfer", targets: ["GatewayTransfer"]),
         /// Any remote as a file system (FUSE, libfuse3): what `gateway mount` runs.
         .library(name: "GatewayMount", targets: ["GatewayMount"]),
         .executable(name: "gateway", targets: ["gateway"]),

@@ -7,7 +7,8 @@ import PackageDescription
 // FTP LIST and MLSD lines, FTP control-connection replies, gateway config JSON, FreeDesktop `.trashinfo` records, and
 // media files (EXIF, audio tags, image headers, PDF information: FuzzMediaMetadata), and what WebDAV
 // clients send `gateway serve` (request bodies, If, Range and Timeout headers: FuzzServeRequests),
-// and what SFTP servers send (packets cut from a byte stream and read: FuzzSFTPPacket).
+// and what SFTP servers send (packets cut from a byte stream and read: FuzzSFTPPacket), and plans
+// (chunk lines, manifests and markers from a shared plan folder: FuzzPlan).
 //
 // A separate package so the main one stays free of fuzzing flags. Build and run it through
 // `scripts/fuzz.sh` (see docs/fuzzing.md), which passes `-sanitize=fuzzer,address`,
@@ -30,6 +31,7 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzMediaMetadata", [product("GatewayLocal")]),
     ("FuzzServeRequests", [product("GatewayServeRequests"), product("GatewayLocal")]),
     ("FuzzSFTPPacket", [product("GatewaySFTPProtocol")]),
+    ("FuzzPlan", [product("GatewayTransfer")]),
 ]
 
 let package = Package(

@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata FuzzServeRequests FuzzSFTPPacket)
+all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata FuzzServeRequests FuzzSFTPPacket FuzzPlan)
 seconds=${GATEWAY_FUZZ_SECONDS:-60}
 if [ $# -gt 0 ] && [ "$1" = --long ]; then
     seconds=${GATEWAY_FUZZ_SECONDS:-3600}
@@ -57,7 +57,7 @@ run_nice=(nice -n "$niceness")
 max_len() {
     case "$1" in
         FuzzMultistatus) echo 16384 ;;
-        FuzzConfig) echo 8192 ;;
+        FuzzConfig|FuzzPlan) echo 8192 ;;
         FuzzMediaMetadata) echo 65536 ;;
         *) echo 4096 ;;
     esac
