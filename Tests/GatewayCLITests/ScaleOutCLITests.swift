@@ -107,6 +107,8 @@ struct ScaleOutCLITests {
             (["plan", "src", "dst", "--out", "plan"], "a plan is already there"),
             (["plan", "src", "dst", "--out", "p2", "--chunks", "0"], "--chunks must be between"),
             (["plan", "src", "dst", "--out", "p2", "--mode", "mirror"], "--mode must be"),
+            (["plan", "src", "dst", "--out", "dst/.plan"], "must lie outside dst"),
+            (["plan", "src", "dst", "--out", "src"], "must lie outside src"),
         ] {
             let result = try await s.runner.run(arguments, extraEnvironment: ["GATEWAY_SHARD": "x"])
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
@@ -130,6 +132,29 @@ struct ScaleOutCLITests {
         }
         let notAPlan = try await s.runner.run(["finalize", "src"])
         #expect(notAPlan.status == 3 && notAPlan.stderr.contains("no manifest.json"), "\(notAPlan.stderr)")
+    }
+
+    @Test("a check plan: workers exit 0 with their findings; finalize prints missing, extra and different, and exits 1")
+    func checkPlan() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try Self.makeTree(s, count: 40)
+        #expect(try await s.runner.run(["copy", "src", "dst"]).status == 0)
+        try FileManager.default.removeItem(atPath: s.path("dst/d1/f1.bin"))
+        try s.write("dst/d2/f2.bin", Data("changed".utf8))
+        try s.write("dst/odd/extra", Data())
+        #expect(try await s.runner.run(["plan", "src", "dst", "--out", "plan", "--mode", "check", "--chunks", "3"]).status == 0)
+        var found: [String] = []
+        for shard in 0..<3 {
+            let worker = try await s.runner.run(["check", "--plan", "plan", "--shard", "\(shard)"])
+            #expect(worker.status == 0, "\(worker.stderr)")
+            found += worker.text.split(separator: "\n").map(String.init)
+        }
+        #expect(found.sorted() == ["different d2/f2.bin", "missing d1/f1.bin"])
+        let finalize = try await s.runner.run(["finalize", "plan"])
+        #expect(finalize.status == 1)
+        #expect(finalize.text == "missing d1/f1.bin\nextra odd/extra\ndifferent d2/f2.bin\n", "\(finalize.text)")
+        #expect(finalize.stderr.contains("3 differences (1 missing, 1 extra, 1 different), 46 matching"), "\(finalize.stderr)")
     }
 
     @Test("--hash-shard K/N: three workers copy every file once; check and sync take their shard only")

@@ -64,12 +64,28 @@ struct PlanTests {
         return (TransferEndpoint(provider: local, path: root), TransferEndpoint(provider: local, path: destination))
     }
 
-    static func build(_ root: String, chunking: PlanBuilder.Chunking, mode: PlanMode = .copy, into folder: String) async throws -> PlanBuilder.Output {
+    static func builder(_ root: String, chunking: PlanBuilder.Chunking, mode: PlanMode = .copy) throws -> PlanBuilder {
         let (source, destination) = try endpoints(root, destination: root + "-copy")
-        let builder = PlanBuilder(mode: mode, source: source, sourceLocation: .init(remote: nil, path: root), destination: destination,
-                                  destinationLocation: .init(remote: nil, path: root + "-copy"), options: .init(), chunking: chunking)
+        return PlanBuilder(mode: mode, source: source, sourceLocation: .init(remote: nil, path: root), destination: destination,
+                           destinationLocation: .init(remote: nil, path: root + "-copy"), options: .init(), chunking: chunking)
+    }
+
+    static func build(_ root: String, chunking: PlanBuilder.Chunking, mode: PlanMode = .copy, into folder: String) async throws -> PlanBuilder.Output {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        return try await builder.build(in: URL(fileURLWithPath: folder))
+        return try await builder(root, chunking: chunking, mode: mode).build(in: URL(fileURLWithPath: folder))
+    }
+
+    /// One listing, cut as many ways as asked (the walk is the same every time).
+    static func cuts(_ root: String, _ chunkings: [PlanBuilder.Chunking], into folder: String) async throws -> [PlanBuilder.Output] {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let listing = try await builder(root, chunking: .count(1)).list(into: URL(fileURLWithPath: folder + "/listing.spool"))
+        var outputs: [PlanBuilder.Output] = []
+        for (index, chunking) in chunkings.enumerated() {
+            let cutFolder = folder + "/cut-\(index)"
+            try FileManager.default.createDirectory(atPath: cutFolder, withIntermediateDirectories: true)
+            outputs.append(try builder(root, chunking: chunking).cut(listing, into: URL(fileURLWithPath: cutFolder)))
+        }
+        return outputs
     }
 
     static func entries(of url: URL) throws -> [PlanEntry] {
@@ -123,18 +139,16 @@ struct PlanTests {
         let root = scratch.path + "/tree"
         let expected = try Self.makeTree(at: root, files: 30_000)
         #expect(expected.count > 30_000)
-        var planned: [Int: PlanBuilder.Output] = [:]
-        for chunks in [1, 2, 3, 7, 16] {
-            let output = try await Self.build(root, chunking: .count(chunks), into: scratch.path + "/plan-\(chunks)")
-            planned[chunks] = output
+        // The whole build for 7 chunks, twice (the same tree plans the same); the other counts cut
+        // the same listing.
+        let first = try await Self.build(root, chunking: .count(7), into: scratch.path + "/again-1")
+        try Self.expectCoverage(first, expected: expected, chunks: 7)
+        let counts = first.plan.chunks.map { $0.files + $0.folders }
+        #expect(counts.filter { $0 > 0 }.count >= 6, "balanced by item count too: \(counts)")
+        let others = [1, 2, 3, 16]
+        for (chunks, output) in zip(others, try await Self.cuts(root, others.map { .count($0) }, into: scratch.path + "/cuts")) {
             try Self.expectCoverage(output, expected: expected, chunks: chunks)
-            // Balanced by item count too: without the 5 GiB file, no chunk holds much more than its share.
-            if chunks == 7 {
-                let counts = output.plan.chunks.map { $0.files + $0.folders }
-                #expect(counts.filter { $0 > 0 }.count >= 6, "\(counts)")
-            }
         }
-        let first = try #require(planned[7])
         let second = try await Self.build(root, chunking: .count(7), into: scratch.path + "/again-2")
         #expect(first.plan.fingerprint == second.plan.fingerprint)
         #expect(first.plan.chunks == second.plan.chunks)
@@ -166,11 +180,12 @@ struct PlanTests {
         let expected = try Self.makeTree(at: root, files: 2_000)
         let total = expected.count
         // Every item weighs 1 MiB more than its bytes; the 5 GiB file dominates.
-        let output = try await Self.build(root, chunking: .weight(1 << 30), into: scratch.path + "/plan")
+        let outputs = try await Self.cuts(root, [.weight(1 << 30), .weight(1)], into: scratch.path + "/cuts")
+        let output = outputs[0]
         let weight = output.plan.chunks.reduce(0.0) { $0 + Double($1.bytes) + Double(($1.files + $1.folders) << 20) }
         #expect(output.plan.chunks.count == Int((weight / Double(1 << 30)).rounded(.up)))
         #expect(output.plan.files + output.plan.folders == total)
-        let tiny = try await Self.build(root, chunking: .weight(1), into: scratch.path + "/tiny")
+        let tiny = outputs[1]
         #expect(tiny.plan.chunks.count == PlanBuilder.defaultMaximumChunks)
         try Self.expectCoverage(tiny, expected: expected, chunks: PlanBuilder.defaultMaximumChunks)
     }

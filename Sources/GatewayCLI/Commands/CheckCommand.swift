@@ -69,7 +69,13 @@ struct CheckCommand: AsyncParsableCommand {
             report = try await CopyEngine(options: options).check(chunk: chunk, source: sourceEndpoint, destination: target)
             marker.record(report)
         }
-        try Self.print(report, json: json, global: global)
+        // The chunk's differences are its findings: `finalize` reports them all (exit 1 there).
+        // A worker fails only when files could not be compared, so a scheduler retries just that.
+        do {
+            try Self.print(report, json: json, global: global)
+        } catch let exit as ExitCode where exit == ExitCode(1) && report.errors.isEmpty {
+            return
+        }
     }
 
     /// Prints a report: lines or JSON on stdout, notices and the summary on stderr; exit 1 when

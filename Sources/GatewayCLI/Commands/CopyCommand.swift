@@ -76,6 +76,10 @@ struct CopyCommand: AsyncParsableCommand {
           gateway copy report.pdf docs:reports/
           gateway copy --transfers 8 ./photos backup:photos
           gateway copy --dry-run ./photos backup:photos
+
+        Too big for one machine? `gateway plan` splits the run into chunks, `gateway copy --plan
+        PLAN --shard K` (or --shard-from-env under Slurm or Kubernetes) runs one, `gateway finalize
+        PLAN` ends it; --hash-shard K/N takes a share without a plan.
         """)
     )
 

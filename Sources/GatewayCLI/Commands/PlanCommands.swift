@@ -61,6 +61,12 @@ struct PlanCommand: AsyncParsableCommand {
         let from = try context.location(source)
         let to = try context.location(destination)
         let planLocation = try context.location(out)
+        // A plan inside SRC or DST would be copied, or deleted by a sync's finalize, as content.
+        for side in [from, to] where side.remote == planLocation.remote
+            && (planLocation.path == side.path || planLocation.path.hasPrefix(side.path == "/" ? "/" : side.path + "/")) {
+            Diagnostics.printLine("plan --out \(planLocation.original): the plan must lie outside \(side.original)")
+            throw ExitCode(2)
+        }
         let sourceProvider = try await context.provider(for: from, operation: "plan")
         let destinationProvider = try await context.provider(for: to, operation: "plan")
         let store = try await PlanWorker.store(context, location: planLocation, operation: "plan")

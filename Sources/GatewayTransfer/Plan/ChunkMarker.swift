@@ -59,13 +59,14 @@ public struct ChunkMarker: Sendable, Hashable, Codable {
         elapsedSeconds = Double(summary.elapsed.components.seconds) + Double(summary.elapsed.components.attoseconds) / 1e18
     }
 
-    /// Takes a check run's findings (`failed` counts the differences and the errors).
+    /// Takes a check run's findings. Differences are findings, not failures (the chunk is done,
+    /// and `finalize` reports them); `failed` counts the files that could not be compared.
     public mutating func record(_ report: CheckReport) {
         missing = report.missing
         different = report.different
         matching = report.matching
         errors = report.errors
-        failed = report.missing.count + report.different.count + report.errors.count
+        failed = report.errors.count
     }
 
     /// The file name of a chunk's marker in a state.

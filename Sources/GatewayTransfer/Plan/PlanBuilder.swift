@@ -60,19 +60,36 @@ public struct PlanBuilder: Sendable {
         public var chunkFiles: [URL]
     }
 
+    /// The source's listing, spooled to a local file: the first pass of a build.
+    public struct Listing: Sendable {
+        /// The spool file: one chunk line per item, in walk order.
+        public var file: URL
+        /// Items in it.
+        public var items: Int
+        /// Their total weight (see ``PlanBuilder/itemWeight``).
+        public var weight: Double
+        /// Items left out (links to folders, devices, sockets).
+        public var leftOut: Int
+    }
+
     /// Lists the source and writes the chunk files into `folder` (which must exist and be empty of
     /// chunk files). `onProgress` is told the items listed so far, every 10,000; `onLeftOut` each
     /// item the plan leaves out (relative path, why).
     public func build(in folder: URL, onProgress: @escaping @Sendable (Int) -> Void = { _ in },
                       onLeftOut: @escaping @Sendable (String, String) -> Void = { _, _ in }) async throws -> Output {
+        let listing = try await list(into: folder.appendingPathComponent("listing.spool"), onProgress: onProgress, onLeftOut: onLeftOut)
+        defer { try? FileManager.default.removeItem(at: listing.file) }
+        return try cut(listing, into: folder)
+    }
+
+    /// First pass: lists the source into the spool file `spool`.
+    public func list(into spool: URL, onProgress: @escaping @Sendable (Int) -> Void = { _ in },
+                     onLeftOut: @escaping @Sendable (String, String) -> Void = { _, _ in }) async throws -> Listing {
         let root = try await source.provider.attributesOfItem(path: source.path)
         guard root.isDirectory else {
             throw FileProviderError.invalidPath(path: source.path, reason: "a plan needs a folder as its source (copy a file directly)")
         }
         try Transfer.refuseNesting(source: source, destination: destination)
-        // First pass: the listing, spooled.
-        let spool = folder.appendingPathComponent("listing.spool")
-        defer { try? FileManager.default.removeItem(at: spool) }
         var writer = try BufferedFileWriter(creating: spool)
         var totalWeight: Double = 0
         var items = 0
@@ -95,21 +112,24 @@ public struct PlanBuilder: Sendable {
         }
         try writer.close()
         onProgress(items)
+        return Listing(file: spool, items: items, weight: totalWeight, leftOut: leftOut)
+    }
 
-        // Second pass: cut the listing into chunks.
+    /// Second pass: cuts a listing into chunk files in `folder`, and makes the manifest.
+    public func cut(_ listing: Listing, into folder: URL) throws -> Output {
         let count: Int
         switch chunking {
         case .count(let wanted):
             count = min(max(1, wanted), Self.maximumChunks)
         case .weight(let weight):
-            count = min(Self.defaultMaximumChunks, max(1, Int((totalWeight / Double(max(1, weight))).rounded(.up))))
+            count = min(Self.defaultMaximumChunks, max(1, Int((listing.weight / Double(max(1, weight))).rounded(.up))))
         }
-        let share = max(totalWeight / Double(count), 1)
+        let share = max(listing.weight / Double(count), 1)
         var chunks: [TransferPlan.Chunk] = []
         var files: [URL] = []
         var current: ChunkWriter?
         var done: Double = 0
-        var reader = try LineReader(file: spool)
+        var reader = try LineReader(file: listing.file)
         while let line = try reader.next() {
             let entry = try PlanEntry.parse(line)
             let weight = Self.weight(of: entry)
@@ -132,7 +152,7 @@ public struct PlanBuilder: Sendable {
             chunks.append(try empty.close())
         }
         let plan = TransferPlan(mode: mode, source: sourceLocation, destination: destinationLocation, options: options,
-                                leftOut: leftOut, chunks: chunks)
+                                leftOut: listing.leftOut, chunks: chunks)
         return Output(plan: plan, chunkFiles: files)
     }
 
