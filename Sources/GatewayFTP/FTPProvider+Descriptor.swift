@@ -48,7 +48,7 @@ extension FTPProvider {
                 tls: FTPClientConfiguration.TLSMode(rawValue: remote.string("tls") ?? "none") ?? .none,
                 passive: remote.boolean("passive") ?? true,
                 skipPasvIP: remote.boolean("skip_pasv_ip") ?? true,
-                maxConnections: remote.integer("max_connections") ?? 4,
+                maxConnections: context.maxConnections(remote),
                 encoding: encodings[(remote.string("encoding") ?? "utf-8").lowercased()] ?? .utf8,
                 tlsMaxVersion: remote.string("tls_max_version").flatMap(FTPClientConfiguration.TLSVersion.init(rawValue:)),
                 connectTimeout: remote.duration("connect_timeout", default: 15),

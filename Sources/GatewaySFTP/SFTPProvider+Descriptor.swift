@@ -59,7 +59,7 @@ extension SFTPProvider {
             var configuration = SFTPClientConfiguration(
                 remoteName: remote.name, host: remote.string("host") ?? "", port: remote.integer("port") ?? 22,
                 user: remote.string("user") ?? "", channel: channel, root: remote.string("root"),
-                maxConnections: remote.integer("max_connections") ?? 4,
+                maxConnections: context.maxConnections(remote),
                 connectTimeout: remote.duration("connect_timeout", default: 15), idleTimeout: remote.duration("idle_timeout", default: 60))
             configuration.runsHashCommands = remote.string("hash_command") != "none"
             if let links = context.links {

@@ -40,7 +40,7 @@ extension WebDAVProvider {
                 user: remote.string("user"),
                 password: try remote.secret("password", environment: context.environment),
                 bearerToken: try remote.secret("bearer_token", environment: context.environment),
-                maxConnections: remote.integer("max_connections") ?? 4,
+                maxConnections: context.maxConnections(remote),
                 connectTimeout: remote.duration("connect_timeout", default: 15),
                 idleTimeout: remote.duration("idle_timeout", default: 60),
                 lowSpeedLimit: remote.integer("low_speed_limit") ?? 1024,

@@ -1,6 +1,8 @@
 import Foundation
 import GatewayCore
 import StorageGateway
+@testable import GatewayWebDAV
+@testable import GatewayFTP
 import Testing
 
 /// Values from servers, users and configs: escaped, redacted, range-checked, never trapping.
@@ -158,5 +160,42 @@ extension ProgressObservationTests {
                                     progress: progress)
         #expect(progress.snapshot.totalBytes == 5000)
         #expect(progress.snapshot.fractionCompleted == 1)
+    }
+}
+
+@Suite("Connections follow --transfers")
+struct ConcurrencyTests {
+    /// Helper 6's finding on issue 33: `copy --transfers 16` to a WebDAV remote ran 4 at once (the
+    /// default `max_connections`), silently. Without `max_connections` in the config, a remote now
+    /// keeps as many connections as the caller runs transfers (at most 64); a configured value wins.
+    @Test("max_connections: the configured value, else the default raised to the caller's concurrency, at most 64")
+    func connections() {
+        let bare = RemoteConfiguration(name: "r", type: "webdav", values: [:], source: "t")
+        let set = RemoteConfiguration(name: "r", type: "webdav", values: ["max_connections": .integer(2)], source: "t")
+        #expect(ProviderContext().maxConnections(bare) == 4)
+        #expect(ProviderContext(concurrency: 2).maxConnections(bare) == 4)
+        #expect(ProviderContext(concurrency: 16).maxConnections(bare) == 16)
+        #expect(ProviderContext(concurrency: 500).maxConnections(bare) == 64)
+        #expect(ProviderContext(concurrency: 16).maxConnections(set) == 2)
+    }
+
+    @Test("WebDAV, FTP and SFTP providers made with a concurrency of 12 keep 12 connections", arguments: ["webdav", "ftp", "sftp"])
+    func providers(type: String) async throws {
+        let registry = Gateway.makeRegistry()
+        let values: [String: ConfigValue] = switch type {
+        case "sftp": ["host": .string("127.0.0.1"), "user": .string("u"), "password": .string("p"), "known_hosts": .string("/dev/null")]
+        case "ftp": ["url": .string("ftp://127.0.0.1/"), "password": .string("p")]
+        default: ["url": .string("http://127.0.0.1/")]
+        }
+        let remote = RemoteConfiguration(name: "r", type: type, values: values, source: "t")
+        let descriptor = try #require(registry.descriptor(forType: type))
+        let provider = try await descriptor.make(remote, ProviderContext(concurrency: 12))
+        let limit: Int? = switch provider {
+        case let webdav as WebDAVProvider: webdav.client.configuration.maxConnections
+        case let ftp as FTPProvider: ftp.client.configuration.maxConnections
+        case let sftp as SFTPProvider: sftp.configuration.maxConnections
+        default: nil
+        }
+        #expect(limit == 12)
     }
 }

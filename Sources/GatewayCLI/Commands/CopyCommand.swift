@@ -4,7 +4,7 @@ import StorageGateway
 
 /// Flags shared by `copy`, `move` and `sync`.
 struct CopyFlags: ParsableArguments {
-    @Option(help: "Files transferred at once.") var transfers = 4
+    @Option(help: "Files transferred at once (network remotes without their own max_connections keep as many connections).") var transfers = 4
     @Option(help: "Files compared (looked up at the destination) at once.") var checkers = 8
     @Flag(help: "Show what would be copied or deleted; change nothing.") var dryRun = false
     @Flag(help: "Skip files that exist at the destination, whatever they hold.") var ignoreExisting = false
@@ -148,7 +148,7 @@ enum TransferCommand {
     static func run(_ mode: CopyMode, global: GlobalOptions, flags: CopyFlags, shards: ShardOptions,
                     source: String?, destination: String?) async throws {
         let operation = mode.rawValue
-        let context = try CommandContext.make(global, requestAttempts: flags.lowLevelRetries)
+        let context = try CommandContext.make(global, requestAttempts: flags.lowLevelRetries, concurrency: flags.transfers)
         if mode == .move, shards.hashShard != nil {
             Diagnostics.printLine("move --hash-shard: not supported (workers would race to remove the source folders); use a plan: gateway plan --mode move")
             throw ExitCode(2)

@@ -18,7 +18,9 @@ struct CommandContext: Sendable {
     let stateDirectory: URL
 
     /// Loads the configuration; a config problem is reported and exits with 2.
-    static func make(_ global: GlobalOptions, requestAttempts: Int = 3) throws -> CommandContext {
+    /// `concurrency`: operations run at once (`--transfers`), which network remotes without their
+    /// own `max_connections` get as connections.
+    static func make(_ global: GlobalOptions, requestAttempts: Int = 3, concurrency: Int? = nil) throws -> CommandContext {
         Logging.bootstrapOnce()
         var logger = Logger(label: "gateway")
         logger.logLevel = global.verbose ? .debug : .warning
@@ -36,7 +38,7 @@ struct CommandContext: Sendable {
         let resolver = Gateway.makeResolver(configuration: configuration, registry: registry,
                                                    context: ProviderContext(logger: logger, environment: environment,
                                                                             requestAttempts: requestAttempts,
-                                                                            stateDirectory: stateDirectory))
+                                                                            stateDirectory: stateDirectory, concurrency: concurrency))
         return CommandContext(global: global, registry: registry, configuration: configuration, resolver: resolver, logger: logger,
                               stateDirectory: stateDirectory)
     }

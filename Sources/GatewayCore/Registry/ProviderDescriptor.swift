@@ -16,11 +16,16 @@ public struct ProviderContext: Sendable {
     /// ``FileProviderSharing`` (links answered by `gateway serve links`). ``RemoteResolver`` sets
     /// it from its configuration when it is `nil`.
     public var links: LinksConfiguration?
+    /// Operations the caller will run at once (the CLI's `--transfers`): a network provider whose
+    /// configuration does not set `max_connections` keeps at least this many connections (at most
+    /// 64), so asking for more transfers gets them. `nil`: the providers' default (4).
+    public var concurrency: Int?
 
     /// Creates a context.
     public init(logger: Logger = Logger(label: "gateway"), environment: [String: String] = ProcessInfo.processInfo.environment,
-                requestAttempts: Int = 3, stateDirectory: URL? = nil, links: LinksConfiguration? = nil) {
+                requestAttempts: Int = 3, stateDirectory: URL? = nil, links: LinksConfiguration? = nil, concurrency: Int? = nil) {
         self.links = links
+        self.concurrency = concurrency
         self.logger = logger
         self.environment = environment
         self.requestAttempts = max(1, requestAttempts)
@@ -85,5 +90,14 @@ public struct ProviderDescriptor: Sendable {
             }
         }
         return accepted
+    }
+}
+
+extension ProviderContext {
+    /// A network remote's connection limit: its `max_connections` when the configuration sets it,
+    /// else the default (4) raised to ``concurrency`` (at most 64).
+    public func maxConnections(_ remote: RemoteConfiguration, default standard: Int = 4) -> Int {
+        if let configured = remote.integer("max_connections") { return configured }
+        return min(64, max(standard, concurrency ?? standard))
     }
 }
