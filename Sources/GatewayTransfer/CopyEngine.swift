@@ -37,27 +37,36 @@ public struct CopyEngine: Sendable {
     public func run(_ mode: CopyMode, from source: TransferEndpoint, to destination: TransferEndpoint,
                     progress: TransferProgress? = nil,
                     onEvent: @escaping @Sendable (CopyEvent) -> Void = { _ in }) async throws -> CopySummary {
+        try await measured(progress: progress, onEvent: onEvent) { state in
+            if let notice = checksumNotice(source, destination) { state.event(.notice(notice)) }
+            let root = try await source.provider.attributesOfItem(path: source.path)
+            if root.isDirectory {
+                try Transfer.refuseNesting(source: source, destination: destination)
+                try await runTree(mode, feed: .walk, from: source, to: destination, progress: progress, state: state)
+            } else {
+                let existing = try await destination.provider.itemIfPresent(path: destination.path)
+                if existing == nil, !options.dryRun, let target = destination.provider as? any FileProviderOperations {
+                    let parent = RemotePath.parent(of: destination.path)
+                    if try await destination.provider.itemIfPresent(path: parent) == nil {
+                        try await target.createFolder(path: parent, withIntermediateDirectories: true)
+                    }
+                }
+                let job = Job(source: root, relative: root.name, freshFolder: existing == nil)
+                await process(job, mode: mode, destinationPath: destination.path, from: source, to: destination,
+                              existing: existing, progress: progress, state: state)
+            }
+        }
+    }
+
+    /// Runs `body` with a new run state, and returns its summary with the wall time; `progress`
+    /// is finished when it ends.
+    func measured(progress: TransferProgress? = nil, onEvent: @escaping @Sendable (CopyEvent) -> Void,
+                  _ body: (RunState) async throws -> Void) async throws -> CopySummary {
         defer { progress?.finish() }
         let clock = ContinuousClock()
         let start = clock.now
         let state = RunState(onEvent: onEvent, dryRun: options.dryRun)
-        if let notice = checksumNotice(source, destination) { state.event(.notice(notice)) }
-        let root = try await source.provider.attributesOfItem(path: source.path)
-        if root.isDirectory {
-            try Transfer.refuseNesting(source: source, destination: destination)
-            try await runTree(mode, feed: .walk, from: source, to: destination, progress: progress, state: state)
-        } else {
-            let existing = try await destination.provider.itemIfPresent(path: destination.path)
-            if existing == nil, !options.dryRun, let target = destination.provider as? any FileProviderOperations {
-                let parent = RemotePath.parent(of: destination.path)
-                if try await destination.provider.itemIfPresent(path: parent) == nil {
-                    try await target.createFolder(path: parent, withIntermediateDirectories: true)
-                }
-            }
-            let job = Job(source: root, relative: root.name, freshFolder: existing == nil)
-            await process(job, mode: mode, destinationPath: destination.path, from: source, to: destination,
-                          existing: existing, progress: progress, state: state)
-        }
+        try await body(state)
         var summary = state.summary
         summary.elapsed = clock.now - start
         summary.dryRun = options.dryRun

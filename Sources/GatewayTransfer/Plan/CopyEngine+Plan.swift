@@ -9,16 +9,10 @@ extension CopyEngine {
     public func run(_ mode: CopyMode, chunk: PlanChunk, from source: TransferEndpoint, to destination: TransferEndpoint,
                     progress: TransferProgress? = nil,
                     onEvent: @escaping @Sendable (CopyEvent) -> Void = { _ in }) async throws -> CopySummary {
-        defer { progress?.finish() }
-        let clock = ContinuousClock()
-        let start = clock.now
-        let state = RunState(onEvent: onEvent, dryRun: options.dryRun)
-        if let notice = checksumNotice(source, destination) { state.event(.notice(notice)) }
-        try await runTree(mode, feed: .chunk(chunk), from: source, to: destination, progress: progress, state: state)
-        var summary = state.summary
-        summary.elapsed = clock.now - start
-        summary.dryRun = options.dryRun
-        return summary
+        try await measured(progress: progress, onEvent: onEvent) { state in
+            if let notice = checksumNotice(source, destination) { state.event(.notice(notice)) }
+            try await runTree(mode, feed: .chunk(chunk), from: source, to: destination, progress: progress, state: state)
+        }
     }
 
     /// Compares one chunk's files with the destination (`gateway check --plan P --shard K`). The
@@ -39,23 +33,18 @@ extension CopyEngine {
     /// a move removes the source folders it emptied; a copy has nothing left to do.
     public func finishPlan(_ mode: CopyMode, from source: TransferEndpoint, to destination: TransferEndpoint,
                            onEvent: @escaping @Sendable (CopyEvent) -> Void = { _ in }) async throws -> CopySummary {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let state = RunState(onEvent: onEvent, dryRun: options.dryRun)
-        switch mode {
-        case .copy:
-            break
-        case .sync:
-            try await deleteExtras(from: source, to: destination, state: state)
-        case .move:
-            if !options.dryRun, let remover = source.provider as? any FileProviderOperations {
-                await removeEmptyFolders(source, remover: remover, state: state)
+        try await measured(onEvent: onEvent) { state in
+            switch mode {
+            case .copy:
+                break
+            case .sync:
+                try await deleteExtras(from: source, to: destination, state: state)
+            case .move:
+                if !options.dryRun, let remover = source.provider as? any FileProviderOperations {
+                    await removeEmptyFolders(source, remover: remover, state: state)
+                }
             }
         }
-        var summary = state.summary
-        summary.elapsed = clock.now - start
-        summary.dryRun = options.dryRun
-        return summary
     }
 
     /// The files the destination has and the source lacks, sorted (with ``CopyOptions/hashShard``,

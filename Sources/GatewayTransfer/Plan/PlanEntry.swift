@@ -142,7 +142,7 @@ public struct PlanEntry: Sendable, Hashable {
             case UInt8(ascii: "n"): bytes.append(0x0A)
             case UInt8(ascii: "r"): bytes.append(0x0D)
             case UInt8(ascii: "x"):
-                guard let high = input.next().flatMap(hexValue), let low = input.next().flatMap(hexValue) else {
+                guard let high = input.next().flatMap(HexEscapes.hexValue), let low = input.next().flatMap(HexEscapes.hexValue) else {
                     throw PlanFormatError.malformedLine("a bad \\x escape in a path")
                 }
                 let value = high << 4 | low
@@ -160,15 +160,6 @@ public struct PlanEntry: Sendable, Hashable {
             throw PlanFormatError.unsafePath(TerminalText.escaped(path))
         }
         return path
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 
