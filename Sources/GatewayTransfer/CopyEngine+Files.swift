@@ -14,7 +14,14 @@ extension CopyEngine {
             // Recorded ahead (the folder is missing when this runs): undone after the files in it.
             let handle = options.undoRecorder?.record(UndoRecord(operation: .create, path: path, expected: ItemIdentity(type: .directory),
                                                                  isTentative: true), on: target)
-            try await target.createFolder(path: path, withIntermediateDirectories: true)
+            // Retried when transient: a server may answer 423 Locked to one of two MKCOLs of the
+            // same folder at once (`rclone serve webdav`, when workers of a plan race).
+            try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
+                                onRetry: { attempt, delay, error in
+                                    state.event(.retrying(path: relative, attempt: attempt, delay: delay, error: ErrorMessage.reason(for: error)))
+                                }) {
+                try await target.createFolder(path: path, withIntermediateDirectories: true)
+            }
             if let handle { options.undoRecorder?.confirm(handle) }
             state.folderCreated(relative)
             return true

@@ -88,13 +88,21 @@ struct GlobalOptionsCLITests {
             "unpin": ["unpin", s.path("mnt") + "/a.txt"],
             "evict": ["evict", s.path("mnt") + "/a.txt"],
             "mount-status": ["mount-status", "--json", s.path("mnt")],
+            "plan": ["plan", "loc:dir", "loc:planned", "--out", s.path("theplan"), "--chunks", "1"],
+            "plan-status": ["plan-status", s.path("theplan")],
+            // After its one chunk ran (below).
+            "finalize": ["finalize", s.path("theplan")],
         ]
         #expect(Set(calls.keys) == Set(leaves.map { $0.joined(separator: " ") }), "a leaf without a real call here, or a call for none")
         // In this order: later calls use what earlier ones made.
         let order = ["remotes", "config validate", "config types", "ls", "stat", "cat", "rcat", "rm", "trash list", "trash restore",
                      "trash empty", "mkdir", "move", "copy", "check", "sync", "about", "watch", "undo", "link", "meta", "thumbnail",
-                     "cleanup"]
+                     "cleanup", "plan", "plan-status", "finalize"]
         for name in order {
+            if name == "finalize" {
+                let worker = try await s.runner.run(global + ["copy", "--plan", s.path("theplan"), "--shard", "0"], extraEnvironment: environment)
+                #expect(worker.status == 0, "the plan's chunk: \(worker.stderr)")
+            }
             let arguments = global + calls[name]!
             let result = try await s.runner.run(arguments, stdin: Data("bravo\n".utf8), extraEnvironment: environment)
             #expect(result.status == 0, "gateway \(arguments.joined(separator: " ")): \(result.status) \(result.stderr)")

@@ -157,6 +157,30 @@ struct ScaleOutCLITests {
         #expect(finalize.stderr.contains("3 differences (1 missing, 1 extra, 1 different), 46 matching"), "\(finalize.stderr)")
     }
 
+    @Test("a move plan: each chunk moves its files; finalize removes the emptied source folders, not before")
+    func movePlan() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try Self.makeTree(s, count: 30)
+        let before = try s.tree("src").filter { !$0.hasSuffix("/") }
+        #expect(try await s.runner.run(["plan", "src", "dst", "--out", "plan", "--mode", "move", "--chunks", "3"]).status == 0)
+        for shard in 0..<3 {
+            let worker = try await s.runner.run(["move", "--plan", "plan", "--shard", "\(shard)", "--no-trash"])
+            #expect(worker.status == 2 && worker.stderr.contains("--no-trash is set when the plan is made"), "\(worker.stderr)")
+            let run = try await s.runner.run(["move", "--plan", "plan", "--shard", "\(shard)"])
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let left = try s.tree("src")
+        #expect(left.allSatisfy { $0.hasSuffix("/") }, "only folders are left before finalize: \(left)")
+        #expect(s.exists("src/d1"))
+        let finalize = try await s.runner.run(["finalize", "--json", "plan"])
+        #expect(finalize.status == 0, "\(finalize.stderr)")
+        #expect(try Self.json(finalize)["copied"] as? Int == 38)
+        #expect(!s.exists("src"), "the emptied source folders are gone: \((try? s.tree("src")) ?? [])")
+        #expect(try s.tree("dst").filter { !$0.hasSuffix("/") } == before)
+        #expect(s.exists("dst/empty/also empty"))
+    }
+
     @Test("--hash-shard K/N: three workers copy every file once; check and sync take their shard only")
     func hashShard() async throws {
         let s = try CLIScratch()

@@ -363,3 +363,84 @@ struct PlanTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.path + "/dest/outside"))
     }
 }
+
+/// A Local remote whose first `MKCOL` of each folder answers 423 Locked, as `rclone serve webdav`
+/// does to one of two requests making the same folder at once (the workers of a plan race to make
+/// shared folders).
+final class LockedOnceProvider: FileProviderBasic, FileProviderReadWrite, FileProviderOperations, @unchecked Sendable {
+    static let type = "locked-once"
+    let inner: LocalFileProvider
+    private let refused = Locked<Set<String>>([])
+    init(_ inner: LocalFileProvider) { self.inner = inner }
+
+    /// Folders refused once so far.
+    var refusals: Int { refused.value.count }
+
+    var name: String { inner.name }
+    var baseURL: URL { inner.baseURL }
+    var capabilities: ProviderCapabilities { inner.capabilities }
+    func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing { inner.contentsOfDirectory(path: path, pageSize: pageSize) }
+    func attributesOfItem(path: String) async throws -> FileObject { try await inner.attributesOfItem(path: path) }
+    func storageProperties(path: String) async throws -> VolumeObject { try await inner.storageProperties(path: path) }
+    func walk(path: String, pageSize: Int) -> PullSequence<FileObject> { TreeWalk.folderByFolder(self, path: path, pageSize: pageSize) }
+    func searchFiles(path: String, recursive: Bool, matching: @escaping @Sendable (FileObject) throws -> Bool) -> PullSequence<FileObject> {
+        inner.searchFiles(path: path, recursive: recursive, matching: matching)
+    }
+    func url(of path: String) throws -> URL { try inner.url(of: path) }
+    func relativePathOf(url: URL) throws -> String { try inner.relativePathOf(url: url) }
+    func readStream(path: String, options: ReadOptions) async throws -> ByteStream { try await inner.readStream(path: path, options: options) }
+    func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
+        try await inner.write(path: path, from: stream, options: options)
+    }
+    func createFolder(path: String, withIntermediateDirectories: Bool) async throws {
+        var first = false
+        refused.mutate { first = $0.insert(path).inserted }
+        if first { throw FileProviderHTTPError(statusCode: 423, path: path, method: "MKCOL") }
+        try await inner.createFolder(path: path, withIntermediateDirectories: withIntermediateDirectories)
+    }
+    func moveItem(path: String, to destination: String, overwrite: Bool) async throws {
+        try await inner.moveItem(path: path, to: destination, overwrite: overwrite)
+    }
+    func copyItem(path: String, to destination: String, overwrite: Bool, progress: TransferProgress?) async throws {
+        try await inner.copyItem(path: path, to: destination, overwrite: overwrite, progress: progress)
+    }
+    func removeItem(path: String, recursive: Bool) async throws { try await inner.removeItem(path: path, recursive: recursive) }
+    func uploadItem(from localURL: URL, to path: String, overwrite: Bool, progress: TransferProgress?) async throws {
+        try await inner.uploadItem(from: localURL, to: path, overwrite: overwrite, progress: progress)
+    }
+    func downloadItem(path: String, to localURL: URL, overwrite: Bool, progress: TransferProgress?) async throws {
+        try await inner.downloadItem(path: path, to: localURL, overwrite: overwrite, progress: progress)
+    }
+    func setModificationDate(_ date: Date, path: String) async throws { try await inner.setModificationDate(date, path: path) }
+}
+
+extension PlanTests {
+    @Test("a folder the server refuses once with 423 Locked (two workers making it at once) is made on a retry")
+    func lockedFolder() async throws {
+        let scratch = try TemporaryFolder.make()
+        defer { scratch.remove() }
+        let root = scratch.path + "/tree"
+        try FileManager.default.createDirectory(atPath: root + "/a/b", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/empty", withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/a/b/file"))
+        let output = try await Self.build(root, chunking: .count(1), into: scratch.path + "/work")
+        try FileManager.default.createDirectory(atPath: scratch.path + "/dest", withIntermediateDirectories: true)
+        let destination = LockedOnceProvider(try LocalFileProvider(name: "dest", root: scratch.path + "/dest"))
+        let source = try LocalFileProvider(name: "local", root: "/")
+        var events: [String] = []
+        let lock = Locked<[String]>([])
+        var options = CopyOptions(retryDelay: .milliseconds(1))
+        options.useTrash = false
+        let summary = try await CopyEngine(options: options).run(.copy, chunk: PlanChunk(file: output.chunkFiles[0]),
+                                                                 from: TransferEndpoint(provider: source, path: root),
+                                                                 to: TransferEndpoint(provider: destination, path: "/copy")) { event in
+            if case .retrying(let path, _, _, let error) = event { lock.mutate { $0.append("\(path): \(error)") } }
+        }
+        events = lock.value
+        #expect(summary.failed == 0 && summary.copied == 1, "\(summary)")
+        #expect(destination.refusals >= 3, "the root, a, a/b and empty were each refused once")
+        #expect(events.count == destination.refusals && events.allSatisfy { $0.contains("locked") }, "\(events)")
+        #expect(FileManager.default.fileExists(atPath: scratch.path + "/dest/copy/a/b/file"))
+        #expect(FileManager.default.fileExists(atPath: scratch.path + "/dest/copy/empty"))
+    }
+}
