@@ -86,8 +86,9 @@ extension CopyEngine {
             for try await item in source.provider.walk(path: source.path) {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: source.path) else { continue }
-                let landingPath = (try? RemotePath.join(destination.path, relative)) ?? item.path
-                if sourceFilter.skips(item, landingAt: landingPath, on: &landing) || item.isDirectory || item.isLinkToFolder { continue }
+                if sourceFilter.skips(item, relative: relative, landingIn: destination.path, on: &landing) || item.isDirectory || item.isLinkToFolder {
+                    continue
+                }
                 if let shard, !shard.contains(relative) { continue }
                 await queue.send((item, relative))
             }

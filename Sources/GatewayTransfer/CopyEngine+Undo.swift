@@ -129,13 +129,13 @@ extension CopyEngine {
             }
         }
 
-        /// Whether to pass over `item`, a source item that would land at `destination` (its path on
-        /// the destination): a trash or temporary on the source's side, or something that would
-        /// land in the destination's trash.
-        mutating func skips(_ item: FileObject, landingAt destination: String, on other: inout TreeFilter) -> Bool {
+        /// Whether to pass over `item`, a source item at `relative` that would land at that path
+        /// below `destination` (the destination's root): a trash or temporary on the source's side,
+        /// or something that would land in the destination's trash (`other`'s).
+        mutating func skips(_ item: FileObject, relative: String, landingIn destination: String, on other: inout TreeFilter) -> Bool {
             if skips(item) { return true }
             var landing = item
-            landing.path = destination
+            landing.path = (try? RemotePath.join(destination, relative)) ?? item.path
             return other.skips(landing)
         }
 

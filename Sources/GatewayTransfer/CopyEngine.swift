@@ -172,6 +172,13 @@ public struct CopyEngine: Sendable {
 
         try Task.checkCancellation()
         guard case .walk = feed else { return }
+        try await finish(mode, from: source, to: destination, state: state)
+    }
+
+    /// What ends a run once its files are done (a walked run's end, a plan's `finalize`): a sync
+    /// deletes the destination's extras, a move removes the source folders it emptied; each only
+    /// when nothing in `state` failed.
+    func finish(_ mode: CopyMode, from source: TransferEndpoint, to destination: TransferEndpoint, state: RunState) async throws {
         switch mode {
         case .copy:
             break
@@ -241,7 +248,7 @@ public struct CopyEngine: Sendable {
             for try await item in source.provider.walk(path: source.path) {
                 try Task.checkCancellation()
                 guard let relative = RemotePath.relative(item.path, to: source.path), !relative.isEmpty else { continue }
-                if filter.skips(item, landingAt: (try? RemotePath.join(destination.path, relative)) ?? item.path, on: &destinationFilter) {
+                if filter.skips(item, relative: relative, landingIn: destination.path, on: &destinationFilter) {
                     continue
                 }
                 let parent = relative.lastIndex(of: "/").map { String(relative[..<$0]) } ?? ""

@@ -115,6 +115,16 @@ public struct CopySummary: Sendable {
 
     /// `true` when nothing failed.
     public var succeeded: Bool { failed == 0 }
+
+    /// Adds the counts of another run (a plan's chunks, merged); the wall time stays.
+    public mutating func add(_ other: CopySummary) {
+        copied += other.copied
+        skipped += other.skipped
+        failed += other.failed
+        deleted += other.deleted
+        foldersCreated += other.foldersCreated
+        bytes = bytes.saturatingAdding(other.bytes)
+    }
 }
 
 /// What `check` found.

@@ -3,16 +3,16 @@ import Foundation
 import StorageGateway
 import Testing
 
-/// An app's own provider with only the basic and read/write capabilities (no folder operations):
-/// here a view of a Local remote that forwards just those.
-final class ReadWriteOnlyProvider: FileProviderBasic, FileProviderReadWrite {
-    static let type = "read-write-only"
+/// A view of a Local remote that forwards only the basic and read/write capabilities: the base of
+/// the test providers that change one behaviour (subclasses add protocols or override).
+class LocalReadWriteView: FileProviderBasic, FileProviderReadWrite, @unchecked Sendable {
+    class var type: String { "local-read-write-view" }
     let inner: LocalFileProvider
     init(_ inner: LocalFileProvider) { self.inner = inner }
 
     var name: String { inner.name }
     var baseURL: URL { inner.baseURL }
-    var capabilities: ProviderCapabilities { ProviderCapabilities(features: []) }
+    var capabilities: ProviderCapabilities { inner.capabilities }
     func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing { inner.contentsOfDirectory(path: path, pageSize: pageSize) }
     func attributesOfItem(path: String) async throws -> FileObject { try await inner.attributesOfItem(path: path) }
     func storageProperties(path: String) async throws -> VolumeObject { try await inner.storageProperties(path: path) }
@@ -26,6 +26,12 @@ final class ReadWriteOnlyProvider: FileProviderBasic, FileProviderReadWrite {
     func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
         try await inner.write(path: path, from: stream, options: options)
     }
+}
+
+/// An app's own provider with only the basic and read/write capabilities (no folder operations).
+final class ReadWriteOnlyProvider: LocalReadWriteView, @unchecked Sendable {
+    override class var type: String { "read-write-only" }
+    override var capabilities: ProviderCapabilities { ProviderCapabilities(features: []) }
 }
 
 @Suite("A provider with only read and write")

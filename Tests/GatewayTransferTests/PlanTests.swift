@@ -367,31 +367,13 @@ struct PlanTests {
 /// A Local remote whose first `MKCOL` of each folder answers 423 Locked, as `rclone serve webdav`
 /// does to one of two requests making the same folder at once (the workers of a plan race to make
 /// shared folders).
-final class LockedOnceProvider: FileProviderBasic, FileProviderReadWrite, FileProviderOperations, @unchecked Sendable {
-    static let type = "locked-once"
-    let inner: LocalFileProvider
+final class LockedOnceProvider: LocalReadWriteView, FileProviderOperations, @unchecked Sendable {
+    override class var type: String { "locked-once" }
     private let refused = Locked<Set<String>>([])
-    init(_ inner: LocalFileProvider) { self.inner = inner }
 
     /// Folders refused once so far.
     var refusals: Int { refused.value.count }
 
-    var name: String { inner.name }
-    var baseURL: URL { inner.baseURL }
-    var capabilities: ProviderCapabilities { inner.capabilities }
-    func contentsOfDirectory(path: String, pageSize: Int) -> DirectoryListing { inner.contentsOfDirectory(path: path, pageSize: pageSize) }
-    func attributesOfItem(path: String) async throws -> FileObject { try await inner.attributesOfItem(path: path) }
-    func storageProperties(path: String) async throws -> VolumeObject { try await inner.storageProperties(path: path) }
-    func walk(path: String, pageSize: Int) -> PullSequence<FileObject> { TreeWalk.folderByFolder(self, path: path, pageSize: pageSize) }
-    func searchFiles(path: String, recursive: Bool, matching: @escaping @Sendable (FileObject) throws -> Bool) -> PullSequence<FileObject> {
-        inner.searchFiles(path: path, recursive: recursive, matching: matching)
-    }
-    func url(of path: String) throws -> URL { try inner.url(of: path) }
-    func relativePathOf(url: URL) throws -> String { try inner.relativePathOf(url: url) }
-    func readStream(path: String, options: ReadOptions) async throws -> ByteStream { try await inner.readStream(path: path, options: options) }
-    func write(path: String, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
-        try await inner.write(path: path, from: stream, options: options)
-    }
     func createFolder(path: String, withIntermediateDirectories: Bool) async throws {
         var first = false
         refused.mutate { first = $0.insert(path).inserted }

@@ -235,16 +235,13 @@ enum TransferCommand {
         let reporter = EventPrinter(operation: operation, source: sourceEndpoint.displayName, destination: target.displayName,
                                     sourceIsFolder: true, verbose: global.verbose, quiet: global.quiet,
                                     emit: { renderer.printAbove("gateway: " + Diagnostics.safe($0)) })
-        let journal = JournalRecorder(context: context)
-        journal.register(sourceEndpoint.provider, location: RemoteLocation(remote: worker.plan.source.remote, path: worker.plan.source.path))
-        journal.register(target.provider, location: RemoteLocation(remote: worker.plan.destination.remote, path: worker.plan.destination.path))
+        let journal = worker.journal(source: sourceEndpoint, destination: target)
         defer { journal.finish() }
         var options = worker.plan.options.applied(to: flags.options)
         options.undoRecorder = journal
         var summary = CopySummary()
-        let marker: ChunkMarker
         do {
-            marker = try await worker.run(operation: operation, dryRun: flags.dryRun) { chunk, marker in
+            try await worker.run(operation: operation, dryRun: flags.dryRun) { chunk, marker in
                 summary = try await CopyEngine(options: options).run(mode, chunk: chunk, from: sourceEndpoint, to: target, progress: progress) {
                     reporter.print($0)
                 }
@@ -255,7 +252,6 @@ enum TransferCommand {
             throw error
         }
         renderer.finish()
-        _ = marker
         SummaryPrinter.print(summary, operation: operation, json: flags.json, quiet: global.quiet, prefix: worker.name + ": ")
         if !summary.succeeded { throw ExitCode(1) }
     }
@@ -310,14 +306,17 @@ struct EventPrinter: Sendable {
 
 /// The final summary: always on stderr (unless --quiet), and as JSON on stdout with --json.
 enum SummaryPrinter {
-    static func print(_ summary: CopySummary, operation: String, json: Bool, quiet: Bool, prefix: String = "") {
+    /// `prefix` starts the stderr line; `extra` adds keys to the JSON (`finalize`'s `chunks`).
+    static func print(_ summary: CopySummary, operation: String, json: Bool, quiet: Bool, prefix: String = "",
+                      extra: [String: JSONField] = [:]) {
         let seconds = summary.elapsed.inSeconds
         if json {
-            StandardOutput.writeRaw(Data((JSON.encode([
-                "copied": JSONField.integer(Int64(summary.copied)), "skipped": .integer(Int64(summary.skipped)),
+            let fields: [String: JSONField] = [
+                "copied": .integer(Int64(summary.copied)), "skipped": .integer(Int64(summary.skipped)),
                 "failed": .integer(Int64(summary.failed)), "deleted": .integer(Int64(summary.deleted)),
                 "bytes": .integer(summary.bytes), "elapsed_seconds": .number(seconds), "dry_run": .boolean(summary.dryRun),
-            ]) + "\n").utf8))
+            ]
+            StandardOutput.writeRaw(Data((JSON.encode(fields.merging(extra) { first, _ in first }) + "\n").utf8))
         }
         guard !quiet else { return }
         let verb = operation == "move" ? "moved" : "copied"

@@ -165,9 +165,7 @@ struct FinalizeCommand: AsyncParsableCommand {
         let worker = PlanWorker(context: context, store: store, plan: manifest, location: location, chunk: 0)
         let (source, destination) = try await worker.endpoints(operation: "finalize")
         var options = manifest.options.applied(to: CopyOptions(checkers: checkers, dryRun: dryRun))
-        let journal = JournalRecorder(context: context)
-        journal.register(source.provider, location: RemoteLocation(remote: manifest.source.remote, path: manifest.source.path))
-        journal.register(destination.provider, location: RemoteLocation(remote: manifest.destination.remote, path: manifest.destination.path))
+        let journal = worker.journal(source: source, destination: destination)
         defer { journal.finish() }
         options.undoRecorder = journal
         let engine = CopyEngine(options: options)
@@ -190,14 +188,7 @@ struct FinalizeCommand: AsyncParsableCommand {
         }
 
         var summary = CopySummary()
-        for marker in done {
-            summary.copied += marker.copied
-            summary.skipped += marker.skipped
-            summary.failed += marker.failed
-            summary.deleted += marker.deleted
-            summary.foldersCreated += marker.foldersCreated
-            summary.bytes = summary.bytes.saturatingAdding(marker.bytes)
-        }
+        for marker in done { summary.add(marker.summary) }
         summary.skipped += manifest.leftOut
         let operation = manifest.mode.rawValue
         let reporter = EventPrinter(operation: operation, source: source.displayName, destination: destination.displayName,
@@ -206,8 +197,7 @@ struct FinalizeCommand: AsyncParsableCommand {
         let finish = try await context.perform("finalize", location) {
             try await engine.finishPlan(manifest.mode.copyMode ?? .copy, from: source, to: destination) { reporter.print($0) }
         }
-        summary.deleted += finish.deleted
-        summary.failed += finish.failed
+        summary.add(finish)
         summary.dryRun = dryRun
         // The run's wall time: from the first chunk's start to the last one's end, and this finish.
         let first = done.map(\.started).min() ?? Date()
@@ -219,15 +209,8 @@ struct FinalizeCommand: AsyncParsableCommand {
                 "deleted": .integer(Int64(summary.deleted)), "bytes": .integer(summary.bytes), "finished": .string(Format.iso8601(Date()) ?? ""),
             ]).utf8))
         }
-        if json {
-            StandardOutput.writeRaw(Data((JSON.encode([
-                "copied": JSONField.integer(Int64(summary.copied)), "skipped": .integer(Int64(summary.skipped)),
-                "failed": .integer(Int64(summary.failed)), "deleted": .integer(Int64(summary.deleted)),
-                "bytes": .integer(summary.bytes), "elapsed_seconds": .number(summary.elapsed.inSeconds), "dry_run": .boolean(dryRun),
-                "chunks": .integer(Int64(manifest.chunks.count)),
-            ]) + "\n").utf8))
-        }
-        SummaryPrinter.print(summary, operation: operation, json: false, quiet: global.quiet, prefix: "\(location.original): ")
+        SummaryPrinter.print(summary, operation: operation, json: json, quiet: global.quiet, prefix: "\(location.original): ",
+                             extra: ["chunks": .integer(Int64(manifest.chunks.count))])
         if !summary.succeeded { throw ExitCode(1) }
     }
 }

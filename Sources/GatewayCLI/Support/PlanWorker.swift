@@ -106,11 +106,18 @@ struct PlanWorker {
     func endpoints(operation: String) async throws -> (source: TransferEndpoint, destination: TransferEndpoint) {
         var sides: [TransferEndpoint] = []
         for side in [plan.source, plan.destination] {
-            let location = RemoteLocation(remote: side.remote, path: side.path, original: side.display)
-            let provider = try await context.provider(for: location, operation: operation)
+            let provider = try await context.provider(for: side.location, operation: operation)
             sides.append(TransferEndpoint(provider: provider, path: side.path, displayName: side.display))
         }
         return (sides[0], sides[1])
+    }
+
+    /// The undo journal of this run, knowing both sides (see ``endpoints(operation:)``).
+    func journal(source: TransferEndpoint, destination: TransferEndpoint) -> JournalRecorder {
+        let journal = JournalRecorder(context: context)
+        journal.register(source.provider, location: plan.source.location)
+        journal.register(destination.provider, location: plan.destination.location)
+        return journal
     }
 
     /// The line saying the chunk was done before, or `nil` when it was not.
@@ -120,6 +127,7 @@ struct PlanWorker {
 
     /// Runs `body` on the fetched chunk between the markers: `running` first, then `done` when
     /// `body`'s marker has no failures, else `failed`. A dry run writes no marker.
+    @discardableResult
     func run(operation: String, dryRun: Bool, _ body: (PlanChunk, inout ChunkMarker) async throws -> Void) async throws -> ChunkMarker {
         var marker = ChunkMarker(plan: plan, chunk: chunk, state: .running)
         if !dryRun { try await context.perform(operation, location) { try await store.write(marker) } }
@@ -133,27 +141,26 @@ struct PlanWorker {
             if !dryRun {
                 // Failed, or interrupted (Ctrl-C, SIGTERM from the scheduler): recorded as failed, so
                 // `plan-status` shows the chunk began; written outside the cancelled task.
-                marker.state = .failed
-                marker.finished = Date()
                 marker.failed = max(marker.failed, 1)
-                let store = self.store
-                let failed = marker
-                await Task.detached {
-                    try? await store.write(failed)
-                    try? await store.removeMarker(chunk: failed.chunk, state: .running)
-                }.value
+                let (store, failed) = (self.store, marker)
+                await Task.detached { try? await Self.settle(failed, in: store) }.value
             }
             throw Diagnostics.fail(operation: operation, item: "\(location.original) chunk \(chunk)", error: error)
         }
         guard !dryRun else { return marker }
+        try await context.perform(operation, location) { try await Self.settle(marker, in: store) }
+        return marker
+    }
+
+    /// Writes a run's last marker: `done` when nothing failed (a failed-marker of an earlier run
+    /// goes), else `failed`; the running-marker goes.
+    private static func settle(_ marker: ChunkMarker, in store: PlanStore) async throws {
+        var marker = marker
         marker.finished = Date()
         marker.state = marker.failed == 0 ? .done : .failed
-        try await context.perform(operation, location) {
-            try await store.write(marker)
-            try await store.removeMarker(chunk: chunk, state: .running)
-            if marker.state == .done { try await store.removeMarker(chunk: chunk, state: .failed) }
-        }
-        return marker
+        try await store.write(marker)
+        try await store.removeMarker(chunk: marker.chunk, state: .running)
+        if marker.state == .done { try await store.removeMarker(chunk: marker.chunk, state: .failed) }
     }
 
     /// `chunk K of PLAN` for messages.
@@ -173,4 +180,9 @@ enum LocalScratch {
         }
         return temporary.appendingPathComponent("\(prefix)-\(getpid())-\(UUID().uuidString.prefix(8))")
     }
+}
+
+extension TransferPlan.Location {
+    /// This side as a location the command context resolves.
+    var location: RemoteLocation { RemoteLocation(remote: remote, path: path, original: display) }
 }

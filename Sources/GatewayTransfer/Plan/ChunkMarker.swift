@@ -48,6 +48,18 @@ public struct ChunkMarker: Sendable, Hashable, Codable {
         self.started = started
     }
 
+    /// The counts of the run it records, as a summary (without its wall time).
+    public var summary: CopySummary {
+        var summary = CopySummary()
+        summary.copied = copied
+        summary.skipped = skipped
+        summary.failed = failed
+        summary.deleted = deleted
+        summary.foldersCreated = foldersCreated
+        summary.bytes = bytes
+        return summary
+    }
+
     /// Takes a copy run's counts.
     public mutating func record(_ summary: CopySummary) {
         copied = summary.copied

@@ -34,16 +34,7 @@ extension CopyEngine {
     public func finishPlan(_ mode: CopyMode, from source: TransferEndpoint, to destination: TransferEndpoint,
                            onEvent: @escaping @Sendable (CopyEvent) -> Void = { _ in }) async throws -> CopySummary {
         try await measured(onEvent: onEvent) { state in
-            switch mode {
-            case .copy:
-                break
-            case .sync:
-                try await deleteExtras(from: source, to: destination, state: state)
-            case .move:
-                if !options.dryRun, let remover = source.provider as? any FileProviderOperations {
-                    await removeEmptyFolders(source, remover: remover, state: state)
-                }
-            }
+            try await finish(mode, from: source, to: destination, state: state)
         }
     }
 

@@ -99,7 +99,7 @@ public struct PlanBuilder: Sendable {
         for try await item in source.provider.walk(path: source.path) {
             try Task.checkCancellation()
             guard let relative = RemotePath.relative(item.path, to: source.path), !relative.isEmpty else { continue }
-            if filter.skips(item, landingAt: (try? RemotePath.join(destination.path, relative)) ?? item.path, on: &landing) { continue }
+            if filter.skips(item, relative: relative, landingIn: destination.path, on: &landing) { continue }
             guard let entry = PlanEntry(item, relative: relative) else {
                 leftOut += 1
                 onLeftOut(relative, item.isLinkToFolder ? "symbolic link to a folder is not followed" : "not a regular file")
