@@ -23,12 +23,15 @@ let package = Package(
         .library(name: "GatewayWebDAV", targets: ["GatewayWebDAV"]),
         .library(name: "GatewayFTP", targets: ["GatewayFTP"]),
         .library(name: "GatewaySFTP", targets: ["GatewaySFTP"]),
+        .library(name: "GatewayS3", targets: ["GatewayS3"]),
         /// A WebDAV server over any provider (what `gateway serve webdav` runs).
         .library(name: "GatewayServe", targets: ["GatewayServe"]),
         // The WebDAV request grammar `gateway serve` parses, on its own (the fuzz harnesses use it).
         .library(name: "GatewayServeRequests", targets: ["GatewayServeRequests"]),
         // SFTP packets on their own (the fuzz harness uses them).
         .library(name: "GatewaySFTPProtocol", targets: ["GatewaySFTPProtocol"]),
+        // S3's signing and answers on their own (the fuzz harness uses them).
+        .library(name: "GatewayS3Protocol", targets: ["GatewayS3Protocol"]),
         // The copy engine and plans (`gateway plan`) over the core alone (the fuzz harness uses it).
         .library(name: "GatewayTransfer", targets: ["GatewayTransfer"]),
         /// Any remote as a file system (FUSE, libfuse3): what `gateway mount` runs.
@@ -111,6 +114,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // AWS Signature Version 4 and S3's XML answers (libxml2 through GatewayServeRequests' SAX2
+        // event reader), on their own: no transport, so the fuzz harness builds it alone.
+        .target(
+            name: "GatewayS3Protocol",
+            dependencies: ["GatewayServeRequests", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        // The S3 backend: signed requests over the shared libcurl transport.
+        .target(
+            name: "GatewayS3",
+            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayTransport", "GatewayS3Protocol",
+                           .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // Thumbnails and content metadata for every provider (ExtendedFileProvider over ranged reads):
         // libvips, libexif, TagLib and poppler-glib (Debian: libvips-dev, libexif-dev, libtagc0-dev,
         // libpoppler-glib-dev), through header-only shims and one small C++ stream for TagLib.
@@ -179,7 +196,7 @@ let package = Package(
         // Umbrella for apps: re-exports the above and registers the built-in backends.
         .target(
             name: "StorageGateway",
-            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewaySFTP", "GatewayTransfer"],
+            dependencies: ["GatewayCore", "GatewayState", "GatewayMedia", "GatewayLocal", "GatewayWebDAV", "GatewayFTP", "GatewaySFTP", "GatewayS3", "GatewayTransfer"],
             swiftSettings: strict
         ),
         // The `gateway` command-line tool: a thin layer over StorageGateway.
@@ -265,6 +282,13 @@ let package = Package(
             name: "GatewaySFTPTests",
             dependencies: ["GatewaySFTP", "GatewaySFTPProtocol", "StorageGateway", "GatewayTestSupport",
                            .product(name: "NIOSSH", package: "swift-nio-ssh")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GatewayS3Tests",
+            dependencies: ["GatewayS3", "GatewayS3Protocol", "StorageGateway", "GatewayTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(

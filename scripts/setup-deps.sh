@@ -71,6 +71,19 @@ if ! python3 -c 'import asyncssh' 2>/dev/null; then
     python3 -m pip install -q --disable-pip-version-check --break-system-packages 'asyncssh>=2.14' 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
 python3 -c 'import asyncssh' || { echo "asyncssh could not be installed (pip install asyncssh)" >&2; exit 1; }
+# S3 test servers and outside client (scripts/servers/s3.sh): moto's server mode and the AWS CLI.
+if ! command -v moto_server >/dev/null || ! python3 -c 'import moto, flask' 2>/dev/null; then
+    echo "installing moto[server] from PyPI"
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages 'moto[server]>=5' 2>&1 | grep -v "Running pip as the 'root' user" || true
+    hash -r
+fi
+command -v moto_server >/dev/null || { echo "moto could not be installed (pip install 'moto[server]')" >&2; exit 1; }
+if ! command -v aws >/dev/null; then
+    echo "installing awscli from PyPI"
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages awscli 2>&1 | grep -v "Running pip as the 'root' user" || true
+    hash -r
+fi
+command -v aws >/dev/null || { echo "the AWS CLI could not be installed (pip install awscli)" >&2; exit 1; }
 # Xandikos: a WebDAV server with RFC 6578 sync-collection reports, for the change-monitor tests.
 if ! command -v xandikos >/dev/null; then
     echo "installing xandikos from PyPI"

@@ -11,7 +11,8 @@
 # system user, password and client keys, OpenSSH's extensions), `rclone serve sftp` (pkg/sftp) and
 # AsyncSSH's SFTP server (chrooted, password only, no extensions), and ProFTPD's mod_sftp
 # (check-file hashes, copy-file); and a one-node Slurm cluster (munged, slurmctld, slurmd: the
-# scale-out tests submit job arrays to it; GATEWAY_TEST_SLURM_CONF is its slurm.conf).
+# scale-out tests submit job arrays to it; GATEWAY_TEST_SLURM_CONF is its slurm.conf); and two S3
+# servers (scripts/servers/s3.sh): moto's server mode and `rclone serve s3`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 state=${GATEWAY_TEST_STATE:-/tmp/gateway-test-servers}
@@ -52,6 +53,7 @@ start)
     bash scripts/servers/rclone-sftp.sh start "$state" "$sftp_rclone_port" "$sftp_openssh_dir/client/id_ed25519.pub" >/dev/null
     sftp_proftpd_port=$(free_port)
     bash scripts/servers/proftpd-sftp.sh start "$state" "$sftp_proftpd_port" >/dev/null
+    read -r s3_moto_url s3_rclone_url < <(bash scripts/servers/s3.sh start "$state" "$(free_port)" "$(free_port)")
     wait "$sftp_asyncssh_start"
     wait "$slurm_start"
     slurm_conf=$(cat "$state/slurm.start")
@@ -104,6 +106,10 @@ export GATEWAY_TEST_SFTP_PROFTPD_PORT=$sftp_proftpd_port
 export GATEWAY_TEST_SFTP_PROFTPD_KNOWN_HOSTS=$state/proftpd-sftp/known_hosts
 export GATEWAY_TEST_SFTP_PASSWORD=gateway-test
 export GATEWAY_TEST_SLURM_CONF=$slurm_conf
+export GATEWAY_TEST_S3_MOTO_URL=$s3_moto_url
+export GATEWAY_TEST_S3_RCLONE_URL=$s3_rclone_url
+export GATEWAY_TEST_S3_ACCESS_KEY=gateway-test-key
+export GATEWAY_TEST_S3_SECRET_KEY=gateway-test-secret
 ENV
     cat "$state/env"
     ;;
@@ -123,6 +129,7 @@ stop)
     bash scripts/servers/proftpd-sftp.sh stop "$state" || true
     bash scripts/servers/asyncssh-sftp.sh stop "$state" || true
     bash scripts/servers/slurm.sh stop "$state" || true
+    bash scripts/servers/s3.sh stop "$state" || true
     ;;
 *)
     echo "usage: $0 start|stop" >&2

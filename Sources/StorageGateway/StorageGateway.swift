@@ -2,6 +2,7 @@
 @_exported public import GatewayFTP
 @_exported public import GatewayLocal
 @_exported public import GatewaySFTP
+@_exported public import GatewayS3
 @_exported public import GatewayMedia
 @_exported public import GatewayState
 @_exported public import GatewayTransfer
@@ -11,9 +12,9 @@
 /// Entry points for apps that want every built-in backend. (Named `Gateway`, not after the module, so
 /// that module-qualified names such as `StorageGateway.CopyEngine` resolve.)
 public enum Gateway {
-    /// The built-in provider types: `local`, `webdav`, `ftp` and `sftp`.
+    /// The built-in provider types: `local`, `webdav`, `ftp`, `sftp` and `s3`.
     public static let builtInDescriptors: [ProviderDescriptor] = [LocalFileProvider.descriptor, WebDAVProvider.descriptor, FTPProvider.descriptor,
-                                                                   SFTPProvider.descriptor]
+                                                                   SFTPProvider.descriptor, S3Provider.descriptor]
 
     /// A new registry with the built-in provider types registered. Register your own on it with
     /// ``ProviderRegistry/register(_:replacing:)``.

@@ -61,6 +61,13 @@ struct ReadWriteBehaviourTests {
     @Test("writing into a missing folder fails and creates nothing", arguments: ProviderFixture.all)
     func writeIntoMissingFolder(fixture: ProviderFixture) async throws {
         try await fixture.run { s in
+            if fixture.writesMakeFolders {
+                // Object storage: the key's prefixes are its folders, there as soon as it is.
+                try await s.provider.writeContents(path: s.path("no/such/folder/x.txt"), data: Data("x".utf8))
+                #expect(try await s.provider.attributesOfItem(path: s.path("no/such")).isDirectory)
+                #expect(try await s.provider.contents(path: s.path("no/such/folder/x.txt")) == Data("x".utf8))
+                return
+            }
             do {
                 try await s.provider.writeContents(path: s.path("no/such/folder/x.txt"), data: Data("x".utf8))
                 Issue.record("write into a missing folder must fail")

@@ -23,6 +23,12 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     /// Whether listings show names that start with a dot (nginx's dav-ext leaves them out, though
     /// each answers on its own: the gateway looks such names up directly where it matters).
     var listsDotFiles = true
+    /// Whether a write makes the folders above it (object storage: a key's prefixes are its
+    /// folders) instead of failing where they are missing.
+    var writesMakeFolders = false
+    /// Whether the backend shares without the gateway's link server (S3's presigned URLs), so
+    /// `as? FileProviderSharing` succeeds without `links` too.
+    var sharesWithoutLinks = false
     /// Creates a provider and an empty scratch folder, and returns a cleanup. With links, the
     /// provider is the backend's `…WithLinks` variant (what the registry makes when the
     /// configuration has a `links` object).
@@ -31,10 +37,20 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Every backend the suite runs against.
-    static let all: [ProviderFixture] = [.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone,
+    /// (`GATEWAY_TEST_FIXTURES=s3-moto,s3-rclone` narrows it to those names while working on one
+    /// backend; CI never sets it.)
+    static let all: [ProviderFixture] = selected([.local, .webdavApache, .webdavApacheDigest, .webdavApacheBearer, .webdavApacheTLS, .webdavRclone,
                                          .webdavNginx, .webdavLighttpd, .webdavWsgiDAV,
                                          .ftpVsftpd, .ftpVsftpdTLS, .ftpPyftpdlib, .ftpProftpd, .ftpLegacy,
-                                         .sftpOpenSSH, .sftpRclone, .sftpAsyncSSH, .sftpProftpd]
+                                         .sftpOpenSSH, .sftpRclone, .sftpAsyncSSH, .sftpProftpd,
+                                         .s3Moto, .s3Rclone])
+
+    /// `fixtures`, narrowed to the names in `GATEWAY_TEST_FIXTURES` when it is set.
+    static func selected(_ fixtures: [ProviderFixture]) -> [ProviderFixture] {
+        guard let names = ProcessInfo.processInfo.environment["GATEWAY_TEST_FIXTURES"]?.split(separator: ",").map(String.init),
+              !names.isEmpty else { return fixtures }
+        return fixtures.filter { names.contains($0.name) }
+    }
 
     /// SFTP on OpenSSH's sshd (Debian's defaults: `sftp-server` with posix-rename, statvfs,
     /// limits, copy-data...), password login, the in-process SSH channel.
@@ -62,6 +78,22 @@ struct ProviderFixture: Sendable, CustomTestStringConvertible {
                 try? await provider.removeItem(path: base, recursive: true)
                 await provider.shutdown()
             })
+        }
+    }
+
+    /// S3 on moto's server mode (AWS's behaviour: conditional writes, multipart uploads).
+    static let s3Moto = s3("s3-moto", server: .moto)
+    /// S3 on `rclone serve s3` (gofakes3 over rclone's VFS; checks signatures).
+    static let s3Rclone = s3("s3-rclone", server: .rclone)
+
+    /// An S3 fixture: each test works below a fresh prefix, removed afterwards.
+    static func s3(_ name: String, server: TestServers.S3Server) -> ProviderFixture {
+        ProviderFixture(name: name, writesMakeFolders: true, sharesWithoutLinks: true) { links in
+            let configuration = try TestServers.s3(server, remoteName: name)
+            let provider = links.map { S3ProviderWithLinks(links: $0, configuration: configuration) } ?? S3ProviderWithPresignedLinks(configuration: configuration)
+            let base = "/t-\(UUID().uuidString.prefix(8))"
+            try await provider.createFolder(path: base, withIntermediateDirectories: false)
+            return (ProviderScratch(provider: provider, base: base), { try? await provider.removeItem(path: base, recursive: true) })
         }
     }
 

@@ -164,3 +164,25 @@ func settledLog(_ path: String, server: String, send: (_ marker: String) async t
         try await Task.sleep(for: .milliseconds(5))
     }
 }
+
+extension TestServers {
+    /// The S3 test servers of `scripts/servers/s3.sh`.
+    enum S3Server: String, Sendable {
+        case moto = "MOTO", rclone = "RCLONE"
+    }
+
+    /// A configuration for `bucket` on an S3 test server, at the backend's defaults.
+    static func s3(_ server: S3Server, bucket: String = "gateway", remoteName: String, partSize: Int = 8 << 20,
+                   directoryMarkers: Bool = true) throws -> S3Configuration {
+        let environment = ProcessInfo.processInfo.environment
+        let variable = "GATEWAY_TEST_S3_\(server.rawValue)_URL"
+        guard let text = environment[variable], let endpoint = URL(string: text) else { throw Missing(variable: variable) }
+        guard let key = environment["GATEWAY_TEST_S3_ACCESS_KEY"] else { throw Missing(variable: "GATEWAY_TEST_S3_ACCESS_KEY") }
+        guard let secret = environment["GATEWAY_TEST_S3_SECRET_KEY"] else { throw Missing(variable: "GATEWAY_TEST_S3_SECRET_KEY") }
+        return S3Configuration(endpoint: endpoint, region: "us-east-1", bucket: bucket, pathStyle: true,
+                               credentials: S3Credentials(accessKeyID: key, secretAccessKey: secret), partSize: partSize,
+                               directoryMarkers: directoryMarkers,
+                               http: HTTPClientConfiguration(baseURL: endpoint, remoteName: remoteName, maxConnections: 8,
+                                                             connectTimeout: .seconds(5), idleTimeout: .seconds(15)))
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import GatewayCore
+import GatewayTransport
+import Synchronization
+
+/// Directory markers: how a folder with nothing in it is kept in a bucket.
+///
+/// The usual marker is an empty object named `folder/` (what the AWS console, rclone and s3fs make).
+/// Some servers store such a key as a file named `folder` instead: `rclone serve s3` over a file
+/// system does, and a later `PUT folder/x` then fails. The first marker a provider stores is
+/// checked for that; on such a server every marker is an empty hidden object
+/// `folder/.gateway-folder` instead, which makes the folder there too. Listings hide
+/// `.gateway-folder` objects and take them as markers on every server, so a bucket written either
+/// way reads the same.
+extension S3Provider {
+    /// The hidden marker's name.
+    static let hiddenMarkerName = ".gateway-folder"
+
+    /// Which marker this provider stores, learned from the first one.
+    enum MarkerStyle: Int {
+        case unknown, slash, hidden
+    }
+
+    /// Whether `key` is a directory marker (of either kind), and so no item of its own.
+    static func isMarker(_ key: String) -> Bool {
+        key.hasSuffix("/") || key == hiddenMarkerName || key.hasSuffix("/" + hiddenMarkerName)
+    }
+
+    /// The folder key prefix a marker key stands for (`a/b/` for `a/b/` and `a/b/.gateway-folder`).
+    static func markedPrefix(_ key: String) -> String {
+        key.hasSuffix("/") ? key : String(key.dropLast(hiddenMarkerName.count))
+    }
+
+    /// Stores the marker of the folder `remote` (not the root).
+    func storeMarker(_ remote: String) async throws {
+        let prefix = folderPrefix(remote)
+        switch MarkerStyle(rawValue: markerStyle.load(ordering: .relaxed)) ?? .unknown {
+        case .hidden:
+            try await putEmpty(prefix + Self.hiddenMarkerName, path: remote)
+        case .slash:
+            try await putEmpty(prefix, path: remote)
+        case .unknown:
+            let bare = String(prefix.dropLast())
+            let before = try await headKey(bare, path: remote)
+            try await putEmpty(prefix, path: remote)
+            if !before, try await headKey(bare, path: remote) {
+                // The server stored `folder/` as a file `folder`: take that back, and mark with a hidden object.
+                logger.notice("this server stores directory markers (keys ending in /) as files; folders are marked with \(Self.hiddenMarkerName) objects",
+                              metadata: ["remote": .string(name)])
+                try await deleteObject(bare, path: remote)
+                markerStyle.store(MarkerStyle.hidden.rawValue, ordering: .relaxed)
+                try await putEmpty(prefix + Self.hiddenMarkerName, path: remote)
+            } else {
+                markerStyle.store(MarkerStyle.slash.rawValue, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Whether an object `key` exists (a `HEAD`).
+    private func headKey(_ key: String, path remote: String) async throws -> Bool {
+        let (head, body) = try await send("HEAD", key: key, path: remote)
+        if head.status == 404 { return false }
+        guard head.isSuccess else { throw failure(head, body: body, path: remote) }
+        return true
+    }
+
+    private func putEmpty(_ key: String, path remote: String) async throws {
+        let (head, body) = try await send("PUT", key: key, headers: [(name: "Content-Type", value: "application/x-directory")],
+                                          body: .data(Data()), path: remote)
+        guard head.isSuccess else { throw failure(head, body: body, path: remote) }
+    }
+}

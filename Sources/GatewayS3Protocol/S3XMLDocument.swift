@@ -1,0 +1,262 @@
+public import Foundation
+import GatewayServeRequests
+
+/// Why an S3 answer's XML was refused.
+public struct S3XMLError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was wrong, for an error message.
+    public var description: String
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}
+
+/// An S3 answer's XML body in the flat shape every S3 answer has: a root element whose children
+/// are either values (`<IsTruncated>true</IsTruncated>`) or records of values
+/// (`<Contents><Key>a</Key><Size>3</Size></Contents>`, `<CommonPrefixes>`, `<Part>`, `<Upload>`,
+/// `<Version>`, `<Deleted>`). A record's nested values are named by their path (`Owner.ID`).
+/// Namespaces are ignored (AWS uses `http://s3.amazonaws.com/doc/2006-03-01/`, error bodies none).
+///
+/// Read by libxml2's SAX2 parser (``XMLEventReader``: no DTD, no entities, nothing from the
+/// network), with bounds a hostile server cannot pass: nesting, distinct names, records and the
+/// length of each value. The caller bounds the body's size.
+public struct S3XMLDocument: Sendable, Equatable {
+    /// One record: a child of the root with values of its own.
+    public struct Record: Sendable, Equatable {
+        /// Its element name (`Contents`).
+        public var name: String
+        /// Its values by (dotted) name; the last one wins.
+        public var values: [String: String]
+    }
+
+    /// The root element's name (`ListBucketResult`, `Error`, ...).
+    public var root: String
+    /// The root's value children by name; the last one wins.
+    public var values: [String: String]
+    /// The root's record children, in document order.
+    public var records: [Record]
+
+    /// The most records one answer may hold (a page of S3 has at most 1,000 keys and 1,000 prefixes).
+    public static let maximumRecords = 10_000
+    /// The longest value kept (keys are at most 1,024 bytes; tokens a few hundred).
+    public static let maximumValueLength = 64 << 10
+    /// The deepest nesting: S3's answers are 4 levels deep.
+    public static let maximumDepth = 16
+    /// The most distinct element names.
+    public static let maximumNames = 500
+
+    /// Parses `data`.
+    public static func parse(_ data: Data) throws(S3XMLError) -> S3XMLDocument {
+        let builder = Builder()
+        do {
+            try XMLEventReader.read(data, maximumDepth: maximumDepth, into: builder)
+        } catch {
+            throw S3XMLError(error.description)
+        }
+        if builder.overflow { throw S3XMLError("more than \(maximumRecords) records") }
+        return S3XMLDocument(root: builder.root, values: builder.values, records: builder.records)
+    }
+
+    /// The records named `name`.
+    public func records(named name: String) -> [Record] { records.filter { $0.name == name } }
+
+    private final class Builder: XMLEventHandler {
+        var root = ""
+        var values: [String: String] = [:]
+        var records: [Record] = []
+        var names: Set<String> = []
+        /// The open elements below the root's child (their names), while a child is open.
+        var stack: [String] = []
+        var record: Record?
+        var childHasChildren = false
+        var text = ""
+
+        func start(_ element: PropertyName, attributes: [XMLAttribute], depth: Int) throws(XMLEventReader.Failure) {
+            if overflow { throw .init("more than \(S3XMLDocument.maximumRecords) records") }
+            if !names.contains(element.name) {
+                guard names.count < S3XMLDocument.maximumNames else { throw .init("more than \(S3XMLDocument.maximumNames) element names") }
+                names.insert(element.name)
+            }
+            switch depth {
+            case 0:
+                root = element.name
+            case 1:
+                record = Record(name: element.name, values: [:])
+                childHasChildren = false
+                stack = []
+            default:
+                childHasChildren = true
+                stack.append(element.name)
+            }
+            text = ""
+        }
+
+        func end(_ element: PropertyName, depth: Int) {
+            switch depth {
+            case 1:
+                guard let record else { return }
+                if childHasChildren {
+                    if records.count < S3XMLDocument.maximumRecords { records.append(record) } else { overflow = true }
+                } else {
+                    values[element.name] = text
+                }
+                self.record = nil
+            case 2...:
+                if !stack.isEmpty {
+                    record?.values[stack.joined(separator: "."), default: ""] += text
+                    stack.removeLast()
+                }
+            default:
+                break
+            }
+            text = ""
+        }
+
+        var overflow = false
+
+        func text(_ piece: String) throws(XMLEventReader.Failure) {
+            guard text.utf8.count + piece.utf8.count <= S3XMLDocument.maximumValueLength else {
+                throw .init("a value longer than \(S3XMLDocument.maximumValueLength) bytes")
+            }
+            text += piece
+        }
+    }
+}
+
+/// An S3 error answer (`<Error><Code>NoSuchKey</Code><Message>…</Message></Error>`).
+public struct S3ErrorBody: Sendable, Equatable {
+    /// The error code (`NoSuchKey`, `AccessDenied`, `SignatureDoesNotMatch`, ...).
+    public var code: String
+    /// The server's message.
+    public var message: String?
+
+    /// The error in `data`, or `nil` when it holds no S3 error document.
+    public init?(_ data: Data) {
+        guard !data.isEmpty, let document = try? S3XMLDocument.parse(data), document.root == "Error" else { return nil }
+        self.init(document)
+    }
+
+    /// The error a parsed document describes, or `nil` when its root is not `Error`.
+    public init?(_ document: S3XMLDocument) {
+        guard document.root == "Error", let code = document.values["Code"], !code.isEmpty else { return nil }
+        self.code = String(code.prefix(200))
+        self.message = document.values["Message"].map { String($0.prefix(500)) }
+    }
+}
+
+/// One page of a `ListObjectsV2` answer.
+public struct S3ListPage: Sendable, Equatable {
+    /// An object.
+    public struct Object: Sendable, Equatable {
+        public var key: String
+        public var size: Int64
+        /// `LastModified` as sent (ISO 8601).
+        public var lastModified: String?
+        public var etag: String?
+        public var storageClass: String?
+    }
+
+    /// The objects, in key order.
+    public var objects: [Object]
+    /// The common prefixes (folders, with the delimiter at the end).
+    public var prefixes: [String]
+    /// Whether more pages follow.
+    public var isTruncated: Bool
+    /// The token of the next page.
+    public var continuationToken: String?
+
+    /// The page in `document`. With `EncodingType` `url` in the answer, keys and prefixes are
+    /// decoded. Objects with a negative or unreadable size, or keys that do not decode, are refused.
+    public init(_ document: S3XMLDocument) throws(S3XMLError) {
+        guard document.root == "ListBucketResult" else {
+            throw S3XMLError("expected a ListBucketResult, got \(document.root.isEmpty ? "nothing" : document.root.prefix(80))")
+        }
+        let encoded = document.values["EncodingType"]?.lowercased() == "url"
+        func key(_ text: String?) throws(S3XMLError) -> String {
+            guard let text else { throw S3XMLError("a listed object without a Key") }
+            guard encoded else { return text }
+            guard let decoded = S3URIEncoding.decode(text, plusAsSpace: true) else { throw S3XMLError("a key that does not URL-decode") }
+            return decoded
+        }
+        objects = []
+        prefixes = []
+        for record in document.records {
+            switch record.name {
+            case "Contents":
+                let sizeText = record.values["Size"]?.trimmingCharacters(in: .whitespaces) ?? ""
+                guard let size = Int64(sizeText), size >= 0 else {
+                    throw S3XMLError("an object with the size \"\(sizeText.prefix(40))\"")
+                }
+                objects.append(Object(key: try key(record.values["Key"]), size: size, lastModified: record.values["LastModified"],
+                                      etag: record.values["ETag"], storageClass: record.values["StorageClass"]))
+            case "CommonPrefixes":
+                prefixes.append(try key(record.values["Prefix"]))
+            default:
+                continue
+            }
+        }
+        isTruncated = document.values["IsTruncated"]?.trimmingCharacters(in: .whitespaces).lowercased() == "true"
+        continuationToken = document.values["NextContinuationToken"].flatMap { $0.isEmpty ? nil : $0 }
+        if isTruncated && continuationToken == nil {
+            throw S3XMLError("a truncated listing without a NextContinuationToken")
+        }
+    }
+}
+
+/// Dates in S3 answers: ISO 8601 in XML (`2026-11-27T17:53:24.000Z`), RFC 1123 in headers
+/// (`Fri, 27 Nov 2026 17:53:25 GMT`).
+public enum S3Dates {
+    /// An ISO 8601 UTC time with optional fraction; `nil` for anything else.
+    public static func iso8601(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.count <= 40, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for index in range {
+                let byte = bytes[index]
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+              let minute = number(14..<16), let second = number(17..<19) else { return nil }
+        var fraction = 0.0
+        var index = 19
+        if bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var scale = 0.1
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+                fraction += Double(bytes[index] - UInt8(ascii: "0")) * scale
+                scale /= 10
+                index += 1
+            }
+        }
+        guard index == bytes.count - 1, bytes[index] == UInt8(ascii: "Z") else { return nil }
+        return date(year: year, month: month, day: day, hour: hour, minute: minute, second: second).map { $0 + fraction }
+    }
+
+    /// An RFC 1123 date (`Fri, 27 Nov 2026 17:53:25 GMT`); `nil` for anything else.
+    public static func http(_ text: String) -> Date? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 6, parts[5] == "GMT", let day = Int(parts[1]), let year = Int(parts[3]),
+              let month = months.firstIndex(of: String(parts[2])) else { return nil }
+        let clock = parts[4].split(separator: ":")
+        guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]) else { return nil }
+        return date(year: year, month: month + 1, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// Seconds since 1970 of a UTC calendar time (days from civil, Howard Hinnant's algorithm).
+    static func date(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
+        guard (1...9999).contains(year), (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour),
+              (0...59).contains(minute), (0...60).contains(second) else { return nil }
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second))
+    }
+}

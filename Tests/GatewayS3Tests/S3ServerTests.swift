@@ -1,0 +1,185 @@
+import Foundation
+@testable import GatewayS3
+@testable import GatewayTestSupport
+import StorageGateway
+import Testing
+
+/// The S3 backend against the real servers of `scripts/servers/s3.sh` (moto, `rclone serve s3`),
+/// with the AWS CLI as the outside client: keys no file system would like, multipart uploads,
+/// presigned links, wrong credentials, directory markers, keys no path can name.
+@Suite("S3 servers", .serialized)
+struct S3ServerTests {
+    static let servers: [TestServers.S3Server] = [.moto, .rclone]
+
+    /// A provider and a fresh prefix for one test; the prefix is removed afterwards.
+    func withProvider(_ server: TestServers.S3Server, partSize: Int = 8 << 20,
+                      _ body: (S3Provider, String) async throws -> Void) async throws {
+        let provider = S3ProviderWithPresignedLinks(configuration: try TestServers.s3(server, remoteName: "s3-\(server)", partSize: partSize))
+        let base = "/s3t-\(UUID().uuidString.prefix(8))"
+        try await provider.createFolder(path: base, withIntermediateDirectories: false)
+        do {
+            try await body(provider, base)
+        } catch {
+            try? await provider.removeItem(path: base, recursive: true)
+            throw error
+        }
+        try? await provider.removeItem(path: base, recursive: true)
+    }
+
+    /// The AWS CLI against `server`; its standard output.
+    @discardableResult
+    func aws(_ server: TestServers.S3Server, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let endpoint = try #require(environment["GATEWAY_TEST_S3_\(server.rawValue)_URL"])
+        var childEnvironment = ["PATH": environment["PATH"] ?? "/usr/bin:/bin", "HOME": environment["HOME"] ?? "/tmp",
+                                "AWS_ACCESS_KEY_ID": environment["GATEWAY_TEST_S3_ACCESS_KEY"] ?? "",
+                                "AWS_SECRET_ACCESS_KEY": environment["GATEWAY_TEST_S3_SECRET_KEY"] ?? "",
+                                "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"]
+        // Newer AWS CLIs send CRC checksums servers here may not know.
+        childEnvironment["AWS_REQUEST_CHECKSUM_CALCULATION"] = "when_required"
+        childEnvironment["AWS_RESPONSE_CHECKSUM_VALIDATION"] = "when_required"
+        let output = try ChildProcess.run("/usr/bin/env", ["aws", "--endpoint-url", endpoint] + arguments, environment: childEnvironment)
+        #expect(output.status == 0, "aws \(arguments.joined(separator: " ")): \(String(decoding: output.stderr, as: UTF8.self))",
+                sourceLocation: sourceLocation)
+        return String(decoding: output.stdout, as: UTF8.self)
+    }
+
+    @Test("keys with spaces, +, %, @, non-ASCII and 1,024 bytes round-trip and read back with the AWS CLI", arguments: servers)
+    func awkwardKeys(server: TestServers.S3Server) async throws {
+        try await withProvider(server) { provider, base in
+            // The key's full length (with the bucket-relative base) is 1,024 bytes: S3's limit.
+            // (rclone serve s3 keeps objects as files: a name is at most 255 bytes there.)
+            let longName = String(repeating: "k", count: server == .rclone ? 255 : 1024 - base.utf8.count)
+            let names = ["a b.txt", "plus+sign.txt", "100%.txt", "at@sign", "naïve-日本.txt", "q?x=1&y#z", longName]
+            for (index, name) in names.enumerated() {
+                let data = Data("content \(index)".utf8)
+                try await provider.writeContents(path: base + "/" + name, data: data)
+                #expect(try await provider.contents(path: base + "/" + name) == data, "\(name)")
+                #expect(try await provider.attributesOfItem(path: base + "/" + name).size == Int64(data.count))
+            }
+            let listed = Set(try await provider.contentsOfDirectory(path: base).collectAll().map(\.name))
+            #expect(listed == Set(names))
+            let outside = try aws(server, ["s3api", "list-objects-v2", "--bucket", "gateway", "--prefix", String(base.dropFirst()) + "/",
+                                           "--query", "Contents[].Key", "--output", "json"])
+            let keys = try JSONDecoder().decode([String].self, from: Data(outside.utf8))
+            let markers = Set(keys.filter { $0.hasSuffix("/") || $0.hasSuffix("/.gateway-folder") })
+            #expect(Set(keys).subtracting(markers) == Set(names.map { String(base.dropFirst()) + "/" + $0 }),
+                    "the AWS CLI sees the keys the gateway wrote")
+            let download = FileManager.default.temporaryDirectory.appendingPathComponent("s3-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: download) }
+            try aws(server, ["s3api", "get-object", "--bucket", "gateway", "--key", String(base.dropFirst()) + "/naïve-日本.txt", download.path])
+            #expect(try Data(contentsOf: download) == Data("content 4".utf8))
+            for name in names { try await provider.removeItem(path: base + "/" + name, recursive: false) }
+            #expect(try await provider.contentsOfDirectory(path: base).collectAll().isEmpty)
+        }
+    }
+
+    @Test("a file above the part size goes as a multipart upload, parts in parallel, and reads back whole", arguments: servers)
+    func multipart(server: TestServers.S3Server) async throws {
+        try await withProvider(server, partSize: 5 << 20) { provider, base in
+            var data = Data(count: (17 << 20) + 12345)
+            data.withUnsafeMutableBytes { buffer in
+                for index in stride(from: 0, to: buffer.count, by: 997) { buffer[index] = UInt8(truncatingIfNeeded: index / 997) }
+            }
+            let md5 = Insecure_md5(data)
+            var options = WriteOptions()
+            options.contentHashes = [.md5: md5]
+            options.modificationDate = Date(timeIntervalSince1970: 1_700_000_000.25)
+            let written = try await provider.write(path: base + "/big.bin", from: ByteStream(data: data, chunkSize: 300_000), options: options)
+            #expect(written.size == Int64(data.count))
+            let item = try await provider.attributesOfItem(path: base + "/big.bin")
+            if server == .moto {
+                // AWS's multipart ETag (rclone serve s3 keeps a file and answers its whole MD5).
+                #expect(item.versionTag?.contains("-4") == true, "four parts: \(item.versionTag ?? "no ETag")")
+            }
+            #expect(item.modificationDate == Date(timeIntervalSince1970: 1_700_000_000.25))
+            #expect(try await provider.hash(of: base + "/big.bin", algorithm: .md5) == md5, "kept in x-amz-meta-md5")
+            #expect(try await provider.contents(path: base + "/big.bin") == data)
+            #expect(try await provider.contents(path: base + "/big.bin", offset: (10 << 20) - 7, length: 100)
+                    == data.subdata(in: ((10 << 20) - 7)..<((10 << 20) + 93)))
+            // No upload is left behind.
+            let uploads = try aws(server, ["s3api", "list-multipart-uploads", "--bucket", "gateway", "--prefix", String(base.dropFirst()),
+                                           "--query", "length(Uploads || `[]`)", "--output", "text"])
+            #expect(uploads.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        }
+    }
+
+    @Test("a presigned link downloads with curl; an expired one is refused", arguments: [TestServers.S3Server.rclone])
+    func presignedLinks(server: TestServers.S3Server) async throws {
+        try await withProvider(server) { provider, base in
+            try await provider.writeContents(path: base + "/shared é.txt", data: Data("shared bytes".utf8))
+            let sharing = try #require(provider as? any FileProviderSharing)
+            let url = try await sharing.publicLink(to: base + "/shared é.txt", expiresAfter: .seconds(60))
+            #expect(!url.absoluteString.contains(ProcessInfo.processInfo.environment["GATEWAY_TEST_S3_SECRET_KEY"] ?? "secret"))
+            let fetched = try ChildProcess.run("/usr/bin/env", ["curl", "-sS", "-f", url.absoluteString], environment: ["PATH": "/usr/bin:/bin"])
+            #expect(fetched.status == 0 && fetched.stdout == Data("shared bytes".utf8), "\(String(decoding: fetched.stderr, as: UTF8.self))")
+            let short = try await sharing.publicLink(to: base + "/shared é.txt", expiresAfter: .seconds(1))
+            try await Task.sleep(for: .milliseconds(2100))
+            let expired = try ChildProcess.run("/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", short.absoluteString],
+                                               environment: ["PATH": "/usr/bin:/bin"])
+            // AWS answers 403; rclone serve s3 answers 400.
+            #expect(["400", "403"].contains(String(decoding: expired.stdout, as: UTF8.self)), "an expired link must be refused")
+            await #expect(throws: (any Error).self) { try await sharing.revokePublicLinks(to: base + "/shared é.txt") }
+        }
+    }
+
+    @Test("a wrong secret is refused with a clear error, never a silent empty listing")
+    func wrongSecret() async throws {
+        var configuration = try TestServers.s3(.rclone, remoteName: "s3-wrong")
+        configuration.credentials.secretAccessKey = "not-the-secret"
+        let provider = S3Provider(configuration: configuration)
+        do {
+            _ = try await provider.contentsOfDirectory(path: "/").collectAll()
+            Issue.record("a wrong secret must fail")
+        } catch {
+            #expect(error.failureKind == .permissionDenied, "\(error)")
+            #expect(ErrorMessage.reason(for: error).contains("SignatureDoesNotMatch") || ErrorMessage.reason(for: error).contains("Access"),
+                    "\(ErrorMessage.reason(for: error))")
+            #expect(!ErrorMessage.reason(for: error).contains("not-the-secret"))
+        }
+    }
+
+    @Test("rclone serve s3 stores folder/ markers as files: folders are marked with hidden objects instead")
+    func markersOnRclone() async throws {
+        try await withProvider(.rclone) { provider, base in
+            try await provider.createFolder(path: base + "/empty", withIntermediateDirectories: false)
+            #expect(try await provider.attributesOfItem(path: base + "/empty").isDirectory)
+            #expect(try await provider.contentsOfDirectory(path: base + "/empty").collectAll().isEmpty)
+            #expect(try await provider.contentsOfDirectory(path: base).collectAll().map(\.name) == ["empty"])
+            let keys = try aws(.rclone, ["s3api", "list-objects-v2", "--bucket", "gateway", "--prefix", String(base.dropFirst()) + "/empty",
+                                         "--query", "Contents[].Key", "--output", "text"])
+            #expect(keys.split(whereSeparator: \.isWhitespace) == [Substring(base.dropFirst() + "/empty/.gateway-folder")], "\(keys)")
+            try await provider.writeContents(path: base + "/empty/x.txt", data: Data("x".utf8))
+            try await provider.removeItem(path: base + "/empty/x.txt", recursive: false)
+            #expect(try await provider.attributesOfItem(path: base + "/empty").isDirectory, "the folder stays after its last file goes")
+            try await provider.removeItem(path: base + "/empty", recursive: false)
+            await #expect(throws: (any Error).self) { try await provider.attributesOfItem(path: base + "/empty") }
+        }
+    }
+
+    @Test("keys no path can name (a//b, ./x) are left out of listings, not mistaken for others", arguments: [TestServers.S3Server.moto])
+    func unnameableKeys(server: TestServers.S3Server) async throws {
+        try await withProvider(server) { provider, base in
+            let prefix = String(base.dropFirst())
+            let empty = FileManager.default.temporaryDirectory.appendingPathComponent("s3-empty-\(UUID().uuidString)")
+            try Data("z".utf8).write(to: empty)
+            defer { try? FileManager.default.removeItem(at: empty) }
+            for key in ["\(prefix)/a//b", "\(prefix)/./x", "\(prefix)/ok.txt"] {
+                try aws(server, ["s3api", "put-object", "--bucket", "gateway", "--key", key, "--body", empty.path])
+            }
+            let names = try await provider.contentsOfDirectory(path: base).collectAll().map(\.name).sorted()
+            #expect(names == ["a", "ok.txt"])
+            var walked: [String] = []
+            for try await item in provider.walk(path: base) { walked.append(item.path) }
+            walked.sort()
+            #expect(walked == [base + "/a", base + "/ok.txt"])
+        }
+    }
+}
+
+import Crypto
+
+/// The MD5 of `data`, lower-case hex.
+func Insecure_md5(_ data: Data) -> String {
+    Insecure.MD5.hash(data: data).map { String(format: "%02x", $0) }.joined()
+}
