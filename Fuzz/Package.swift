@@ -8,7 +8,8 @@ import PackageDescription
 // media files (EXIF, audio tags, image headers, PDF information: FuzzMediaMetadata), and what WebDAV
 // clients send `gateway serve` (request bodies, If, Range and Timeout headers: FuzzServeRequests),
 // and what SFTP servers send (packets cut from a byte stream and read: FuzzSFTPPacket), and plans
-// (chunk lines, manifests and markers from a shared plan folder: FuzzPlan).
+// (chunk lines, manifests and markers from a shared plan folder: FuzzPlan), and what S3 servers send
+// (ListObjectsV2 pages and error answers: FuzzS3XML).
 //
 // A separate package so the main one stays free of fuzzing flags. Build and run it through
 // `scripts/fuzz.sh` (see docs/fuzzing.md), which passes `-sanitize=fuzzer,address`,
@@ -32,6 +33,7 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzServeRequests", [product("GatewayServeRequests"), product("GatewayLocal")]),
     ("FuzzSFTPPacket", [product("GatewaySFTPProtocol")]),
     ("FuzzPlan", [product("GatewayTransfer")]),
+    ("FuzzS3XML", [product("GatewayS3Protocol")]),
 ]
 
 let package = Package(

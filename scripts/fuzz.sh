@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata FuzzServeRequests FuzzSFTPPacket FuzzPlan)
+all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata FuzzServeRequests FuzzSFTPPacket FuzzPlan FuzzS3XML)
 seconds=${GATEWAY_FUZZ_SECONDS:-60}
 if [ $# -gt 0 ] && [ "$1" = --long ]; then
     seconds=${GATEWAY_FUZZ_SECONDS:-3600}
@@ -56,7 +56,7 @@ run_nice=(nice -n "$niceness")
 # Largest input libFuzzer generates, per harness: a few listing lines, a small 207 body, a config.
 max_len() {
     case "$1" in
-        FuzzMultistatus) echo 16384 ;;
+        FuzzMultistatus|FuzzS3XML) echo 16384 ;;
         FuzzConfig|FuzzPlan) echo 8192 ;;
         FuzzMediaMetadata) echo 65536 ;;
         *) echo 4096 ;;

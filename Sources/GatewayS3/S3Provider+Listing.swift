@@ -94,8 +94,9 @@ extension S3Provider {
         return item(head: head, path: remote)
     }
 
-    /// An item from a `HEAD` or `GET` answer: the size, the writer's time (`x-amz-meta-mtime`, as
-    /// rclone stores it) or else the upload time, the ETag, and the MD5 (stored, or the ETag's).
+    /// An item from a `HEAD` or `GET` answer: the size, the upload time (as listings give it), the
+    /// ETag, the MD5 (stored, or the ETag's), and the writer's time (`x-amz-meta-mtime`, as rclone
+    /// stores it) as the source stamp the copy engine compares with.
     func item(head: HTTPResponseHead, path: String) -> FileObject {
         let etag = head.header("etag")
         var hashes: [HashAlgorithm: String] = [:]
@@ -106,7 +107,7 @@ extension S3Provider {
         }
         let uploaded = head.header("last-modified").flatMap(S3Dates.http)
         let written = head.header("x-amz-meta-mtime").flatMap(Self.parseMtime)
-        return FileObject(path: path, type: .file, size: head.contentLength ?? 0, modificationDate: written ?? uploaded,
+        return FileObject(path: path, type: .file, size: head.contentLength ?? 0, modificationDate: uploaded,
                           contentType: head.header("content-type"), versionTag: etag, hashes: hashes,
                           sourceStamp: written.map { SourceStamp(modificationDate: $0, hashes: hashes) })
     }

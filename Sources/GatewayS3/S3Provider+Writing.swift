@@ -107,13 +107,23 @@ extension S3Provider {
     /// `upload_concurrency` at a time, then completed (or aborted on any failure).
     func multipartUpload(first: Data, reader: PartReader, key objectKey: String, options: WriteOptions, conditions: [(name: String, value: String)],
                          expected: Int64?, counter: AtomicWrite.ByteCount, path remote: String) async throws -> HTTPResponseHead {
-        let created = try await sendXML("POST", key: objectKey, query: [("uploads", "")], headers: metadataHeaders(options, multipart: true), path: remote)
-        // (AWS's root is InitiateMultipartUploadResult; rclone serve s3 says InitiateMultipartUpload.)
-        guard let uploadID = created.values["UploadId"], !uploadID.isEmpty else {
-            throw FileProviderError.malformedResponse(path: remote, detail: "the server's answer to CreateMultipartUpload holds no UploadId")
+        // An upload of this key left open by an interrupted write is continued: each of its parts
+        // whose size and MD5 match the part read now is kept, not sent again.
+        let resumed = try? await resumableUpload(key: objectKey, path: remote)
+        let uploadID: String
+        if let resumed {
+            uploadID = resumed.id
+            logger.info("continuing an interrupted multipart upload", metadata: ["path": .string(remote), "parts": .stringConvertible(resumed.parts.count)])
+        } else {
+            let created = try await sendXML("POST", key: objectKey, query: [("uploads", "")], headers: metadataHeaders(options, multipart: true), path: remote)
+            // (AWS's root is InitiateMultipartUploadResult; rclone serve s3 says InitiateMultipartUpload.)
+            guard let id = created.values["UploadId"], !id.isEmpty else {
+                throw FileProviderError.malformedResponse(path: remote, detail: "the server's answer to CreateMultipartUpload holds no UploadId")
+            }
+            uploadID = id
         }
         do {
-            let etags = try await uploadParts(first: first, reader: reader, key: objectKey, uploadID: uploadID, path: remote)
+            let etags = try await uploadParts(first: first, reader: reader, key: objectKey, uploadID: uploadID, existing: resumed?.parts ?? [:], path: remote)
             try AtomicWrite.checkLength(counter.value, expected: expected, path: remote)
             try await options.beforeReplacing?(remote)
             var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
@@ -138,13 +148,16 @@ extension S3Provider {
                 return answer
             }
         } catch {
-            await abortUpload(key: objectKey, uploadID: uploadID, path: remote)
+            // A transient failure keeps the parts sent so far: the retry (or the next run)
+            // continues the upload. Anything else frees them.
+            if !error.isTransient { await abortUpload(key: objectKey, uploadID: uploadID, path: remote) }
             throw error
         }
     }
 
     /// Sends every part, at most `upload_concurrency` at once; their ETags in part order.
-    private func uploadParts(first: Data, reader: PartReader, key objectKey: String, uploadID: String, path remote: String) async throws -> [String] {
+    private func uploadParts(first: Data, reader: PartReader, key objectKey: String, uploadID: String,
+                             existing: [Int: (size: Int64, etag: String)], path remote: String) async throws -> [String] {
         try await withThrowingTaskGroup(of: (Int, String).self) { group in
             var etags: [Int: String] = [:]
             var number = 0
@@ -156,8 +169,12 @@ extension S3Provider {
                     throw FileProviderError.unsupported(operation: "an upload of more than \(S3Limits.maximumParts) parts (raise part_size)", path: remote)
                 }
                 let partNumber = number
+                let kept = existing[partNumber].flatMap { old in
+                    old.size == Int64(part.count) && Self.md5(fromETag: old.etag) == Self.md5Hex(part) ? old.etag : nil
+                }
                 group.addTask { [self] in
-                    (partNumber, try await uploadPart(part, number: partNumber, key: objectKey, uploadID: uploadID, path: remote))
+                    if let kept { return (partNumber, kept) }
+                    return (partNumber, try await uploadPart(part, number: partNumber, key: objectKey, uploadID: uploadID, path: remote))
                 }
                 inFlight += 1
                 if inFlight >= configuration.uploadConcurrency, let (done, etag) = try await group.next() {
@@ -193,6 +210,9 @@ extension S3Provider {
             logger.warning("could not abort a multipart upload", metadata: ["path": .string(remote), "error": .string(ErrorMessage.reason(for: error))])
         }
     }
+
+    /// The lower-case hex MD5 of `data`.
+    static func md5Hex(_ data: Data) -> String { SigV4Signer.hex(Insecure.MD5.hash(data: data)) }
 
     static func xmlEscaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")

@@ -75,12 +75,13 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
         self.bucketPath = path
     }
 
-    /// What S3 offers. Listings give each object's upload time (not a time the writer chose), so
-    /// times are not claimed as kept (``ProviderCapabilities/Features/modificationTimes``): copies
-    /// skip files not modified since they were uploaded. MD5 hashes come from stored metadata or a
-    /// single-part ETag.
+    /// What S3 offers. Listings give each object's upload time, not a time a writer chose: the
+    /// writer's time is kept in `x-amz-meta-mtime` (``setModificationDate(_:path:)`` sets it), which
+    /// only a `HEAD` of each object shows, as its source stamp. So neither times kept nor settable
+    /// times are claimed: copies skip files not modified since their upload (or, looked up one by
+    /// one, by the stamp). MD5 hashes come from stored metadata or a single-part ETag.
     public var capabilities: ProviderCapabilities {
-        ProviderCapabilities(features: [.serverSideCopy, .serverSideMove, .rangedRead, .conditionalWrite, .setModificationDate],
+        ProviderCapabilities(features: [.serverSideCopy, .serverSideMove, .rangedRead, .conditionalWrite],
                              hashAlgorithms: [.md5], modificationTimePrecision: .seconds(1))
     }
 

@@ -92,7 +92,7 @@ struct S3ServerTests {
                 // AWS's multipart ETag (rclone serve s3 keeps a file and answers its whole MD5).
                 #expect(item.versionTag?.contains("-4") == true, "four parts: \(item.versionTag ?? "no ETag")")
             }
-            #expect(item.modificationDate == Date(timeIntervalSince1970: 1_700_000_000.25))
+            #expect(item.sourceStamp?.modificationDate == Date(timeIntervalSince1970: 1_700_000_000.25), "kept in x-amz-meta-mtime")
             #expect(try await provider.hash(of: base + "/big.bin", algorithm: .md5) == md5, "kept in x-amz-meta-md5")
             #expect(try await provider.contents(path: base + "/big.bin") == data)
             #expect(try await provider.contents(path: base + "/big.bin", offset: (10 << 20) - 7, length: 100)

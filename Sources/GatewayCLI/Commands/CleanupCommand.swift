@@ -16,6 +16,10 @@ struct CleanupCommand: AsyncParsableCommand {
         when it was last modified longer ago than --older-than (1d by default). A temporary a running
         gateway is writing on this machine is never touched.
 
+        On S3, an interrupted upload is a multipart upload the server keeps open, out of sight of
+        listings, its parts taking space: `cleanup` aborts those started longer ago than
+        --older-than too. (The next write of the same file continues such an upload instead.)
+
         Examples:
           gateway cleanup --dry-run docs:
           gateway cleanup --older-than 2h docs:backups
@@ -27,7 +31,7 @@ struct CleanupCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Also remove temporaries not known to be abandoned once older than this: 30s, 15m, 2h, 7d.",
                                valueName: "duration"))
     var olderThan: DurationArgument?
-    @Flag(help: "One JSON array of {path, size, modified, removed}.") var json = false
+    @Flag(help: "One JSON array of {path, size, modified, removed, kind} (kind: temporary, or upload for an incomplete S3 upload).") var json = false
     @Argument(help: "REMOTE:PATH or a local path; everything below it is searched.") var location: String
 
     func run() async throws {
@@ -45,10 +49,45 @@ struct CleanupCommand: AsyncParsableCommand {
         } catch {
             throw Diagnostics.fail(operation: "cleanup", item: target.original, error: error)
         }
+        var uploads: [IncompleteUpload] = []
+        if let incomplete = provider as? any FileProviderIncompleteUploads {
+            do {
+                for try await upload in incomplete.incompleteUploads(below: target.path) {
+                    guard let initiated = upload.initiated, Date().timeIntervalSince(initiated) > Double(age.components.seconds) else { continue }
+                    uploads.append(upload)
+                }
+            } catch {
+                throw Diagnostics.fail(operation: "cleanup", item: target.original, error: error)
+            }
+        }
         var removed: Int64 = 0
         var bytes: Int64 = 0
         var failures = 0
+        var abortedUploads = 0
         if json { out.write("[") }
+        for (index, upload) in uploads.enumerated() {
+            let shown = RemoteLocation(remote: target.remote, path: upload.path).original
+            var done = false
+            if !dryRun, let incomplete = provider as? any FileProviderIncompleteUploads {
+                do {
+                    try await incomplete.abortIncompleteUpload(upload)
+                    done = true
+                    abortedUploads += 1
+                } catch {
+                    failures += 1
+                    Diagnostics.printLine("cleanup \(Format.shown(shown)): \(ErrorMessage.reason(for: error))")
+                }
+            }
+            if json {
+                let value: JSONField = .object([
+                    "path": .string(shown), "size": .null, "modified": JSONField(Format.iso8601(upload.initiated)),
+                    "removed": .boolean(done), "kind": .string("upload"),
+                ])
+                out.write((index == 0 ? "" : ",") + JSON.encode(value))
+            } else if dryRun || done {
+                out.line("\(dryRun ? "would abort" : "aborted") incomplete upload of \(Format.shown(shown))")
+            }
+        }
         for (index, item) in found.enumerated() {
             let shown = RemoteLocation(remote: target.remote, path: item.path).original
             var done = false
@@ -66,9 +105,9 @@ struct CleanupCommand: AsyncParsableCommand {
             if json {
                 let value: JSONField = .object([
                     "path": .string(shown), "size": JSONField(item.size), "modified": JSONField(Format.iso8601(item.modificationDate)),
-                    "removed": .boolean(done),
+                    "removed": .boolean(done), "kind": .string("temporary"),
                 ])
-                out.write((index == 0 ? "" : ",") + JSON.encode(value))
+                out.write((index + uploads.count == 0 ? "" : ",") + JSON.encode(value))
             } else if dryRun || done {
                 let size = item.size.map { " (\(Format.bytes($0)))" } ?? ""
                 out.line("\(dryRun ? "would remove" : "removed") \(Format.shown(shown))\(size)")
@@ -80,6 +119,9 @@ struct CleanupCommand: AsyncParsableCommand {
             Diagnostics.printLine(dryRun
                 ? "cleanup: would remove \(found.count) leftover temporar\(found.count == 1 ? "y" : "ies") (\(Format.bytes(total)))"
                 : "cleanup: removed \(removed) leftover temporar\(removed == 1 ? "y" : "ies") (\(Format.bytes(bytes)))")
+            if !uploads.isEmpty {
+                Diagnostics.printLine("cleanup: \(dryRun ? "would abort" : "aborted") \(dryRun ? uploads.count : abortedUploads) incomplete upload\(uploads.count == 1 ? "" : "s")")
+            }
         }
         if failures > 0 { throw ExitCode(1) }
     }

@@ -1,0 +1,132 @@
+import Foundation
+@testable import GatewayTestSupport
+import Testing
+
+/// `gateway` with S3 remotes on moto and `rclone serve s3`: a round trip local → S3 → WebDAV → FTP
+/// → S3 → local, a second copy that finds everything unchanged, and a multipart upload killed with
+/// SIGKILL, continued by the rerun and cleaned up by `gateway cleanup`.
+@Suite("gateway CLI with S3 remotes", .serialized)
+struct S3CLITests {
+    /// A config with S3 remotes `moto` and `rs3` (secrets from the environment), WebDAV `apache`
+    /// and FTP `pyftpd`. `partSize` is the moto remote's part size.
+    func configure(_ s: CLIScratch, partSize: Int = 5 << 20) throws -> [String: String] {
+        let environment = ProcessInfo.processInfo.environment
+        guard let moto = environment["GATEWAY_TEST_S3_MOTO_URL"], let rclone = environment["GATEWAY_TEST_S3_RCLONE_URL"],
+              let key = environment["GATEWAY_TEST_S3_ACCESS_KEY"], let secret = environment["GATEWAY_TEST_S3_SECRET_KEY"],
+              let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let pyftpd = environment["GATEWAY_TEST_FTP_PYFTPDLIB_URL"],
+              let pyUser = environment["GATEWAY_TEST_FTP_PYFTPDLIB_USER"], let ftpPassword = environment["GATEWAY_TEST_FTP_PASSWORD"] else {
+            throw CLITestSetupError("GATEWAY_TEST_S3_* / WEBDAV / FTP not set: run ./scripts/test.sh (it starts the servers)")
+        }
+        let config = """
+        {"remotes": {
+          "moto": {"type": "s3", "endpoint": "\(moto)", "bucket": "gateway", "access_key_id": "\(key)", "secret_access_key_env": "S3_SECRET",
+                   "part_size": \(partSize)},
+          "rs3": {"type": "s3", "endpoint": "\(rclone)", "bucket": "gateway", "access_key_id": "\(key)", "secret_access_key_env": "S3_SECRET"},
+          "apache": {"type": "webdav", "url": "\(apache)", "user": "\(environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway")", "password_env": "DAV_SECRET"},
+          "pyftpd": {"type": "ftp", "url": "\(pyftpd)", "user": "\(pyUser)", "password_env": "FTP_SECRET"}
+        }}
+        """
+        try s.write("config.json", Data(config.utf8))
+        return ["GATEWAY_CONFIG": s.path("config.json"), "S3_SECRET": secret, "FTP_SECRET": ftpPassword,
+                "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
+    }
+
+    @Test("local -> S3 (moto) -> WebDAV -> FTP -> S3 (rclone serve s3) -> local is byte-equal; a second copy skips all",
+          .timeLimit(.minutes(3)))
+    func roundTrip() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = try configure(s)
+        let names = ["a b.txt", "naïve café.txt", "#hash", "100%", "plus+sign", "at@x", ".hidden", "🚀"]
+        for (index, name) in names.enumerated() { try s.write("src/\(name)", Data("file \(index)\n".utf8)) }
+        try s.write("src/sub dir/nested/big.bin", Data((0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) }))
+        try s.write("src/sub dir/zero", Data())
+        try FileManager.default.createDirectory(atPath: s.path("src/empty folder/also empty"), withIntermediateDirectories: true)
+        let folder = "rt-\(UUID().uuidString.prefix(8))"
+        defer {
+            for location in ["moto:\(folder)", "rs3:\(folder)", "apache:\(folder)", "pyftpd:\(folder)"] {
+                _ = try? s.runner.runBlocking(["rm", "-r", location], extraEnvironment: environment)
+            }
+        }
+        let hops = [("src", "moto:\(folder)"), ("moto:\(folder)", "apache:\(folder)"), ("apache:\(folder)", "pyftpd:\(folder)"),
+                    ("pyftpd:\(folder)", "rs3:\(folder)"), ("rs3:\(folder)", "back")]
+        for (from, to) in hops {
+            let result = try await s.runner.run(["copy", from, to], extraEnvironment: environment)
+            #expect(result.status == 0, "copy \(from) \(to): \(result.stderr)")
+        }
+        #expect(try s.tree("back") == s.tree("src"), "empty folders are kept too (directory markers)")
+        for item in try s.tree("src") where !item.hasSuffix("/") {
+            #expect(try s.read("back/" + item) == s.read("src/" + item), "\(item) differs")
+        }
+        let again = try await s.runner.run(["copy", "--json", "src", "moto:\(folder)"], extraEnvironment: environment)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.text.contains("\"copied\":0"), "nothing changed, nothing copied: \(again.text)")
+        let check = try await s.runner.run(["check", "src", "moto:\(folder)"], extraEnvironment: environment)
+        #expect(check.status == 0, "\(check.text) \(check.stderr)")
+        let ranged = try await s.runner.run(["cat", "--offset", "5000000", "--count", "10", "moto:\(folder)/sub dir/nested/big.bin"],
+                                            extraEnvironment: environment)
+        #expect(ranged.stdout == (try s.read("src/sub dir/nested/big.bin")).subdata(in: 5_000_000..<5_000_010))
+    }
+
+    @Test("a multipart upload killed with SIGKILL: the rerun sends only the missing parts; cleanup aborts what is left",
+          .timeLimit(.minutes(3)))
+    func killedMultipartUpload() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = ProcessInfo.processInfo.environment
+        let motoURL = try #require(URL(string: environment["GATEWAY_TEST_S3_MOTO_URL"] ?? ""))
+        // The upload goes through a proxy that stops forwarding after 40 MiB, so the kill comes
+        // mid-upload whatever the machine's speed.
+        let proxy = try DroppingProxy(targetPort: motoURL.port ?? 80, dropAfter: .max, maxDrops: 0)
+        defer { proxy.stop() }
+        var configured = try configure(s)
+        let direct = configured
+        let config = try String(decoding: s.read("config.json"), as: UTF8.self)
+            .replacingOccurrences(of: "\"endpoint\": \"\(motoURL.absoluteString)\"", with: "\"endpoint\": \"http://127.0.0.1:\(proxy.port)\"")
+        try s.write("proxied.json", Data(config.utf8))
+        configured["GATEWAY_CONFIG"] = s.path("proxied.json")
+        let size = 80 << 20
+        var data = Data(count: size)
+        data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+            for index in stride(from: 0, to: size, by: 4093) { buffer[index] = UInt8(truncatingIfNeeded: index / 4093) }
+        }
+        try s.write("big.bin", data)
+        let folder = "kill-\(UUID().uuidString.prefix(8))"
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "moto:\(folder)"], extraEnvironment: direct) }
+        proxy.setHolding(afterTotal: 40 << 20)
+        let victim = try s.runner.start(["copy", s.path("big.bin"), "moto:\(folder)/"], extraEnvironment: configured)
+        try await waitUntil("the upload to stall at the proxy", timeout: .seconds(60)) { proxy.held > 0 }
+        victim.kill()
+        proxy.cutAll()
+        let cleanupDry = try await s.runner.run(["cleanup", "--dry-run", "--json", "--older-than", "0s", "moto:\(folder)"], extraEnvironment: direct)
+        #expect(cleanupDry.status == 0, "\(cleanupDry.stderr)")
+        #expect(cleanupDry.text.contains("\"kind\":\"upload\""), "the killed upload is listed: \(cleanupDry.text)")
+
+        // The rerun continues the upload: parts already there are not sent again.
+        let rerun = try await s.runner.run(["--verbose", "copy", s.path("big.bin"), "moto:\(folder)/"], extraEnvironment: direct)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(rerun.stderr.contains("continuing an interrupted multipart upload"), "\(rerun.stderr.suffix(2000))")
+        // 16 parts of 5 MiB; at least the 4 that went through before the proxy stalled are kept.
+        let puts = rerun.stderr.split(separator: "\n").filter { $0.contains("method=PUT") && $0.contains("status=200") && $0.contains("big.bin") }
+        #expect(puts.count > 0 && puts.count <= 12, "the rerun sent \(puts.count) parts of 16")
+        let back = try await s.runner.run(["cat", "moto:\(folder)/big.bin"], extraEnvironment: direct)
+        #expect(back.stdout == data, "the object is the file, byte for byte")
+        let left = try await s.runner.run(["cleanup", "--json", "--older-than", "0s", "moto:\(folder)"], extraEnvironment: direct)
+        #expect(!left.text.contains("\"kind\":\"upload\""), "nothing is left after the completed rerun: \(left.text)")
+
+        // An upload left on purpose is aborted by cleanup (a fresh proxy: the first counted its bytes).
+        let secondProxy = try DroppingProxy(targetPort: motoURL.port ?? 80, dropAfter: .max, maxDrops: 0)
+        defer { secondProxy.stop() }
+        try s.write("proxied.json", Data(config.replacingOccurrences(of: "127.0.0.1:\(proxy.port)", with: "127.0.0.1:\(secondProxy.port)").utf8))
+        secondProxy.setHolding(afterTotal: 20 << 20)
+        let second = try s.runner.start(["copy", s.path("big.bin"), "moto:\(folder)/again/"], extraEnvironment: configured)
+        try await waitUntil("the second upload to stall", timeout: .seconds(60)) { secondProxy.held > 0 }
+        second.kill()
+        secondProxy.cutAll()
+        let cleanup = try await s.runner.run(["cleanup", "--json", "--older-than", "0s", "moto:\(folder)"], extraEnvironment: direct)
+        #expect(cleanup.status == 0, "\(cleanup.stderr)")
+        #expect(cleanup.text.contains("\"kind\":\"upload\"") && cleanup.text.contains("\"removed\":true"), "\(cleanup.text)")
+        let after = try await s.runner.run(["cleanup", "--dry-run", "--json", "--older-than", "0s", "moto:\(folder)"], extraEnvironment: direct)
+        #expect(!after.text.contains("\"kind\":\"upload\""), "\(after.text)")
+    }
+}
