@@ -91,6 +91,48 @@ struct OutsideClient: Sendable {
     }
 }
 
+extension OutsideClient {
+    /// The AWS CLI (its own connections and signatures); keys are paths without the leading `/`,
+    /// folders are `folder/` markers.
+    static func s3(endpoint: URL, bucket: String, accessKey: String, secret: String) -> OutsideClient {
+        let environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": NSTemporaryDirectory(),
+                           "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secret, "AWS_DEFAULT_REGION": "us-east-1",
+                           "AWS_EC2_METADATA_DISABLED": "true"]
+        @Sendable func aws(_ arguments: [String], input: Data? = nil) throws {
+            let result = try ChildProcess.run("/usr/bin/env", ["aws", "--endpoint-url", endpoint.absoluteString, "s3api"] + arguments,
+                                              environment: environment, stdin: input)
+            guard result.status == 0 else { throw Failed(description: "aws s3api \(arguments.first ?? ""): \(String(decoding: result.stderr, as: UTF8.self))") }
+        }
+        @Sendable func put(_ key: String, _ data: Data) throws {
+            let file = NSTemporaryDirectory() + "gateway-outside-\(UUID().uuidString)"
+            try data.write(to: URL(fileURLWithPath: file))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try aws(["put-object", "--bucket", bucket, "--key", key, "--body", file])
+        }
+        return OutsideClient(
+            write: { path, data in try put(String(path.dropFirst()), data) },
+            remove: { path, isFolder in try aws(["delete-object", "--bucket", bucket, "--key", String(path.dropFirst()) + (isFolder ? "/" : "")]) },
+            rename: { from, to in
+                // A file is one key; a folder every key below it (`aws s3 mv --recursive`).
+                let file = try? ChildProcess.run("/usr/bin/env", ["aws", "--endpoint-url", endpoint.absoluteString, "s3api", "head-object",
+                                                             "--bucket", bucket, "--key", String(from.dropFirst())], environment: environment)
+                let arguments = file?.status == 0
+                    ? ["mv", "s3://\(bucket)/\(from.dropFirst())", "s3://\(bucket)/\(to.dropFirst())"]
+                    : ["mv", "--recursive", "s3://\(bucket)/\(from.dropFirst())/", "s3://\(bucket)/\(to.dropFirst())/"]
+                let result = try ChildProcess.run("/usr/bin/env", ["aws", "--endpoint-url", endpoint.absoluteString, "s3"] + arguments,
+                                                  environment: environment)
+                guard result.status == 0 else { throw Failed(description: "aws s3 mv: \(String(decoding: result.stderr, as: UTF8.self))") }
+                if file?.status != 0 {
+                    // `aws s3 mv --recursive` leaves the folder's own marker behind: move it too.
+                    try aws(["delete-object", "--bucket", bucket, "--key", String(from.dropFirst()) + "/"])
+                    try put(String(to.dropFirst()) + "/", Data())
+                }
+            },
+            makeFolder: { path in try put(String(path.dropFirst()) + "/", Data()) }
+        )
+    }
+}
+
 /// A backend the monitor behaviour suite runs against: a provider with a private state folder, an
 /// empty scratch folder, and a client that changes files from outside.
 struct MonitorFixture: Sendable, CustomTestStringConvertible {
@@ -105,7 +147,21 @@ struct MonitorFixture: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     static let all: [MonitorFixture] = [.local, .webdavApache, .webdavRclone, .webdavXandikos, .ftpVsftpd, .ftpPyftpdlib, .ftpLegacy,
-                                        .sftpOpenSSH]
+                                        .sftpOpenSSH, .s3Moto]
+
+    /// S3 on moto, changed from outside by the AWS CLI. S3 has no rename: a move is a copy and a
+    /// delete, seen as a removal and a creation.
+    static let s3Moto = MonitorFixture(name: "s3-moto", reportsRenames: false) {
+        let configuration = try TestServers.s3(.moto, remoteName: "s3-moto")
+        let state = try TemporaryFolder.make(prefix: "gateway-state")
+        let provider = S3Provider(configuration: configuration, stateDirectory: URL(fileURLWithPath: state.path))
+        let base = "/w-\(UUID().uuidString.prefix(8))"
+        try await provider.createFolder(path: base, withIntermediateDirectories: false)
+        let outside = OutsideClient.s3(endpoint: configuration.endpoint, bucket: configuration.bucket,
+                                       accessKey: configuration.credentials.accessKeyID, secret: configuration.credentials.secretAccessKey)
+        return (MonitorScratch(provider: provider, base: base, outside: outside, stateDirectory: state.path),
+                { try? await provider.removeItem(path: base, recursive: true); state.remove() })
+    }
 
     /// SFTP on OpenSSH, changed from outside by curl's SFTP. SFTP v3 names no identity, so renames
     /// are a removal and a creation.

@@ -21,7 +21,8 @@ struct UndoFixture: Sendable, CustomTestStringConvertible {
 
     var testDescription: String { name }
 
-    /// Local, WebDAV on Apache and rclone, FTP on vsftpd (LIST), pyftpdlib (MLSD), ProFTPD and an old server.
+    /// Local, WebDAV on Apache and rclone, FTP on vsftpd (LIST), pyftpdlib (MLSD), ProFTPD and an old
+    /// server, S3 on moto and rclone.
     static let all: [UndoFixture] = [
         .local,
         webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL"),
@@ -30,7 +31,20 @@ struct UndoFixture: Sendable, CustomTestStringConvertible {
         ftp("ftp-pyftpdlib", urlVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER"),
         ftp("ftp-proftpd", urlVariable: "GATEWAY_TEST_FTP_PROFTPD_URL", userVariable: "GATEWAY_TEST_FTP_PROFTPD_USER"),
         ftp("ftp-legacy-no-mlsd-no-list-a", urlVariable: "GATEWAY_TEST_FTP_LEGACY_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER"),
+        s3("s3-moto", server: .moto),
+        s3("s3-rclone", server: .rclone),
     ]
+
+    static func s3(_ name: String, server: TestServers.S3Server) -> UndoFixture {
+        UndoFixture(name: name) {
+            let configuration = try TestServers.s3(server, remoteName: name)
+            let base = "/t-\(UUID().uuidString.prefix(8))"
+            let provider = S3Provider(configuration: configuration, trash: TrashSettings(folder: base + "/.gateway-trash"))
+            let plain = S3Provider(configuration: configuration, trash: TrashSettings(enabled: false))
+            try await provider.createFolder(path: base, withIntermediateDirectories: false)
+            return (UndoScratch(provider: provider, withoutTrash: plain, base: base), { try? await provider.removeItem(path: base, recursive: true) })
+        }
+    }
 
     static let local = UndoFixture(name: "local") {
         let root = try TemporaryFolder.make()
