@@ -6,7 +6,8 @@
 # WebDAV rows run with pacer_min_sleep=0, and the default is shown beside them, labelled. Sections: local (beside cp/cat/ls), webdav
 # (beside curl on the same Apache mod_dav server the tests use) and ftp (beside curl on the
 # tests' vsftpd, plus WebDAV -> FTP), sftp (beside OpenSSH's sftp and rclone on the tests' sshd,
-# directly and through a proxy adding 20 ms per round trip) and monitor (one polling round of an unchanged 10,000- and
+# directly and through a proxy adding 20 ms per round trip), s3 (beside the AWS CLI and rclone's
+# s3 backend on the tests' `rclone serve s3`, which keeps objects as files and checks signatures) and monitor (one polling round of an unchanged 10,000- and
 # 100,000-item tree on Apache and vsftpd beside the time to list it, and the peak RSS of
 # `gateway watch` on the 100,000-item tree), undo (rm -r and overwrites with and without the
 # trash), media (a 24-megapixel thumbnail beside vipsthumbnail, from Local and WebDAV; `meta` of
@@ -31,7 +32,7 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp sftp monitor undo media serve mount scaleout}
+sections=${BENCH_SECTIONS:-local webdav ftp sftp s3 monitor undo media serve mount scaleout}
 # mount: files created through each mount (FUSE rows beside rclone mount and davfs2).
 mount_files=${BENCH_MOUNT_FILES:-1000}
 # media: JPEG files for `meta` of a folder on WebDAV (hard links to one 24-megapixel photo).
@@ -85,7 +86,7 @@ mkdir -p "$work/remote" "$work/small" "$work/listing"
 export RCLONE_CONFIG=/dev/null
 dav_url=""
 ftp_url=""
-if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" sftp "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* || " $sections " == *" mount "* || " $sections " == *" scaleout "* ]]; then
+if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections " == *" sftp "* || " $sections " == *" s3 "* || " $sections " == *" monitor "* || " $sections " == *" undo "* || " $sections " == *" media "* || " $sections " == *" serve "* || " $sections " == *" mount "* || " $sections " == *" scaleout "* ]]; then
     bash scripts/test-servers.sh start >/dev/null
     # shellcheck disable=SC1091
     source "$GATEWAY_TEST_STATE/env"
@@ -123,6 +124,15 @@ if [[ " $sections " == *" webdav "* || " $sections " == *" ftp "* || " $sections
             "RCLONE_CONFIG_${name}_USER=gatewaysftp" "RCLONE_CONFIG_${name}_KEY_FILE=$sftp_key" \
             "RCLONE_CONFIG_${name}_KNOWN_HOSTS_FILE=$work/known_hosts" "RCLONE_CONFIG_${name}_SHELL_TYPE=none"
     done
+    # S3: `rclone serve s3` of the test servers (bucket "gateway", a folder of its data directory);
+    # rclone's on-the-fly remote "s3b" and the AWS CLI with the same keys.
+    s3_url=$GATEWAY_TEST_S3_RCLONE_URL
+    s3_root="$GATEWAY_TEST_STATE/rclone-s3/data/gateway"
+    export S3_SECRET=$GATEWAY_TEST_S3_SECRET_KEY
+    export RCLONE_CONFIG_S3B_TYPE=s3 RCLONE_CONFIG_S3B_PROVIDER=Other RCLONE_CONFIG_S3B_ENDPOINT=$s3_url \
+        RCLONE_CONFIG_S3B_ACCESS_KEY_ID=$GATEWAY_TEST_S3_ACCESS_KEY RCLONE_CONFIG_S3B_SECRET_ACCESS_KEY=$GATEWAY_TEST_S3_SECRET_KEY
+    export AWS_ACCESS_KEY_ID=$GATEWAY_TEST_S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$GATEWAY_TEST_S3_SECRET_KEY AWS_DEFAULT_REGION=us-east-1 \
+        AWS_EC2_METADATA_DISABLED=true
 fi
 # scaleout: Apache again behind the delaying proxy (remote "davslow", rclone's "davslow"), and one
 # generated tree per BENCH_SCALEOUT_PLAN_TREES entry (remote "gen-FOLDERSxFILES").
@@ -147,8 +157,8 @@ if [[ " $sections " == *" scaleout "* ]]; then
     for _ in $(seq 100); do curl -s -o /dev/null -u "$dav_user:$DAV_PASSWORD" -X PROPFIND -H "Depth: 0" "$dav_slow_url" && break; sleep 0.1; done
 fi
 sftp_remote() { printf '{"type": "sftp", "host": "127.0.0.1", "port": %s, "user": "gatewaysftp", "key_file": "%s", "known_hosts": "%s", "root": "%s"}' "$1" "${sftp_key:-none}" "$work/known_hosts" "${sftp_root:-/}"; }
-printf '{"remotes": {"sftp": %s, "slow": %s, "bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}, "gwserve": {"type": "webdav", "url": "http://127.0.0.1:18321/"}%s}}\n' \
-    "$(sftp_remote "${sftp_port:-1}")" "$(sftp_remote "${slow_port:-1}")" "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" \
+printf '{"remotes": {"s3": {"type": "s3", "endpoint": "%s", "bucket": "gateway", "access_key_id": "%s", "secret_access_key_env": "S3_SECRET"}, "sftp": %s, "slow": %s, "bench": {"type": "local", "root": "%s/remote"}, "dav": {"type": "webdav", "url": "%s", "user": "gateway", "password_env": "DAV_PASSWORD"}, "ftp": {"type": "ftp", "url": "%s", "user": "%s", "password_env": "FTP_PASSWORD"}, "gwserve": {"type": "webdav", "url": "http://127.0.0.1:18321/"}%s}}\n' \
+    "${s3_url:-http://127.0.0.1:1}" "${GATEWAY_TEST_S3_ACCESS_KEY:-none}" "$(sftp_remote "${sftp_port:-1}")" "$(sftp_remote "${slow_port:-1}")" "$work" "${dav_url:-http://127.0.0.1:1/}" "${ftp_url:-ftp://127.0.0.1:1/}" "${ftp_user:-none}" \
     "$scaleout_remotes" > "$work/config.json"
 export GATEWAY_CONFIG="$work/config.json"
 # The gateway's local state (source stamps, journals) in the run's folder, not the user's.
@@ -167,6 +177,7 @@ if [ -n "$dav_url" ]; then
     cp -r "$work/listing" "$dav_root/listing" && chown -R www-data:www-data "$dav_root/listing"
     cp -r "$work/listing" "$ftp_root/listing" && chown -R "$ftp_user" "$ftp_root/listing"
     cp -r "$work/listing" "$sftp_root/listing" && chown -R gatewaysftp "$sftp_root/listing"
+    cp -r "$work/listing" "$s3_root/listing"
 fi
 # make_tree DIR FOLDERS FILES: DIR/dN/fM, small files of 0-6 bytes.
 make_tree() {
@@ -355,6 +366,30 @@ for ((round = 1; round <= rounds; round++)); do
         measure "$label listing: rclone lsl" rclone lsl --max-depth 1 "$rclone_remote:$sftp_root/listing"
         measure "$label listing: gateway ls -l" "$gateway" ls -l "$link:listing"
     done
+    fi
+    if [[ " $sections " == *" s3 "* ]]; then
+    # S3 (rclone serve s3): the AWS CLI (its defaults: 8 MiB parts, 10 requests at once) is the
+    # baseline; rclone's s3 backend at its best (16 MiB chunks, 8 parts at once, 16 transfers for
+    # small files) and as it comes; gateway copy as it comes (8 MiB parts, 4 at once).
+    s3_clean() { find "$s3_root" -mindepth 1 -maxdepth 1 ! -name listing -exec rm -rf {} +; }
+    s3_clean; measure "s3 upload: aws s3 cp" aws --endpoint-url "$s3_url" s3 cp --only-show-errors "$work/big.bin" s3://gateway/big.bin
+    s3_clean; measure "s3 upload: rclone copyto (chunk 16M, concurrency 8)" rclone copyto --s3-chunk-size 16M --s3-upload-concurrency 8 "$work/big.bin" s3b:gateway/big.bin
+    s3_clean; measure "s3 upload: (default) rclone copyto" rclone copyto "$work/big.bin" s3b:gateway/big.bin
+    s3_clean; measure "s3 upload: gateway copy" "$gateway" copy --quiet "$work/big.bin" s3:big.bin
+    cmp -s "$work/big.bin" "$s3_root/big.bin" || { echo "S3 upload differs" >&2; exit 1; }
+    clean; measure "s3 download: aws s3 cp" aws --endpoint-url "$s3_url" s3 cp --only-show-errors s3://gateway/big.bin "$work/out/big.bin"
+    clean; measure "s3 download: rclone copyto (multi-thread 8)" rclone copyto --multi-thread-streams 8 s3b:gateway/big.bin "$work/out/big.bin"
+    clean; measure "s3 download: (default) rclone copyto" rclone copyto s3b:gateway/big.bin "$work/out/big.bin"
+    clean; measure "s3 download: gateway copy" "$gateway" copy --quiet s3:big.bin "$work/out/big.bin"
+    cmp -s "$work/big.bin" "$work/out/big.bin" || { echo "S3 download differs" >&2; exit 1; }
+    s3_clean; measure "s3 small files: aws s3 cp --recursive" aws --endpoint-url "$s3_url" s3 cp --only-show-errors --recursive "$work/small" s3://gateway/up/
+    s3_clean; measure "s3 small files: rclone copy (transfers 16)" rclone copy --transfers 16 --checkers 16 "$work/small" s3b:gateway/up
+    s3_clean; measure "s3 small files: (default) rclone copy" rclone copy "$work/small" s3b:gateway/up
+    s3_clean; measure "s3 small files: gateway copy" "$gateway" copy --quiet "$work/small" s3:up
+    [ "$(ls "$s3_root/up" | wc -l)" -eq "$small_files" ] || { echo "S3 small-file upload incomplete" >&2; exit 1; }
+    measure "s3 listing: aws s3api list-objects-v2" aws --endpoint-url "$s3_url" s3api list-objects-v2 --bucket gateway --prefix listing/ --delimiter / --output text --query 'Contents[].Key'
+    measure "s3 listing: rclone lsl" rclone lsl --max-depth 1 s3b:gateway/listing
+    measure "s3 listing: gateway ls -l" "$gateway" ls -l s3:listing
     fi
     if [[ " $sections " == *" monitor "* ]]; then
     # Change monitoring: one polling round of an unchanged tree (`watch --once` from a saved
