@@ -23,7 +23,7 @@ extension S3Provider {
 
     /// A listed object as an item.
     func item(_ object: S3ListPage.Object, path: String) -> FileObject {
-        FileObject(path: path, type: .file, size: object.size, modificationDate: object.lastModified.flatMap(S3Dates.iso8601),
+        FileObject(path: path, type: .file, size: object.size, modificationDate: object.lastModified.flatMap(InternetDate.rfc3339),
                    versionTag: object.etag, hashes: Self.md5(fromETag: object.etag).map { [.md5: $0] } ?? [:])
     }
 
@@ -105,7 +105,7 @@ extension S3Provider {
         } else if let md5 = Self.md5(fromETag: etag) {
             hashes[.md5] = md5
         }
-        let uploaded = head.header("last-modified").flatMap(S3Dates.http)
+        let uploaded = head.header("last-modified").flatMap(InternetDate.http)
         let written = head.header("x-amz-meta-mtime").flatMap(Self.parseMtime)
         return FileObject(path: path, type: .file, size: head.contentLength ?? 0, modificationDate: uploaded,
                           contentType: head.header("content-type"), versionTag: etag, hashes: hashes,
@@ -148,6 +148,7 @@ extension S3Provider {
     public func walk(path: String, pageSize: Int) -> PullSequence<FileObject> {
         PullSequence { [self] in
             var pending: [FileObject] = []
+            var next = 0  // the first of `pending` not yet handed out
             var token: String?
             var finished = false
             var started = false
@@ -157,7 +158,12 @@ extension S3Provider {
             var sawAny = false
             return {
                 while true {
-                    if !pending.isEmpty { return pending.removeFirst() }
+                    if next < pending.count {
+                        next += 1
+                        return pending[next - 1]
+                    }
+                    pending.removeAll(keepingCapacity: true)
+                    next = 0
                     if finished { return nil }
                     if !started {
                         root = try RemotePath.normalize(path)

@@ -55,7 +55,7 @@ extension S3Provider: FileProviderIncompleteUploads {
         var page = UploadsPage()
         for record in document.records(named: "Upload") {
             guard let key = record.values["Key"], let id = record.values["UploadId"], !id.isEmpty else { continue }
-            page.uploads.append((key, id, record.values["Initiated"].flatMap(S3Dates.iso8601)))
+            page.uploads.append((key, id, record.values["Initiated"].flatMap(InternetDate.rfc3339)))
         }
         page.isTruncated = document.values["IsTruncated"]?.lowercased() == "true"
         page.nextKeyMarker = document.values["NextKeyMarker"].flatMap { $0.isEmpty ? nil : $0 }

@@ -191,7 +191,7 @@ extension S3Provider {
     /// One part; its ETag.
     private func uploadPart(_ data: Data, number: Int, key objectKey: String, uploadID: String, path remote: String) async throws -> String {
         let (head, body) = try await send("PUT", key: objectKey, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                                          headers: integrityHeaders(data), body: .data(data), path: remote)
+                                          headers: integrityHeaders(data), body: .streamed(data), path: remote)
         guard head.isSuccess else { throw failure(head, body: body, path: remote) }
         guard let etag = head.header("etag"), !etag.isEmpty else {
             throw FileProviderError.malformedResponse(path: remote, detail: "the server's answer to UploadPart \(number) has no ETag")

@@ -120,6 +120,10 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
     enum Body {
         case none
         case data(Data)
+        /// Bytes at hand sent through libcurl's read callback rather than copied into libcurl (a
+        /// multipart upload's parts: megabytes each, several at once). Not resent by the client
+        /// when a connection fails; the caller retries.
+        case streamed(Data)
     }
 
     /// Builds and signs a request to `key` (`nil`: the bucket itself) with `query` (names and
@@ -132,13 +136,21 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
         var payloadHash = SigV4Signer.emptyPayloadHash
         var httpBody = HTTPRequest.Body.none
         var headers = headers
-        if case .data(let data) = body {
+        switch body {
+        case .none:
+            break
+        case .data(let data), .streamed(let data):
             // libcurl labels a body without a type as a form, and a server may read it as one.
             if !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
                 headers.append((name: "Content-Type", value: "application/octet-stream"))
             }
             payloadHash = configuration.signsPayloads ? SigV4Signer.payloadHash(data) : SigV4Signer.unsignedPayload
-            httpBody = .data(data)
+            if case .streamed = body {
+                // (libcurl sends Content-Length: the stream knows its length.)
+                httpBody = .stream(ByteStream(data: data, chunkSize: 256 << 10))
+            } else {
+                httpBody = .data(data)
+            }
         }
         let signed = signer.signedHeaders(method: method, path: encodedPath, query: queryText,
                                           headers: [("host", hostHeader)] + headers, payloadHash: payloadHash, date: Date())

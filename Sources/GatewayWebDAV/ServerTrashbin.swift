@@ -320,7 +320,7 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
     private func probe(_ source: String, remotePath path: String) async throws -> (date: Date?, resource: DAVResource?) {
         let (head, body) = try await dav.send("PROPFIND", source, headers: [WebDAVProvider.xmlContentType, (name: "Depth", value: "0")],
                                               body: .data(propfindBody))
-        let date = head.header("date").flatMap(DAVDate.http)
+        let date = head.header("date").flatMap(InternetDate.http)
         switch head.status {
         case 207:
             let parser = MultistatusParser()
@@ -360,7 +360,7 @@ public final class ServerTrashbin: TrashVolume, TrashLocator, @unchecked Sendabl
         default:
             throw dav.failure(head, body: body, path: path)
         }
-        return head.header("date").flatMap(DAVDate.http)
+        return head.header("date").flatMap(InternetDate.http)
     }
 
     /// Fails, before anything is deleted, when the server has no trash bin (its app turned off):

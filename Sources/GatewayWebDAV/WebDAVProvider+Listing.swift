@@ -111,7 +111,7 @@ extension WebDAVProvider {
     /// value ``FileObject/versionTag`` already holds.
     func fileObject(_ resource: DAVResource, requestPath: String, describing: Bool = false, local: StoredStamp? = nil) -> FileObject? {
         guard let path = paths.remotePath(fromHref: resource.href, requestPath: requestPath) else { return nil }
-        let modified = resource.lastModified.flatMap(DAVDate.http)
+        let modified = resource.lastModified.flatMap(InternetDate.http)
         // Without an ETag (nginx), the time (to the second) and a file's size stand for the version.
         let version = resource.etag ?? resource.lastModified.map {
             "lm:\($0)" + (resource.isCollection ? "" : resource.contentLength.map { " size \($0)" } ?? "")
@@ -125,7 +125,7 @@ extension WebDAVProvider {
             path: path,
             type: resource.isCollection ? .directory : .file,
             size: resource.isCollection ? nil : resource.contentLength,
-            creationDate: resource.creationDate.flatMap(DAVDate.rfc3339),
+            creationDate: resource.creationDate.flatMap(InternetDate.rfc3339),
             modificationDate: modified,
             contentType: resource.isCollection ? nil : resource.contentType,
             versionTag: version,

@@ -135,7 +135,7 @@ extension WebDAVProvider {
         guard vendor == .other else { return nil }
         let slack = elapsed.components.seconds + 1
         let written: Int64
-        if let dated = answer.header("date").flatMap(DAVDate.http) {
+        if let dated = answer.header("date").flatMap(InternetDate.http) {
             written = Int64(saturating: dated.timeIntervalSince1970).addingReportingOverflow(slack).partialValue
         } else if let modified = stored?.modificationDate {
             written = Int64(saturating: modified.timeIntervalSince1970.rounded(.up))
@@ -203,7 +203,7 @@ extension WebDAVProvider {
     /// machine recorded (``LocalStamps``); the later written where both are valid.
     func sourceStamp(of resource: DAVResource, local: StoredStamp? = nil) -> SourceStamp? {
         guard !resource.isCollection else { return nil }
-        let modified = resource.lastModified.flatMap(DAVDate.http)
+        let modified = resource.lastModified.flatMap(InternetDate.http)
         let valid = [resource.sourceStamp.flatMap(StoredStamp.init(parsing:)), local].compactMap { $0 }.filter {
             $0.describes(size: resource.contentLength, lastModified: modified, etag: resource.etag)
         }

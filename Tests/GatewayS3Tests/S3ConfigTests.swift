@@ -86,6 +86,6 @@ struct S3ConfigTests {
         #expect(minio.baseURL.absoluteString == "http://127.0.0.1:9000/b/")
         #expect(minio.capabilities.hashAlgorithms == [.md5])
         #expect(minio is any FileProviderSharing, "presigned links without a links configuration")
-        #expect(minio is any FileProviderIncompleteUploads)
+        #expect((minio as any FileProviderBasic) is any FileProviderIncompleteUploads)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 @testable import GatewayS3Protocol
 import Testing
 
@@ -24,8 +25,8 @@ struct S3XMLTests {
                                        etag: "\"fba9dede5f27731c9771645a39863328\"", storageClass: "STANDARD")])
         #expect(page.prefixes == ["photos/2006/"])
         #expect(page.isTruncated && page.continuationToken == "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=")
-        #expect(S3Dates.iso8601("2009-10-12T17:50:30.000Z") == Date(timeIntervalSince1970: 1_255_369_830))
-        #expect(S3Dates.http("Mon, 12 Oct 2009 17:50:30 GMT") == Date(timeIntervalSince1970: 1_255_369_830))
+        #expect(InternetDate.rfc3339("2009-10-12T17:50:30.000Z") == Date(timeIntervalSince1970: 1_255_369_830))
+        #expect(InternetDate.http("Mon, 12 Oct 2009 17:50:30 GMT") == Date(timeIntervalSince1970: 1_255_369_830))
     }
 
     @Test func urlEncodedKeysAreDecoded() throws {

@@ -258,17 +258,17 @@ struct WebDAVPathTests {
 
     @Test("HTTP and RFC 3339 dates")
     func dates() {
-        #expect(DAVDate.http("Sat, 21 Nov 2026 13:23:43 GMT") == Date(timeIntervalSince1970: 1_795_267_423))
-        #expect(DAVDate.http("Saturday, 21-Nov-26 13:23:43 GMT") == Date(timeIntervalSince1970: 1_795_267_423))
-        #expect(DAVDate.http("garbage") == nil)
+        #expect(InternetDate.http("Sat, 21 Nov 2026 13:23:43 GMT") == Date(timeIntervalSince1970: 1_795_267_423))
+        #expect(InternetDate.http("Saturday, 21-Nov-26 13:23:43 GMT") == Date(timeIntervalSince1970: 1_795_267_423))
+        #expect(InternetDate.http("garbage") == nil)
         // Hostile values give no date, never a trap.
-        #expect(DAVDate.http("Sat, 21 Nov 99999999999999999999 13:23:43 GMT") == nil)
-        #expect(DAVDate.http("Sat, 21 Nov 9999999999 13:23:43 GMT") == nil)
-        #expect(DAVDate.http("Sat, 21 Xyz 2026 13:23:43 GMT") == nil)
-        #expect(DAVDate.http("Sat, 99 Nov 2026 99:99:99 GMT") == nil)
-        #expect(DAVDate.rfc3339("99999-11-21T13:23:43+99:99") == nil)
-        #expect(DAVDate.rfc3339("2026-11-21T13:23:43Z") == Date(timeIntervalSince1970: 1_795_267_423))
-        #expect(DAVDate.rfc3339("2026-11-21T14:23:43.5+01:00") == Date(timeIntervalSince1970: 1_795_267_423.5))
-        #expect(DAVDate.rfc3339("2026-13-01T00:00:00Z") == nil)
+        #expect(InternetDate.http("Sat, 21 Nov 99999999999999999999 13:23:43 GMT") == nil)
+        #expect(InternetDate.http("Sat, 21 Nov 9999999999 13:23:43 GMT") == nil)
+        #expect(InternetDate.http("Sat, 21 Xyz 2026 13:23:43 GMT") == nil)
+        #expect(InternetDate.http("Sat, 99 Nov 2026 99:99:99 GMT") == nil)
+        #expect(InternetDate.rfc3339("99999-11-21T13:23:43+99:99") == nil)
+        #expect(InternetDate.rfc3339("2026-11-21T13:23:43Z") == Date(timeIntervalSince1970: 1_795_267_423))
+        #expect(InternetDate.rfc3339("2026-11-21T14:23:43.5+01:00") == Date(timeIntervalSince1970: 1_795_267_423.5))
+        #expect(InternetDate.rfc3339("2026-13-01T00:00:00Z") == nil)
     }
 }

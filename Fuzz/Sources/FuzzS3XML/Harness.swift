@@ -19,7 +19,6 @@ public func fuzzS3XML(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         precondition(page.objects.allSatisfy { $0.size >= 0 }, "a negative size")
         precondition(page.objects.count + page.prefixes.count <= document.records.count, "more entries than records")
         precondition(!page.isTruncated || page.continuationToken != nil, "a truncated page without a token")
-        for object in page.objects { _ = object.lastModified.flatMap(S3Dates.iso8601) }
     }
     if let error = S3ErrorBody(document) {
         precondition(error.code.utf8.count <= 800 && (error.message?.count ?? 0) <= 500, "an error text past its bound")
