@@ -38,9 +38,7 @@ extension S3Provider {
         case 200:
             guard options.offset > 0 || options.length != nil else { return body }
             // The range was ignored: the whole object comes; skip and cut here.
-            let total = head.contentLength
-            return Self.cut(body, skip: options.offset, limit: options.length,
-                            expected: total.map { max(0, $0 - options.offset) }.map { length in options.length.map { min($0, length) } ?? length })
+            return RangeCutter.cut(body, skip: options.offset, limit: options.length, totalLength: head.contentLength, path: remote)
         case 206:
             let range = head.header("content-range") ?? ""
             guard range.hasPrefix("bytes \(options.offset)-") else {
@@ -55,36 +53,6 @@ extension S3Provider {
             throw failure(head, body: data, path: remote)
         default:
             throw failure(head, body: (try? await body.collect(limit: 1 << 16)) ?? Data(), path: remote)
-        }
-    }
-
-    /// `body` without its first `skip` bytes and at most `limit` bytes long.
-    static func cut(_ body: ByteStream, skip: Int64, limit: Int64?, expected: Int64?) -> ByteStream {
-        final class State: @unchecked Sendable {
-            var iterator: ByteStream.AsyncIterator
-            var toSkip: Int64
-            var remaining: Int64
-            init(_ body: ByteStream, skip: Int64, limit: Int64?) {
-                iterator = body.makeAsyncIterator()
-                toSkip = skip
-                remaining = limit ?? .max
-            }
-        }
-        let state = State(body, skip: skip, limit: limit)
-        return ByteStream(expectedLength: expected) {
-            while state.remaining > 0 {
-                guard var chunk = try await state.iterator.next() else { return nil }
-                if state.toSkip > 0 {
-                    let dropped = min(Int64(chunk.count), state.toSkip)
-                    state.toSkip -= dropped
-                    chunk = Data(chunk.dropFirst(Int(dropped)))
-                    if chunk.isEmpty { continue }
-                }
-                if Int64(chunk.count) > state.remaining { chunk = Data(chunk.prefix(Int(state.remaining))) }
-                state.remaining -= Int64(chunk.count)
-                return chunk
-            }
-            return nil
         }
     }
 }
