@@ -23,7 +23,9 @@ extension S3Provider {
         var partSize = configuration.partSize
         if let expected, expected > Int64(partSize) * Int64(S3Limits.maximumParts) {
             // Parts large enough for 10,000 to hold the file, in whole MiB.
-            let needed = (expected + Int64(S3Limits.maximumParts) - 1) / Int64(S3Limits.maximumParts)
+            // (Divided first: a hostile source's size near Int64.max must not trap.)
+            let parts = Int64(S3Limits.maximumParts)
+            let needed = expected / parts + (expected % parts == 0 ? 0 : 1)
             partSize = Int(min(Int64(S3Limits.maximumPartSize), ((needed + (1 << 20) - 1) >> 20) << 20))
         }
         let reader = PartReader(counted, partSize: partSize)
