@@ -29,15 +29,8 @@ extension S3Provider {
                       summary: "store an empty object FOLDER/ for each folder made, so empty folders are kept; false stores nothing (empty folders are then not kept)"),
             ConfigKey("payload_signing", .string, default: "auto",
                       summary: "sign request bodies (their SHA-256): auto (over plain HTTP; over HTTPS bodies carry Content-MD5 instead), always, never"),
-            ConfigKey("max_connections", .integer, default: "8", summary: "most requests at once (and idle connections kept)"),
-            ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect"),
-            ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a transfer may move no data before it fails"),
-            ConfigKey("low_speed_limit", .integer, default: "1024",
-                      summary: "bytes per second a transfer must average over low_speed_time, or it fails as timed out; 0 turns the rule off"),
-            ConfigKey("low_speed_time", .number, default: "60", summary: "seconds low_speed_limit is averaged over"),
-            ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust"),
-            ConfigKey("insecure_tls", .boolean, default: "false", summary: "skip TLS certificate checks (testing only; logged as a warning)"),
-        ] + TrashSettings.configKeys(folderSummary: "the trash folder (a key prefix), relative to the remote's root; hidden from copies and syncs"),
+        ] + HTTPClientConfiguration.configKeys(defaultConnections: 8)
+          + TrashSettings.configKeys(folderSummary: "the trash folder (a key prefix), relative to the remote's root; hidden from copies and syncs"),
         validate: validate,
         make: { remote, context in
             let region = remote.string("region") ?? "us-east-1"
@@ -46,18 +39,7 @@ extension S3Provider {
             let endpoint = endpointText.flatMap(URL.init(string:)) ?? URL(string: "https://s3.\(region).amazonaws.com")!
             let pathStyle = remote.boolean("path_style") ?? (endpointText != nil || bucket.contains("."))
             let credentials = try resolveCredentials(remote, environment: context.environment)
-            let http = HTTPClientConfiguration(
-                baseURL: endpoint,
-                remoteName: remote.name,
-                maxConnections: context.maxConnections(remote, default: 8),
-                connectTimeout: remote.duration("connect_timeout", default: 15),
-                idleTimeout: remote.duration("idle_timeout", default: 60),
-                lowSpeedLimit: remote.integer("low_speed_limit") ?? 1024,
-                lowSpeedTime: remote.duration("low_speed_time", default: 60),
-                caFile: remote.string("ca_file"),
-                insecureTLS: remote.boolean("insecure_tls") ?? false,
-                requestAttempts: context.requestAttempts
-            )
+            let http = HTTPClientConfiguration(remote: remote, baseURL: endpoint, context: context, defaultConnections: 8)
             let configuration = S3Configuration(
                 endpoint: endpoint, region: region, bucket: bucket, prefix: remote.string("prefix") ?? "", pathStyle: pathStyle,
                 credentials: credentials, storageClass: remote.string("storage_class"), partSize: remote.integer("part_size") ?? (8 << 20),
@@ -119,11 +101,9 @@ extension S3Provider {
             let names = S3Configuration.PayloadSigning.allCases.map(\.rawValue)
             problems.append(.init(key: "payload_signing", message: "key \"payload_signing\" must be one of \(names.joined(separator: ", "))\(Suggestion.didYouMean(mode, in: names))"))
         }
-        problems += [remote.rangeProblem("max_connections", 1...64),
-                     remote.rangeProblem("upload_concurrency", 1...64),
-                     remote.rangeProblem("part_size", S3Limits.minimumPartSize...S3Limits.maximumPartSize, unit: " bytes"),
-                     remote.rangeProblem("low_speed_limit", 0...(1 << 30), unit: " bytes per second")].compactMap { $0 }
-        problems += remote.secondsProblems(["connect_timeout", "idle_timeout", "low_speed_time"])
+        problems += [remote.rangeProblem("upload_concurrency", 1...64),
+                     remote.rangeProblem("part_size", S3Limits.minimumPartSize...S3Limits.maximumPartSize, unit: " bytes")].compactMap { $0 }
+        problems += HTTPClientConfiguration.problems(remote)
         let hasKey = remote.values.keys.contains { $0.hasPrefix("access_key_id") }
         let hasSecret = remote.values.keys.contains { $0.hasPrefix("secret_access_key") }
         if hasKey != hasSecret {

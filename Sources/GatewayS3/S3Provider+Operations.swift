@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import GatewayCore
 import GatewayS3Protocol
 import GatewayTransport
@@ -80,14 +80,10 @@ extension S3Provider {
         }
     }
 
-    /// `CopyObject` of one object (up to 5 GiB; larger ones are streamed through this process).
-    /// `replacing` metadata sets new `x-amz-meta-*` headers instead of keeping the source's.
-    func copyObject(from source: String, item: FileObject, to destination: String, replacing: [(name: String, value: String)]? = nil,
-                    progress: TransferProgress?) async throws {
+    /// `CopyObject` of one object with its metadata (up to 5 GiB; larger ones are streamed through
+    /// this process).
+    func copyObject(from source: String, item: FileObject, to destination: String, progress: TransferProgress?) async throws {
         if (item.size ?? 0) > S3Limits.maximumCopySize {
-            guard replacing == nil else {
-                throw FileProviderError.unsupported(operation: "changing the metadata of an object over 5 GiB", path: source)
-            }
             var options = WriteOptions()
             options.modificationDate = item.sourceStamp?.modificationDate
             options.progress = progress
@@ -97,10 +93,6 @@ extension S3Provider {
         let copySource = "/" + S3URIEncoding.encode(configuration.bucket) + "/" + S3URIEncoding.encode(key(source), keepingSlashes: true)
         var headers: [(name: String, value: String)] = [(name: "x-amz-copy-source", value: copySource)]
         if let etag = item.versionTag { headers.append((name: "x-amz-copy-source-if-match", value: etag)) }
-        if let replacing {
-            headers.append((name: "x-amz-metadata-directive", value: "REPLACE"))
-            headers += replacing
-        }
         if let storageClass = configuration.storageClass { headers.append((name: "x-amz-storage-class", value: storageClass)) }
         _ = try await sendXML("PUT", key: key(destination), headers: headers, path: destination)
         progress?.addBytes(item.size ?? 0)
@@ -163,18 +155,5 @@ extension S3Provider {
             try await deleteObjects(copied, path: source)
             try await keepParent(of: source)
         }
-    }
-
-    /// Sets `x-amz-meta-mtime` by copying the object onto itself with new metadata (objects up to 5 GiB).
-    public func setModificationDate(_ date: Date, path: String) async throws {
-        let remote = try RemotePath.normalize(path)
-        guard let item = try await headObject(remote) else {
-            if try await folderExists(remote) { return }  // folders have no time to keep
-            throw notFound(remote)
-        }
-        var replacing: [(name: String, value: String)] = [(name: "x-amz-meta-mtime", value: Self.formatMtime(date))]
-        if let md5 = item.hashes[.md5], Self.md5(fromETag: item.versionTag) == nil { replacing.append((name: "x-amz-meta-md5", value: md5)) }
-        if let type = item.contentType { replacing.append((name: "Content-Type", value: type)) }
-        try await copyObject(from: remote, item: item, to: remote, replacing: replacing, progress: nil)
     }
 }

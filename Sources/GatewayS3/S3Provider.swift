@@ -76,10 +76,11 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
     }
 
     /// What S3 offers. Listings give each object's upload time, not a time a writer chose: the
-    /// writer's time is kept in `x-amz-meta-mtime` (``setModificationDate(_:path:)`` sets it), which
-    /// only a `HEAD` of each object shows, as its source stamp. So neither times kept nor settable
-    /// times are claimed: copies skip files not modified since their upload (or, looked up one by
-    /// one, by the stamp). MD5 hashes come from stored metadata or a single-part ETag.
+    /// writer's time (``WriteOptions/modificationDate``) is kept in `x-amz-meta-mtime`, which only a
+    /// `HEAD` of each object shows, as its source stamp. So neither times kept nor settable times are
+    /// claimed, and ``FileProviderOperations/setModificationDate(_:path:)`` throws `unsupported`
+    /// (changing metadata means copying the object onto itself): copies skip files not modified
+    /// since their upload (or, looked up one by one, by the stamp). MD5 hashes come from stored metadata or a single-part ETag.
     public var capabilities: ProviderCapabilities {
         ProviderCapabilities(features: [.serverSideCopy, .serverSideMove, .rangedRead, .conditionalWrite],
                              hashAlgorithms: [.md5], modificationTimePrecision: .seconds(1))

@@ -14,7 +14,6 @@ extension WebDAVProvider {
             ConfigKey("password", .string, secret: true, summary: "password for Basic or Digest authentication"),
             ConfigKey("bearer_token", .string, secret: true, summary: "token sent as Authorization: Bearer (instead of user/password)"),
             ConfigKey("vendor", .string, default: "other", summary: "server flavour: other, nextcloud or owncloud (enables modification times)"),
-            ConfigKey("max_connections", .integer, default: "4", summary: "most requests at once (and idle connections kept)"),
             ConfigKey("ranged_uploads", .boolean, default: "true",
                       summary: "let copies of large files (--multi-thread-cutoff) upload several byte ranges at once with PUT and Content-Range, where a probe finds the server takes them (Apache mod_dav); false sends every file in one PUT"),
             ConfigKey("atomic_put", .string, default: "auto",
@@ -23,32 +22,15 @@ extension WebDAVProvider {
                       summary: "change monitoring through RFC 6578 sync-collection reports: auto (where the server answers them and is seen to list member folders in them), always (also where that cannot be seen, e.g. a server that leaves folders out, on a tree without folders), never (list folders)"),
             ConfigKey("dead_properties", .boolean, default: "false",
                       summary: "with vendor other: besides the local state store, record each uploaded file's source stamp (source modification time, and hashes when known) on the server, in a dead property of the gateway's namespace (one PROPPATCH per upload), so that copy, sync and check on other machines compare against it too; for trees written from several machines; skipped where the server does not keep dead properties"),
-            ConfigKey("connect_timeout", .number, default: "15", summary: "seconds allowed to connect"),
-            ConfigKey("idle_timeout", .number, default: "60", summary: "seconds a transfer may move no data before it fails"),
-            ConfigKey("low_speed_limit", .integer, default: "1024",
-                      summary: "bytes per second a transfer must average over low_speed_time, or it fails as timed out (a server dripping a body or an endless listing); 0 turns the rule off"),
-            ConfigKey("low_speed_time", .number, default: "60", summary: "seconds low_speed_limit is averaged over"),
-            ConfigKey("ca_file", .string, summary: "PEM file of CA certificates to trust"),
-            ConfigKey("insecure_tls", .boolean, default: "false", summary: "skip TLS certificate checks (testing only; logged as a warning)"),
-        ] + TrashSettings.configKeys(folderSummary: "the trash folder, relative to the remote's root (`files/` and `info/` inside, FreeDesktop-style); hidden from copies and syncs. With vendor nextcloud or owncloud the server's own trash bin is used unless this is set"),
+        ] + HTTPClientConfiguration.configKeys(defaultConnections: 4)
+          + TrashSettings.configKeys(folderSummary: "the trash folder, relative to the remote's root (`files/` and `info/` inside, FreeDesktop-style); hidden from copies and syncs. With vendor nextcloud or owncloud the server's own trash bin is used unless this is set"),
         validate: validate,
         make: { remote, context in
             let url = URL(string: remote.string("url") ?? "")!
             let configuration = HTTPClientConfiguration(
-                baseURL: url,
-                remoteName: remote.name,
-                user: remote.string("user"),
+                remote: remote, baseURL: url, context: context, defaultConnections: 4, user: remote.string("user"),
                 password: try remote.secret("password", environment: context.environment),
-                bearerToken: try remote.secret("bearer_token", environment: context.environment),
-                maxConnections: context.maxConnections(remote),
-                connectTimeout: remote.duration("connect_timeout", default: 15),
-                idleTimeout: remote.duration("idle_timeout", default: 60),
-                lowSpeedLimit: remote.integer("low_speed_limit") ?? 1024,
-                lowSpeedTime: remote.duration("low_speed_time", default: 60),
-                caFile: remote.string("ca_file"),
-                insecureTLS: remote.boolean("insecure_tls") ?? false,
-                requestAttempts: context.requestAttempts
-            )
+                bearerToken: try remote.secret("bearer_token", environment: context.environment))
             let vendor = Vendor(rawValue: remote.string("vendor") ?? "other") ?? .other
             let rangedUploads = remote.boolean("ranged_uploads") ?? true
             let atomicPut = AtomicPut(rawValue: remote.string("atomic_put") ?? "auto") ?? .auto
@@ -97,9 +79,7 @@ extension WebDAVProvider {
             let names = Vendor.allCases.map(\.rawValue)
             problems.append(.init(key: "vendor", message: "key \"vendor\" must be one of \(names.joined(separator: ", "))\(Suggestion.didYouMean(vendor, in: names))"))
         }
-        problems += [remote.rangeProblem("max_connections", 1...64),
-                     remote.rangeProblem("low_speed_limit", 0...(1 << 30), unit: " bytes per second")].compactMap { $0 }
-        problems += remote.secondsProblems(["connect_timeout", "idle_timeout", "low_speed_time"])
+        problems += HTTPClientConfiguration.problems(remote)
         let hasPassword = remote.values.keys.contains { $0.hasPrefix("password") }
         let hasToken = remote.values.keys.contains { $0.hasPrefix("bearer_token") }
         if hasPassword && hasToken {

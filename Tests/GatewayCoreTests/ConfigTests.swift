@@ -95,7 +95,7 @@ struct ConfigTests {
         let lines = problems(#"{"remotes": {"docs": {"type": "locl", "root": "/x"}}}"#)
         #expect(lines.count == 1)
         #expect(lines[0].contains(#"remote "docs": unknown type "locl" (did you mean "local"?)"#))
-        #expect(lines[0].contains("known types: ftp, local, sftp, webdav"))
+        #expect(lines[0].contains("known types: ftp, local, s3, sftp, webdav"))
     }
 
     @Test("wrong value type names the key and never echoes the value")

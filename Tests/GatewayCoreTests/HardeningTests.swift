@@ -59,13 +59,17 @@ struct HardeningTests {
     }
 
     @Test("timeouts and speed limits are validated in range, and never overflow when used",
-          arguments: ["webdav", "ftp"])
+          arguments: ["webdav", "ftp", "s3"])
     func timeoutRanges(type: String) throws {
         let registry = Gateway.makeRegistry()
-        let url = type == "ftp" ? "ftp://127.0.0.1/" : "http://127.0.0.1/"
+        let site = switch type {
+        case "ftp": #""url": "ftp://127.0.0.1/""#
+        case "s3": #""bucket": "b", "endpoint": "http://127.0.0.1/""#
+        default: #""url": "http://127.0.0.1/""#
+        }
         for (key, value) in [("idle_timeout", "1e16"), ("connect_timeout", "0"), ("low_speed_time", "-1"), ("idle_timeout", "3000000"),
                              ("low_speed_limit", "-5"), ("low_speed_limit", "9999999999")] {
-            let json = #"{"remotes": {"r": {"type": "\#(type)", "url": "\#(url)", "\#(key)": \#(value)}}}"#
+            let json = #"{"remotes": {"r": {"type": "\#(type)", \#(site), "\#(key)": \#(value)}}}"#
             do {
                 _ = try GatewayConfiguration.parse(data: Data(json.utf8), source: "t.json", registry: registry)
                 Issue.record("\(key) = \(value) was accepted")
@@ -101,7 +105,7 @@ struct LibraryNameTests {
         let engine: StorageGateway.CopyEngine = StorageGateway.CopyEngine()
         #expect(engine.options.transfers == 4)
         let registry: StorageGateway.ProviderRegistry = StorageGateway.Gateway.makeRegistry()
-        #expect(registry.allDescriptors.map(\.type).sorted() == ["ftp", "local", "sftp", "webdav"])
+        #expect(registry.allDescriptors.map(\.type).sorted() == ["ftp", "local", "s3", "sftp", "webdav"])
     }
 }
 
@@ -179,12 +183,13 @@ struct ConcurrencyTests {
         #expect(ProviderContext(concurrency: 16).maxConnections(set) == 2)
     }
 
-    @Test("WebDAV, FTP and SFTP providers made with a concurrency of 12 keep 12 connections", arguments: ["webdav", "ftp", "sftp"])
+    @Test("WebDAV, FTP, SFTP and S3 providers made with a concurrency of 12 keep 12 connections", arguments: ["webdav", "ftp", "sftp", "s3"])
     func providers(type: String) async throws {
         let registry = Gateway.makeRegistry()
         let values: [String: ConfigValue] = switch type {
         case "sftp": ["host": .string("127.0.0.1"), "user": .string("u"), "password": .string("p"), "known_hosts": .string("/dev/null")]
         case "ftp": ["url": .string("ftp://127.0.0.1/"), "password": .string("p")]
+        case "s3": ["bucket": .string("b"), "endpoint": .string("http://127.0.0.1/"), "access_key_id": .string("k"), "secret_access_key": .string("s")]
         default: ["url": .string("http://127.0.0.1/")]
         }
         let remote = RemoteConfiguration(name: "r", type: type, values: values, source: "t")
@@ -194,6 +199,7 @@ struct ConcurrencyTests {
         case let webdav as WebDAVProvider: webdav.client.configuration.maxConnections
         case let ftp as FTPProvider: ftp.client.configuration.maxConnections
         case let sftp as SFTPProvider: sftp.configuration.maxConnections
+        case let s3 as S3Provider: s3.configuration.http.maxConnections
         default: nil
         }
         #expect(limit == 12)
