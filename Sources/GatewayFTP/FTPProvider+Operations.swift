@@ -45,11 +45,7 @@ extension FTPProvider {
     public func moveItem(path: String, to destination: String, overwrite: Bool) async throws {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
-        guard source != "/" else { throw FileProviderError.invalidPath(path: source, reason: "cannot move the remote's root") }
-        if source == target { return }
-        if target.hasPrefix(source + "/") {
-            throw FileProviderError.invalidPath(path: target, reason: "cannot move a folder into itself")
-        }
+        guard try RemotePath.checkTransfer(from: source, to: target, moving: true) else { return }
         guard let item = try await itemIfPresent(path: source) else { throw CocoaError.posix(ENOENT, path: source, remote: name) }
         if let existing = try await itemIfPresent(path: target) {
             guard overwrite else { throw existsError(target) }
@@ -76,8 +72,7 @@ extension FTPProvider {
     public func copyItem(path: String, to destination: String, overwrite: Bool, progress: TransferProgress?) async throws {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
-        if source == target { throw FileProviderError.invalidPath(path: target, reason: "cannot copy an item onto itself") }
-        if target.hasPrefix(source + "/") { throw FileProviderError.invalidPath(path: target, reason: "cannot copy a folder into itself") }
+        _ = try RemotePath.checkTransfer(from: source, to: target, moving: false)
         let item = try await attributesOfItem(path: source)
         if !overwrite, try await itemIfPresent(path: target) != nil { throw existsError(target) }
         try progress.checkCancellation()

@@ -33,11 +33,7 @@ extension LocalFileProvider {
     public func moveItem(path: String, to destination: String, overwrite: Bool) async throws {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
-        guard source != "/" else { throw FileProviderError.invalidPath(path: source, reason: "cannot move the remote's root") }
-        if source == target { return }
-        if target.hasPrefix(source + "/") {
-            throw FileProviderError.invalidPath(path: target, reason: "cannot move a folder into itself")
-        }
+        guard try RemotePath.checkTransfer(from: source, to: target, moving: true) else { return }
         let from = try locate(source, followFinalSymlink: false, writing: true)
         let to = try locate(target, followFinalSymlink: false, writing: true)
         guard let info = from.status() else { throw posixError(errno, source) }
@@ -66,9 +62,7 @@ extension LocalFileProvider {
     public func copyItem(path: String, to destination: String, overwrite: Bool, progress: TransferProgress?) async throws {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
-        if target == source || target.hasPrefix(source == "/" ? "/" : source + "/") {
-            throw FileProviderError.invalidPath(path: target, reason: "cannot copy an item into itself")
-        }
+        _ = try RemotePath.checkTransfer(from: source, to: target, moving: false)
         guard let info = try locate(source, followFinalSymlink: true).status() else { throw posixError(errno, source) }
         if POSIX.isDirectory(info) {
             try await copyFolder(source, to: target, overwrite: overwrite, progress: progress)

@@ -38,6 +38,11 @@ public struct S3Configuration: Sendable {
     public var payloadSigning: PayloadSigning
     /// The HTTP client's settings (its base URL is the bucket's).
     public var http: HTTPClientConfiguration
+    /// Objects larger than this are copied in parts (`UploadPartCopy`), not by one `CopyObject`:
+    /// S3's limit (5 GiB); lower in tests.
+    var copyCutoff: Int64 = S3Limits.maximumCopySize
+    /// The size of one part of such a copy (1 GiB; grown for objects that would need more than 10,000).
+    var copyPartSize: Int64 = 1 << 30
 
     /// Creates a configuration; `http.baseURL` is replaced by the bucket's URL.
     public init(endpoint: URL, region: String, bucket: String, prefix: String = "", pathStyle: Bool, credentials: S3Credentials,
@@ -97,4 +102,7 @@ public enum S3Limits {
     public static let maximumParts = 10_000
     /// The largest object `CopyObject` copies in one request (5 GiB).
     public static let maximumCopySize: Int64 = 5 << 30
+    /// The most memory the parts of one upload in flight may hold (1 GiB): fewer parts go at once
+    /// than `upload_concurrency` says where parts are large (a part is read whole to be hashed).
+    public static let partMemoryBudget = 1 << 30
 }

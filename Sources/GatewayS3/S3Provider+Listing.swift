@@ -21,6 +21,34 @@ extension S3Provider {
         }
     }
 
+    /// The continuation token of the page after `page` (listed with `previous`), `nil` after the
+    /// last. A truncated page without a new token would list the same keys again forever, so it is
+    /// a malformed answer, not a loop.
+    func nextToken(after page: S3ListPage, previous: String?, path remote: String) throws -> String? {
+        guard page.isTruncated else { return nil }
+        guard let next = page.continuationToken, !next.isEmpty, next != previous else {
+            throw FileProviderError.malformedResponse(path: remote, detail: "the listing is truncated but gives no new continuation token")
+        }
+        return next
+    }
+
+    /// Every object whose key starts with `prefix`, a page of up to 1,000 at a time in key order:
+    /// one flat `ListObjectsV2` walk, however deep the tree (what removing, copying and walking a
+    /// folder read).
+    func objectPages(below prefix: String, path remote: String) -> PullSequence<[S3ListPage.Object]> {
+        PullSequence { [self] in
+            var token: String?
+            var finished = false
+            return {
+                guard !finished else { return nil }
+                let page = try await self.listPage(prefix: prefix, delimiter: nil, token: token, maxKeys: 1000, path: remote)
+                token = try self.nextToken(after: page, previous: token, path: remote)
+                finished = token == nil
+                return page.objects
+            }
+        }
+    }
+
     /// A listed object as an item.
     func item(_ object: S3ListPage.Object, path: String) -> FileObject {
         FileObject(path: path, type: .file, size: object.size, modificationDate: object.lastModified.flatMap(InternetDate.rfc3339),
@@ -60,7 +88,7 @@ extension S3Provider {
                 for object in page.objects {
                     if Self.isMarker(object.key) {
                         // The folder's own marker (a deeper one is rolled into a prefix).
-                        if Self.markedPrefix(object.key) == prefix { sawSelf = true } else { self.skipped(object.key) }
+                        if Self.sameKey(Self.markedPrefix(object.key), prefix) { sawSelf = true } else { self.skipped(object.key) }
                         continue
                     }
                     guard let path = self.remotePath(ofKey: object.key) else { self.skipped(object.key); continue }
@@ -72,8 +100,8 @@ extension S3Provider {
                     throw self.notFound(folder)
                 }
                 first = false
-                token = page.continuationToken
-                finished = !page.isTruncated
+                token = try self.nextToken(after: page, previous: token, path: folder)
+                finished = token == nil
                 entries.sort { $0.name < $1.name }
                 return ListingPage(entries: entries, isLast: finished)
             }
@@ -94,7 +122,7 @@ extension S3Provider {
         return item(head: head, path: remote)
     }
 
-    /// An item from a `HEAD` or `GET` answer: the size, the upload time (as listings give it), the
+    /// An item from a `HEAD` or `GET` answer: the size (unknown without a `Content-Length`), the upload time (as listings give it), the
     /// ETag, the MD5 (stored, or the ETag's), and the writer's time (`x-amz-meta-mtime`, as rclone
     /// stores it) as the source stamp the copy engine compares with.
     func item(head: HTTPResponseHead, path: String) -> FileObject {
@@ -107,7 +135,7 @@ extension S3Provider {
         }
         let uploaded = head.header("last-modified").flatMap(InternetDate.http)
         let written = head.header("x-amz-meta-mtime").flatMap(Self.parseMtime)
-        return FileObject(path: path, type: .file, size: head.contentLength ?? 0, modificationDate: uploaded,
+        return FileObject(path: path, type: .file, size: head.contentLength, modificationDate: uploaded,
                           contentType: head.header("content-type"), versionTag: etag, hashes: hashes,
                           sourceStamp: written.map { SourceStamp(modificationDate: $0, hashes: hashes) })
     }
@@ -149,9 +177,8 @@ extension S3Provider {
         PullSequence { [self] in
             var pending: [FileObject] = []
             var next = 0  // the first of `pending` not yet handed out
-            var token: String?
+            var pages: PullSequence<[S3ListPage.Object]>.AsyncIterator?
             var finished = false
-            var started = false
             var open: [Substring] = []  // the components of the folder the last key was in
             var root = "/"
             var prefix = ""
@@ -165,22 +192,23 @@ extension S3Provider {
                     pending.removeAll(keepingCapacity: true)
                     next = 0
                     if finished { return nil }
-                    if !started {
+                    if pages == nil {
                         root = try RemotePath.normalize(path)
                         prefix = self.folderPrefix(root)
-                        started = true
+                        pages = self.objectPages(below: prefix, path: root).makeAsyncIterator()
                     }
-                    let page = try await self.listPage(prefix: prefix, delimiter: nil, token: token, maxKeys: 1000, path: root)
-                    token = page.continuationToken
-                    finished = !page.isTruncated
-                    for object in page.objects {
+                    let objects = try await pages?.next()
+                    finished = objects == nil
+                    for object in objects ?? [] {
                         sawAny = true
-                        guard object.key.hasPrefix(prefix) else { self.skipped(object.key); continue }
                         var isMarker = Self.isMarker(object.key)
+                        guard let below = Self.remainder(of: isMarker ? Self.markedPrefix(object.key) : object.key, after: prefix) else {
+                            self.skipped(object.key)
+                            continue
+                        }
                         // The key's components below the root; a key no path can name (an empty,
                         // `.` or `..` component) still makes the folders before that component.
-                        var components = (isMarker ? Self.markedPrefix(object.key) : object.key).dropFirst(prefix.count)
-                            .split(separator: "/", omittingEmptySubsequences: false)
+                        var components = below.split(separator: "/", omittingEmptySubsequences: false)
                         if isMarker, components.last == "" { components.removeLast() }
                         if let bad = components.firstIndex(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
                             self.skipped(object.key)

@@ -23,12 +23,12 @@ extension S3Provider {
 
     /// Whether `key` is a directory marker (of either kind), and so no item of its own.
     static func isMarker(_ key: String) -> Bool {
-        key.hasSuffix("/") || key == hiddenMarkerName || key.hasSuffix("/" + hiddenMarkerName)
+        key.utf8.last == UInt8(ascii: "/") || sameKey(key, hiddenMarkerName) || key.utf8.reversed().starts(with: ("/" + hiddenMarkerName).utf8.reversed())
     }
 
     /// The folder key prefix a marker key stands for (`a/b/` for `a/b/` and `a/b/.gateway-folder`).
     static func markedPrefix(_ key: String) -> String {
-        key.hasSuffix("/") ? key : String(key.dropLast(hiddenMarkerName.count))
+        key.utf8.last == UInt8(ascii: "/") ? key : String(decoding: key.utf8.dropLast(hiddenMarkerName.utf8.count), as: UTF8.self)
     }
 
     /// Stores the marker of the folder `remote` (not the root).
@@ -42,31 +42,39 @@ extension S3Provider {
         case .unknown:
             let bare = String(prefix.dropLast())
             let before = try await headKey(bare, path: remote)
-            try await putEmpty(prefix, path: remote)
-            if !before, try await headKey(bare, path: remote) {
-                // The server stored `folder/` as a file `folder`: take that back, and mark with a hidden object.
-                logger.notice("this server stores directory markers (keys ending in /) as files; folders are marked with \(Self.hiddenMarkerName) objects",
-                              metadata: ["remote": .string(name)])
-                try await deleteObject(bare, path: remote)
-                markerStyle.store(MarkerStyle.hidden.rawValue, ordering: .relaxed)
-                try await putEmpty(prefix + Self.hiddenMarkerName, path: remote)
-            } else {
+            let etag = try await putEmpty(prefix, path: remote)
+            guard before == nil, let after = try await headKey(bare, path: remote) else {
                 markerStyle.store(MarkerStyle.slash.rawValue, ordering: .relaxed)
+                return
             }
+            // A file `folder` appeared with the marker. Only an empty one with the marker's ETag is
+            // the marker itself (another writer's file of that name is left alone, and the
+            // question stays open for the next marker).
+            let bareETag = { (tag: String?) in tag?.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+            guard after.contentLength == 0, etag == nil || bareETag(after.header("etag")) == bareETag(etag) else { return }
+            // The server stored `folder/` as a file `folder`: take that back, and mark with a hidden object.
+            logger.notice("this server stores directory markers (keys ending in /) as files; folders are marked with \(Self.hiddenMarkerName) objects",
+                          metadata: ["remote": .string(name)])
+            try await deleteObject(bare, path: remote)
+            markerStyle.store(MarkerStyle.hidden.rawValue, ordering: .relaxed)
+            try await putEmpty(prefix + Self.hiddenMarkerName, path: remote)
         }
     }
 
-    /// Whether an object `key` exists (a `HEAD`).
-    private func headKey(_ key: String, path remote: String) async throws -> Bool {
+    /// The `HEAD` answer of object `key`, `nil` when there is none.
+    private func headKey(_ key: String, path remote: String) async throws -> HTTPResponseHead? {
         let (head, body) = try await send("HEAD", key: key, path: remote)
-        if head.status == 404 { return false }
+        if head.status == 404 { return nil }
         guard head.isSuccess else { throw failure(head, body: body, path: remote) }
-        return true
+        return head
     }
 
-    private func putEmpty(_ key: String, path remote: String) async throws {
+    /// Stores an empty object; returns its ETag.
+    @discardableResult
+    private func putEmpty(_ key: String, path remote: String) async throws -> String? {
         let (head, body) = try await send("PUT", key: key, headers: [(name: "Content-Type", value: "application/x-directory")],
                                           body: .data(Data()), path: remote)
         guard head.isSuccess else { throw failure(head, body: body, path: remote) }
+        return head.header("etag")
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 public import GatewayCore
 import GatewayS3Protocol
@@ -32,22 +33,14 @@ extension S3Provider {
             return
         }
         let prefix = folderPrefix(remote)
-        var keys: [String] = []
-        var token: String?
         var any = false
-        repeat {
-            let page = try await listPage(prefix: prefix, delimiter: nil, token: token, maxKeys: 1000, path: remote)
-            token = page.isTruncated ? page.continuationToken : nil
-            for object in page.objects {
+        for try await objects in objectPages(below: prefix, path: remote) {
+            for object in objects {
                 any = true
-                if !(Self.isMarker(object.key) && Self.markedPrefix(object.key) == prefix), !recursive { throw CocoaError.posix(ENOTEMPTY, path: remote, remote: name, writing: true) }
-                keys.append(object.key)
+                if !(Self.isMarker(object.key) && Self.sameKey(Self.markedPrefix(object.key), prefix)), !recursive { throw CocoaError.posix(ENOTEMPTY, path: remote, remote: name, writing: true) }
             }
-            if keys.count >= 1000 || token == nil {
-                try await deleteObjects(keys, path: remote)
-                keys.removeAll()
-            }
-        } while token != nil
+            try await deleteObjects(objects.map(\.key), path: remote)
+        }
         if !any { throw notFound(remote) }
         try await keepParent(of: remote)
     }
@@ -66,9 +59,23 @@ extension S3Provider {
         guard head.isSuccess || head.status == 404 else { throw failure(head, body: body, path: remote) }
     }
 
-    /// Deletes objects, up to 8 requests at once, children before their markers.
+    /// Deletes objects: 1,000 a request with `DeleteObjects` (quiet: only failures come back);
+    /// one `DELETE` each, up to 8 at once, where the server lacks it (501, learned once) and for
+    /// keys XML cannot carry (control characters). Children before their markers.
     func deleteObjects(_ keys: [String], path remote: String) async throws {
-        let ordered = keys.sorted { $0.count > $1.count }
+        var ordered = keys.sorted { $0.utf8.count > $1.utf8.count }
+        if batchDeletes.load(ordering: .relaxed) != Self.batchDeletesMissing {
+            let (plain, awkward) = ordered.reduce(into: ([String](), [String]())) { split, key in
+                if key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { split.1.append(key) } else { split.0.append(key) }
+            }
+            var start = 0
+            while start < plain.count {
+                let batch = plain[start..<min(start + 1000, plain.count)]
+                guard try await deleteBatch(batch, path: remote) else { break }
+                start += batch.count
+            }
+            ordered = Array(plain[start...]) + awkward
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             var running = 0
             for objectKey in ordered {
@@ -80,12 +87,131 @@ extension S3Provider {
         }
     }
 
-    /// `CopyObject` of one object with its metadata (up to 5 GiB; larger ones are streamed through
-    /// this process).
+    /// Copies an object too large for `CopyObject` with `UploadPartCopy`, parts of
+    /// `copyPartSize` (4 at once), keeping its metadata (read by a `HEAD`: `x-amz-meta-*`, the
+    /// type). `false`, with nothing left behind, where the server does not implement it.
+    private func copyInParts(from source: String, item: FileObject, size: Int64, to destination: String,
+                             progress: TransferProgress?) async throws -> Bool {
+        let (head, body) = try await send("HEAD", key: key(source), path: source)
+        guard head.isSuccess else { throw failure(head, body: body, path: source) }
+        let etag = head.header("etag")
+        if let expected = item.versionTag, let etag, etag != expected {
+            throw FileProviderError.versionMismatch(path: source, expected: expected, actual: etag)
+        }
+        var metadata: [(name: String, value: String)] = head.headers.filter { $0.key.lowercased().hasPrefix("x-amz-meta-") }
+            .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        metadata.append((name: "Content-Type", value: head.header("content-type") ?? "application/octet-stream"))
+        if let storageClass = configuration.storageClass { metadata.append((name: "x-amz-storage-class", value: storageClass)) }
+        let targetKey = key(destination)
+        let created = try await sendXML("POST", key: targetKey, query: [("uploads", "")], headers: metadata, path: destination)
+        guard let uploadID = created.values["UploadId"], !uploadID.isEmpty else {
+            throw FileProviderError.malformedResponse(path: destination, detail: "the server's answer to CreateMultipartUpload holds no UploadId")
+        }
+        // Parts large enough for 10,000 to hold the object (divided first: no overflow).
+        let parts = Int64(S3Limits.maximumParts)
+        let partSize = max(configuration.copyPartSize, size / parts + (size % parts == 0 ? 0 : 1))
+        let count = Int(size / partSize + (size % partSize == 0 ? 0 : 1))
+        let copySource = [(name: "x-amz-copy-source",
+                           value: "/" + S3URIEncoding.encode(configuration.bucket) + "/" + S3URIEncoding.encode(key(source), keepingSlashes: true))]
+            + (etag.map { [(name: "x-amz-copy-source-if-match", value: $0)] } ?? [])
+        do {
+            let etags = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                var etags: [Int: String] = [:]
+                for number in 1...count {
+                    if number > 4, let (done, tag) = try await group.next() { etags[done] = tag }
+                    let start = Int64(number - 1) * partSize
+                    let end = min(start + partSize, size) - 1
+                    group.addTask { [self] in
+                        let answer = try await sendXML("PUT", key: targetKey, query: [("partNumber", String(number)), ("uploadId", uploadID)],
+                                                       headers: copySource + [(name: "x-amz-copy-source-range", value: "bytes=\(start)-\(end)")],
+                                                       path: destination)
+                        guard let tag = answer.values["ETag"], !tag.isEmpty else {
+                            throw FileProviderError.malformedResponse(path: destination, detail: "the server's answer to UploadPartCopy \(number) has no ETag")
+                        }
+                        progress?.addBytes(end - start + 1)
+                        return (number, tag)
+                    }
+                }
+                while let (done, tag) = try await group.next() { etags[done] = tag }
+                return (1...count).compactMap { etags[$0] }
+            }
+            _ = try await completeUpload(key: targetKey, uploadID: uploadID, etags: etags, conditions: [], path: destination)
+        } catch {
+            await abortUpload(key: targetKey, uploadID: uploadID, path: destination)
+            // 501, or 411 from a server that takes the part for an upload without a body
+            // (`rclone serve s3`): no UploadPartCopy there.
+            if let error = error as? FileProviderHTTPError,
+               [501, 411].contains(error.statusCode) || error.serverText?.hasPrefix("NotImplemented") == true {
+                logger.debug("UploadPartCopy not supported; the object is copied through this process", metadata: ["path": .string(source)])
+                return false
+            }
+            throw error
+        }
+        // A server that took the parts for uploads of their own (empty) bodies made a short object:
+        // never reported as a copy.
+        let copied = try await headObject(destination)
+        guard copied?.size == size else {
+            logger.notice("UploadPartCopy made an object of the wrong size; copying through this process",
+                          metadata: ["path": .string(source), "size": .stringConvertible(copied?.size ?? -1)])
+            try await deleteObject(targetKey, path: destination)
+            return false
+        }
+        return true
+    }
+
+    /// `batchDeletes` once a server answered `DeleteObjects` with 501.
+    static let batchDeletesMissing = 2
+
+    /// One `DeleteObjects` request; `false` (and nothing deleted) where the server does not
+    /// implement it. A key the server could not delete fails the whole call, naming the key.
+    private func deleteBatch(_ keys: ArraySlice<String>, path remote: String) async throws -> Bool {
+        var xml = "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>"
+        for key in keys { xml += "<Object><Key>\(Self.xmlEscaped(key))</Key></Object>" }
+        xml += "</Delete>"
+        let body = Data(xml.utf8)
+        // (Content-MD5 is required for DeleteObjects, signed or not.)
+        let headers = [(name: "Content-Type", value: "application/xml"),
+                       (name: "Content-MD5", value: Data(Insecure.MD5.hash(data: body)).base64EncodedString())]
+        let (head, data) = try await send("POST", key: nil, query: [("delete", "")], headers: headers, body: .data(body), path: remote,
+                                          maxBodySize: 16 << 20)
+        if Self.notImplemented(head, data) {
+            logger.debug("DeleteObjects not supported; deleting one key at a time", metadata: ["remote": .string(name)])
+            batchDeletes.store(Self.batchDeletesMissing, ordering: .relaxed)
+            return false
+        }
+        guard head.isSuccess else { throw failure(head, body: data, path: remote) }
+        let document: S3XMLDocument
+        do {
+            document = try S3XMLDocument.parse(data)
+        } catch {
+            throw FileProviderError.malformedResponse(path: remote, detail: "invalid XML in the server's answer to DeleteObjects: \(error.description)")
+        }
+        if let error = S3ErrorBody(document) {
+            throw FileProviderHTTPError(statusCode: Self.status(ofCode: error.code), path: remote,
+                                        serverText: "\(error.code)\(error.message.map { ": \($0)" } ?? "")", method: "POST")
+        }
+        // (A key already gone is deleted, as a single DELETE would say.)
+        if let failed = document.records(named: "Error").first(where: { $0.values["Code"] != "NoSuchKey" }) {
+            let key = failed.values["Key"] ?? ""
+            let code = failed.values["Code"] ?? "InternalError"
+            throw FileProviderHTTPError(statusCode: Self.status(ofCode: code), path: remotePath(ofKey: key) ?? remote,
+                                        serverText: "\(code)\(failed.values["Message"].map { ": \($0)" } ?? "")", method: "POST")
+        }
+        batchDeletes.store(1, ordering: .relaxed)
+        return true
+    }
+
+    /// `CopyObject` of one object with its metadata; over 5 GiB, a multipart upload whose parts the
+    /// server copies (`UploadPartCopy`); streamed through this process only where the server has
+    /// no `UploadPartCopy`.
     func copyObject(from source: String, item: FileObject, to destination: String, progress: TransferProgress?) async throws {
-        if (item.size ?? 0) > S3Limits.maximumCopySize {
+        if let size = item.size, size > configuration.copyCutoff {
+            if try await copyInParts(from: source, item: item, size: size, to: destination, progress: progress) { return }
+            // (A listed item has no stored time or MD5: a HEAD has.)
+            let item = item.sourceStamp == nil ? try await headObject(source) ?? item : item
             var options = WriteOptions()
             options.modificationDate = item.sourceStamp?.modificationDate
+            options.contentHashes = item.hashes
             options.progress = progress
             _ = try await write(path: destination, from: try await readStream(path: source, options: ReadOptions(ifVersion: item.versionTag)), options: options)
             return
@@ -111,9 +237,7 @@ extension S3Provider {
 
     /// Copies a file, or a folder's every key, server-side; then removes the source when moving.
     private func copyTree(from source: String, to destination: String, overwrite: Bool, removingSource: Bool, progress: TransferProgress?) async throws {
-        guard source != "/", destination != "/" else { throw CocoaError.posix(EPERM, path: source == "/" ? source : destination, remote: name, writing: true) }
-        guard source != destination else { return }
-        if destination.hasPrefix(source + "/") { throw CocoaError.posix(EINVAL, path: destination, remote: name, writing: true) }
+        guard try RemotePath.checkTransfer(from: source, to: destination, moving: removingSource) else { return }
         let item = try await attributesOfItem(path: source)
         if let existing = try await itemIfPresent(path: destination) {
             guard overwrite else { throw existsError(destination) }
@@ -133,26 +257,33 @@ extension S3Provider {
         }
         let sourcePrefix = folderPrefix(source)
         let destinationPrefix = folderPrefix(destination)
-        var token: String?
-        var copied: [String] = []
-        repeat {
-            let page = try await listPage(prefix: sourcePrefix, delimiter: nil, token: token, maxKeys: 1000, path: source)
-            token = page.isTruncated ? page.continuationToken : nil
-            for object in page.objects {
-                let marker = Self.isMarker(object.key)
-                let sourceKey = marker ? Self.markedPrefix(object.key) : object.key
-                let target = destinationPrefix + sourceKey.dropFirst(sourcePrefix.count)
-                guard let from = remotePath(ofKey: sourceKey), let to = remotePath(ofKey: target) else { skipped(object.key); continue }
-                if marker {
-                    if to != "/" { try await storeMarker(to) }
-                } else {
-                    try await copyObject(from: from, item: self.item(object, path: from), to: to, progress: progress)
+        // A page at a time, up to 8 copies at once; when moving, a page's sources are deleted once
+        // all of its objects are copied (an interrupted move leaves each object in one place or both).
+        for try await objects in objectPages(below: sourcePrefix, path: source) {
+            var copied: [String] = []
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var running = 0
+                for object in objects {
+                    let marker = Self.isMarker(object.key)
+                    let sourceKey = marker ? Self.markedPrefix(object.key) : object.key
+                    guard let below = Self.remainder(of: sourceKey, after: sourcePrefix), let from = remotePath(ofKey: sourceKey),
+                          let to = remotePath(ofKey: destinationPrefix + below) else { skipped(object.key); continue }
+                    if running >= 8 { try await group.next(); running -= 1 }
+                    group.addTask { [self] in
+                        if marker {
+                            if to != "/" { try await storeMarker(to) }
+                        } else {
+                            try await copyObject(from: from, item: self.item(object, path: from), to: to, progress: progress)
+                        }
+                    }
+                    running += 1
+                    copied.append(object.key)
                 }
-                if removingSource { copied.append(object.key) }
+                try await group.waitForAll()
             }
-        } while token != nil
+            if removingSource { try await deleteObjects(copied, path: source) }
+        }
         if removingSource {
-            try await deleteObjects(copied, path: source)
             try await keepParent(of: source)
         }
     }

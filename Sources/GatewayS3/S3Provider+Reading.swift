@@ -44,7 +44,8 @@ extension S3Provider {
             guard range.hasPrefix("bytes \(options.offset)-") else {
                 throw FileProviderError.malformedResponse(path: remote, detail: "206 Partial Content with Content-Range \"\(range.prefix(80))\" for bytes from \(options.offset)")
             }
-            return body
+            // Never more than was asked for, whatever the server sends.
+            return RangeCutter.cut(body, skip: 0, limit: options.length, totalLength: head.contentLength, path: remote)
         case 416:
             return ByteStream(data: Data())
         case 404:

@@ -1,6 +1,7 @@
 import Foundation
 public import GatewayCore
 import GatewayS3Protocol
+import GatewayState
 import GatewayTransport
 
 /// Multipart uploads left open (a writer killed mid-upload): listed and aborted for `gateway
@@ -19,13 +20,18 @@ extension S3Provider: FileProviderIncompleteUploads {
                     let prefix = remote == "/" ? self.configuration.prefix : self.key(remote)
                     let page = try await self.uploadsPage(prefix: prefix, keyMarker: keyMarker, uploadMarker: uploadMarker, path: remote)
                     for upload in page.uploads {
-                        guard let uploadPath = self.remotePath(ofKey: upload.key),
-                              remote == "/" || uploadPath == remote || uploadPath.hasPrefix(remote + "/") else { continue }
-                        pending.append(IncompleteUpload(path: uploadPath, id: upload.id, initiated: upload.initiated))
+                        // A key no path names exactly is shown as near as can be (below the
+                        // remote's root only), and aborted by its key.
+                        guard let below = Self.remainder(of: upload.key, after: self.configuration.prefix) else { continue }
+                        let exact = self.remotePath(ofKey: upload.key)
+                        let uploadPath = exact ?? "/" + below
+                        guard remote == "/" || (exact != nil && (uploadPath == remote || uploadPath.hasPrefix(remote + "/"))) else { continue }
+                        pending.append(IncompleteUpload(path: uploadPath, id: upload.id, initiated: upload.initiated, serverName: upload.key))
                     }
+                    let advanced = page.nextKeyMarker != keyMarker || page.nextUploadMarker != uploadMarker
                     keyMarker = page.nextKeyMarker
                     uploadMarker = page.nextUploadMarker
-                    finished = !page.isTruncated || keyMarker == nil
+                    finished = !page.isTruncated || keyMarker == nil || !advanced
                 }
                 return pending.removeFirst()
             }
@@ -33,8 +39,12 @@ extension S3Provider: FileProviderIncompleteUploads {
     }
 
     public func abortIncompleteUpload(_ upload: IncompleteUpload) async throws {
-        let remote = try RemotePath.normalize(upload.path)
-        let (head, body) = try await send("DELETE", key: key(remote), query: [("uploadId", upload.id)], path: remote)
+        let remote = upload.serverName == nil ? try RemotePath.normalize(upload.path) : upload.path
+        let objectKey = upload.serverName ?? key(remote)
+        guard Self.remainder(of: objectKey, after: configuration.prefix) != nil else {
+            throw FileProviderError.invalidPath(path: upload.path, reason: "the upload is not below this remote's prefix")
+        }
+        let (head, body) = try await send("DELETE", key: objectKey, query: [("uploadId", upload.id)], path: remote)
         guard head.isSuccess || head.status == 404 else { throw failure(head, body: body, path: remote) }
     }
 
@@ -63,30 +73,34 @@ extension S3Provider: FileProviderIncompleteUploads {
         return page
     }
 
-    /// The most recent open upload of exactly `objectKey`, with its parts' sizes and ETags, or `nil`.
-    func resumableUpload(key objectKey: String, path remote: String) async throws -> (id: String, parts: [Int: (size: Int64, etag: String)])? {
-        var latest: (id: String, initiated: Date?)?
+    /// The open upload of exactly `objectKey` this machine left with `fingerprint` and whose
+    /// writer is gone (claimed in `ledger`), with its parts' sizes and ETags; `nil` when there is none.
+    func resumableUpload(key objectKey: String, fingerprint: String, ledger: UploadLedger?,
+                         path remote: String) async throws -> (id: String, parts: [Int: (size: Int64, etag: String)])? {
+        guard let ledger else { return nil }
+        var open: Set<String> = []
         var keyMarker: String?
         var uploadMarker: String?
         for _ in 0..<100 {
             let page = try await self.uploadsPage(prefix: objectKey, keyMarker: keyMarker, uploadMarker: uploadMarker, path: remote)
-            for upload in page.uploads where upload.key == objectKey {
-                if latest == nil || (upload.initiated ?? .distantPast) > (latest?.initiated ?? .distantPast) { latest = (upload.id, upload.initiated) }
-            }
-            guard page.isTruncated, page.nextKeyMarker != nil else { break }
-            keyMarker = page.nextKeyMarker
+            for upload in page.uploads where Self.sameKey(upload.key, objectKey) { open.insert(upload.id) }
+            guard page.isTruncated, let next = page.nextKeyMarker, next != keyMarker || page.nextUploadMarker != uploadMarker else { break }
+            keyMarker = next
             uploadMarker = page.nextUploadMarker
         }
-        guard let latest else { return nil }
+        guard !open.isEmpty, let id = try ledger.claim(remote: bucketIdentity, path: objectKey, fingerprint: fingerprint, candidates: open) else {
+            return nil
+        }
         var parts: [Int: (size: Int64, etag: String)] = [:]
         var marker: String?
         for _ in 0..<S3Limits.maximumParts {
-            var query: [(String, String)] = [("uploadId", latest.id)]
+            var query: [(String, String)] = [("uploadId", id)]
             if let marker { query.append(("part-number-marker", marker)) }
             let document: S3XMLDocument
             do {
                 document = try await sendXML("GET", key: objectKey, query: query, path: remote)
             } catch let error as FileProviderHTTPError where error.statusCode == 404 {
+                try? ledger.finish(remote: bucketIdentity, uploadID: id)
                 return nil  // completed or aborted meanwhile
             }
             for record in document.records(named: "Part") {
@@ -97,6 +111,6 @@ extension S3Provider: FileProviderIncompleteUploads {
             guard document.values["IsTruncated"]?.lowercased() == "true", let next = document.values["NextPartNumberMarker"], next != marker else { break }
             marker = next
         }
-        return (latest.id, parts)
+        return (id, parts)
     }
 }

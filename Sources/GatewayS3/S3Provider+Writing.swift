@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 public import GatewayCore
 import GatewayS3Protocol
+import GatewayState
 import GatewayTransport
 
 extension S3Provider {
@@ -67,6 +68,13 @@ extension S3Provider {
         return headers
     }
 
+    /// What a multipart upload is started with (its metadata and part size), as the
+    /// ``UploadLedger`` compares it: only a write with the same fingerprint continues an upload.
+    func uploadFingerprint(_ options: WriteOptions, partSize: Int) -> String {
+        let lines = metadataHeaders(options, multipart: true).map { "\($0.name.lowercased()):\($0.value)" } + ["part-size:\(partSize)"]
+        return Self.md5Hex(Data(lines.joined(separator: "\n").utf8))
+    }
+
     /// `Content-MD5` for a body that is not signed (the signature covers a signed one).
     func integrityHeaders(_ data: Data) -> [(name: String, value: String)] {
         guard !configuration.signsPayloads else { return [] }
@@ -80,7 +88,7 @@ extension S3Provider {
         while true {
             let (head, body) = try await send("PUT", key: objectKey, headers: headers + integrityHeaders(data) + conditions, body: .data(data), path: remote)
             if head.isSuccess { return head }
-            if !conditions.isEmpty, Self.refusesConditions(head, body) {
+            if !conditions.isEmpty, Self.notImplemented(head, body) {
                 // A server without conditional writes: the look-up before the write checked already.
                 logger.debug("conditional PUT not supported; sent without", metadata: ["path": .string(remote)])
                 conditions = []
@@ -90,9 +98,9 @@ extension S3Provider {
         }
     }
 
-    /// Whether an answer refuses conditional headers themselves (501 NotImplemented), rather than
-    /// finding a condition false.
-    static func refusesConditions(_ head: HTTPResponseHead, _ body: Data) -> Bool {
+    /// Whether an answer says the server does not implement what was asked (501 NotImplemented):
+    /// conditional headers (rather than finding a condition false), `DeleteObjects`.
+    static func notImplemented(_ head: HTTPResponseHead, _ body: Data) -> Bool {
         head.status == 501 || S3ErrorBody(body)?.code == "NotImplemented"
     }
 
@@ -109,58 +117,83 @@ extension S3Provider {
     /// `upload_concurrency` at a time, then completed (or aborted on any failure).
     func multipartUpload(first: Data, reader: PartReader, key objectKey: String, options: WriteOptions, conditions: [(name: String, value: String)],
                          expected: Int64?, counter: AtomicWrite.ByteCount, path remote: String) async throws -> HTTPResponseHead {
-        // An upload of this key left open by an interrupted write is continued: each of its parts
-        // whose size and MD5 match the part read now is kept, not sent again.
-        let resumed = try? await resumableUpload(key: objectKey, path: remote)
+        // An upload of this key left open by an interrupted writer on this machine, started with
+        // the same metadata, is continued (UploadLedger): each of its parts whose size and MD5
+        // match the part read now is kept, not sent again.
+        let metadata = metadataHeaders(options, multipart: true)
+        let fingerprint = uploadFingerprint(options, partSize: reader.partSize)
+        let ledger = try? UploadLedger.open(directory: stateDirectory)
+        let resumed = try? await resumableUpload(key: objectKey, fingerprint: fingerprint, ledger: ledger, path: remote)
         let uploadID: String
         if let resumed {
             uploadID = resumed.id
             logger.info("continuing an interrupted multipart upload", metadata: ["path": .string(remote), "parts": .stringConvertible(resumed.parts.count)])
         } else {
-            let created = try await sendXML("POST", key: objectKey, query: [("uploads", "")], headers: metadataHeaders(options, multipart: true), path: remote)
+            let created = try await sendXML("POST", key: objectKey, query: [("uploads", "")], headers: metadata, path: remote)
             // (AWS's root is InitiateMultipartUploadResult; rclone serve s3 says InitiateMultipartUpload.)
             guard let id = created.values["UploadId"], !id.isEmpty else {
                 throw FileProviderError.malformedResponse(path: remote, detail: "the server's answer to CreateMultipartUpload holds no UploadId")
             }
             uploadID = id
+            do {
+                try ledger?.record(remote: bucketIdentity, path: objectKey, uploadID: id, fingerprint: fingerprint)
+            } catch {
+                logger.debug("upload not recorded in the state store; it cannot be continued", metadata: ["error": .string(ErrorMessage.reason(for: error))])
+            }
         }
         do {
             let etags = try await uploadParts(first: first, reader: reader, key: objectKey, uploadID: uploadID, existing: resumed?.parts ?? [:], path: remote)
             try AtomicWrite.checkLength(counter.value, expected: expected, path: remote)
             try await options.beforeReplacing?(remote)
-            var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-            for (index, etag) in etags.enumerated() {
-                xml += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(Self.xmlEscaped(etag))</ETag></Part>"
-            }
-            xml += "</CompleteMultipartUpload>"
-            let body = Data(xml.utf8)
-            var conditions = conditions
-            while true {
-                let (head, data) = try await send("POST", key: objectKey, query: [("uploadId", uploadID)],
-                                                  headers: [(name: "Content-Type", value: "application/xml")] + integrityHeaders(body) + conditions,
-                                                  body: .data(body), path: remote, maxBodySize: 1 << 20)
-                if !head.isSuccess, !conditions.isEmpty, Self.refusesConditions(head, data) { conditions = []; continue }
-                guard head.isSuccess else { throw conditionalFailure(head, body: data, path: remote, conditions: conditions) }
-                if let error = S3ErrorBody(data) {
-                    throw FileProviderHTTPError(statusCode: Self.status(ofCode: error.code), path: remote,
-                                                serverText: "\(error.code)\(error.message.map { ": \($0)" } ?? "")", method: "POST")
-                }
-                var answer = head
-                if let etag = (try? S3XMLDocument.parse(data))?.values["ETag"] { answer.headers["etag"] = etag }
-                return answer
-            }
+            let answer = try await completeUpload(key: objectKey, uploadID: uploadID, etags: etags, conditions: conditions, path: remote)
+            try? ledger?.finish(remote: bucketIdentity, uploadID: uploadID)
+            return answer
         } catch {
             // A transient failure keeps the parts sent so far: the retry (or the next run)
             // continues the upload. Anything else frees them.
-            if !error.isTransient { await abortUpload(key: objectKey, uploadID: uploadID, path: remote) }
+            if error.isTransient {
+                ledger?.release(remote: bucketIdentity, uploadID: uploadID)
+            } else {
+                await abortUpload(key: objectKey, uploadID: uploadID, path: remote)
+                try? ledger?.finish(remote: bucketIdentity, uploadID: uploadID)
+            }
             throw error
+        }
+    }
+
+    /// `CompleteMultipartUpload` of the parts with `etags` (in part order); its answer, with the
+    /// object's ETag. Conditions the server does not implement are dropped.
+    func completeUpload(key objectKey: String, uploadID: String, etags: [String], conditions: [(name: String, value: String)],
+                        path remote: String) async throws -> HTTPResponseHead {
+        var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+        for (index, etag) in etags.enumerated() {
+            xml += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(Self.xmlEscaped(etag))</ETag></Part>"
+        }
+        xml += "</CompleteMultipartUpload>"
+        let body = Data(xml.utf8)
+        var conditions = conditions
+        while true {
+            let (head, data) = try await send("POST", key: objectKey, query: [("uploadId", uploadID)],
+                                              headers: [(name: "Content-Type", value: "application/xml")] + integrityHeaders(body) + conditions,
+                                              body: .data(body), path: remote, maxBodySize: 1 << 20)
+            if !head.isSuccess, !conditions.isEmpty, Self.notImplemented(head, data) { conditions = []; continue }
+            guard head.isSuccess else { throw conditionalFailure(head, body: data, path: remote, conditions: conditions) }
+            // (An error may come inside a 200.)
+            if let error = S3ErrorBody(data) {
+                throw FileProviderHTTPError(statusCode: Self.status(ofCode: error.code), path: remote,
+                                            serverText: "\(error.code)\(error.message.map { ": \($0)" } ?? "")", method: "POST")
+            }
+            var answer = head
+            if let etag = (try? S3XMLDocument.parse(data))?.values["ETag"] { answer.headers["etag"] = etag }
+            return answer
         }
     }
 
     /// Sends every part, at most `upload_concurrency` at once; their ETags in part order.
     private func uploadParts(first: Data, reader: PartReader, key objectKey: String, uploadID: String,
                              existing: [Int: (size: Int64, etag: String)], path remote: String) async throws -> [String] {
-        try await withThrowingTaskGroup(of: (Int, String).self) { group in
+        let concurrency = max(1, min(configuration.uploadConcurrency, S3Limits.partMemoryBudget / max(reader.partSize, 1)))
+        return try await withThrowingTaskGroup(of: (Int, String).self) { group in
             var etags: [Int: String] = [:]
             var number = 0
             var inFlight = 0
@@ -179,7 +212,7 @@ extension S3Provider {
                     return (partNumber, try await uploadPart(part, number: partNumber, key: objectKey, uploadID: uploadID, path: remote))
                 }
                 inFlight += 1
-                if inFlight >= configuration.uploadConcurrency, let (done, etag) = try await group.next() {
+                if inFlight >= concurrency, let (done, etag) = try await group.next() {
                     etags[done] = etag
                     inFlight -= 1
                 }
@@ -225,7 +258,8 @@ extension S3Provider {
 /// Reads a stream in parts of a fixed size, one caller at a time.
 final class PartReader: @unchecked Sendable {
     private var iterator: ByteStream.AsyncIterator
-    private let partSize: Int
+    /// The size of every part but the last.
+    let partSize: Int
     private var carry = Data()
     private var ended = false
     private var started = false

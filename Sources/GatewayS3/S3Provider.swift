@@ -44,8 +44,13 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
     let bucketPath: String
     /// The bucket URL's text up to the path (`http://127.0.0.1:9000`).
     let origin: String
+    /// Names the bucket in the local state store (``UploadLedger``): `s3://BUCKET`, whatever the
+    /// endpoint is called (an upload is only ever continued when the server lists it as open).
+    var bucketIdentity: String { "s3://" + configuration.bucket }
     /// The directory marker this server keeps (``MarkerStyle``), learned from the first one stored.
     let markerStyle = Atomic<Int>(0)
+    /// Whether the server takes `DeleteObjects`: 0 not known yet, 1 yes, 2 no (501).
+    let batchDeletes = Atomic<Int>(0)
 
     /// Creates a provider. Nothing is sent until the first operation.
     public init(configuration: S3Configuration, trash: TrashSettings = TrashSettings(), stateDirectory: URL = StateLocation.directory(),
@@ -97,6 +102,17 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
         remote == "/" ? configuration.prefix : configuration.prefix + remote.dropFirst()
     }
 
+    /// What follows `prefix` in `key`, `nil` when `key` does not start with it. Keys are byte
+    /// strings: compared by their UTF-8 bytes, never by Swift's Unicode equivalence (a composed
+    /// and a decomposed `é` are two keys to the server).
+    static func remainder(of key: String, after prefix: String) -> String? {
+        guard key.utf8.starts(with: prefix.utf8) else { return nil }
+        return String(decoding: key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+    }
+
+    /// Whether two keys are the same bytes.
+    static func sameKey(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+
     /// The key prefix of a folder: its key and `/` (the root: the remote's prefix).
     func folderPrefix(_ remote: String) -> String {
         remote == "/" ? configuration.prefix : key(remote) + "/"
@@ -105,8 +121,8 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
     /// The remote path of a key below the remote's prefix, or `nil` for a key outside it or one no
     /// path can name (empty components, `.` or `..`: S3 allows them, a path does not).
     func remotePath(ofKey key: String) -> String? {
-        guard key.hasPrefix(configuration.prefix) else { return nil }
-        var relative = Substring(key.dropFirst(configuration.prefix.count))
+        guard let below = Self.remainder(of: key, after: configuration.prefix) else { return nil }
+        var relative = Substring(below)
         if relative.hasSuffix("/") { relative = relative.dropLast() }
         guard !relative.isEmpty else { return "/" }
         for component in relative.split(separator: "/", omittingEmptySubsequences: false) {
@@ -127,8 +143,8 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
         case streamed(Data)
     }
 
-    /// Builds and signs a request to `key` (`nil`: the bucket itself) with `query` (names and
-    /// values unencoded).
+    /// Builds a request to `key` (`nil`: the bucket itself) with `query` (names and values
+    /// unencoded), signed as it is sent (``HTTPRequest/prepare``).
     func request(_ method: String, key: String?, query: [(String, String)] = [], headers: [(name: String, value: String)] = [],
                  body: Body = .none, path remote: String) -> HTTPRequest {
         let encodedPath = bucketPath + "/" + (key.map { S3URIEncoding.encode($0, keepingSlashes: true) } ?? "")
@@ -153,9 +169,14 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
                 httpBody = .data(data)
             }
         }
-        let signed = signer.signedHeaders(method: method, path: encodedPath, query: queryText,
-                                          headers: [("host", hostHeader)] + headers, payloadHash: payloadHash, date: Date())
-        return HTTPRequest(method: method, url: url, path: remote, headers: headers + signed, body: httpBody)
+        var request = HTTPRequest(method: method, url: url, path: remote, headers: headers, body: httpBody)
+        // Signed when it leaves (each attempt), not now: it may wait for a connection first.
+        let (signer, hostHeader, unsigned, bodyHash) = (signer, hostHeader, headers, payloadHash)
+        request.prepare = { request in
+            request.headers = unsigned + signer.signedHeaders(method: method, path: encodedPath, query: queryText,
+                                                              headers: [("host", hostHeader)] + unsigned, payloadHash: bodyHash, date: Date())
+        }
+        return request
     }
 
     /// Sends a request and collects its answer (at most `maxBodySize` bytes).

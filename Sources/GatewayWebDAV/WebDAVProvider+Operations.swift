@@ -59,14 +59,7 @@ extension WebDAVProvider {
     private func transfer(_ method: String, _ path: String, to destination: String, overwrite: Bool) async throws {
         let source = try RemotePath.normalize(path)
         let target = try RemotePath.normalize(destination)
-        guard source != "/" else { throw FileProviderError.invalidPath(path: source, reason: "cannot \(method.lowercased()) the remote's root") }
-        if source == target {
-            if method == "MOVE" { return }
-            throw FileProviderError.invalidPath(path: target, reason: "cannot copy an item onto itself")
-        }
-        if target.hasPrefix(source + "/") {
-            throw FileProviderError.invalidPath(path: target, reason: "cannot \(method.lowercased()) a folder into itself")
-        }
+        guard try RemotePath.checkTransfer(from: source, to: target, moving: method == "MOVE") else { return }
         let item = try await attributesOfItem(path: source)
         let folder = item.isDirectory
         if await destinationChanges(target, folder: folder) {

@@ -101,6 +101,12 @@ struct ReadCacheTests {
         let fetched = fixture.provider.requests.reduce(Int64(0)) { $0 + ($1.length ?? Int64.max / 8) }
         #expect(fixture.provider.requests.count == offsets.count)
         #expect(fetched <= Int64(offsets.count) * OpenFile.smallestWindow, "random reads fetched \(fetched) bytes")
+        // The pages reach the cache file through its writer, just after the reads have them: wait
+        // for that (bounded; only a broken run waits long).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while fixture.cache.usage.total < Int64(offsets.count) * 4096, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(fixture.cache.usage.total >= Int64(offsets.count) * 4096)
         // Again, through the same handle and through a second one: from the cache.
         let second = fixture.open()

@@ -12,9 +12,11 @@ struct S3ServerTests {
     static let servers: [TestServers.S3Server] = [.moto, .rclone]
 
     /// A provider and a fresh prefix for one test; the prefix is removed afterwards.
-    func withProvider(_ server: TestServers.S3Server, partSize: Int = 8 << 20,
+    func withProvider(_ server: TestServers.S3Server, partSize: Int = 8 << 20, configure: (inout S3Configuration) -> Void = { _ in },
                       _ body: (S3Provider, String) async throws -> Void) async throws {
-        let provider = S3ProviderWithPresignedLinks(configuration: try TestServers.s3(server, remoteName: "s3-\(server)", partSize: partSize))
+        var configuration = try TestServers.s3(server, remoteName: "s3-\(server)", partSize: partSize)
+        configure(&configuration)
+        let provider = S3ProviderWithPresignedLinks(configuration: configuration)
         let base = "/s3t-\(UUID().uuidString.prefix(8))"
         try await provider.createFolder(path: base, withIntermediateDirectories: false)
         do {
@@ -154,6 +156,84 @@ struct S3ServerTests {
             #expect(try await provider.attributesOfItem(path: base + "/empty").isDirectory, "the folder stays after its last file goes")
             try await provider.removeItem(path: base + "/empty", recursive: false)
             await #expect(throws: (any Error).self) { try await provider.attributesOfItem(path: base + "/empty") }
+        }
+    }
+
+    @Test("an interrupted multipart upload is continued only by a write that would start it the same way", arguments: [TestServers.S3Server.moto])
+    func resumeOnlyWithSameMetadata(server: TestServers.S3Server) async throws {
+        try await withProvider(server, partSize: 5 << 20) { provider, base in
+            let path = base + "/big.bin"
+            let key = provider.key(path)
+            let data = Data((0..<(11 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            var first = WriteOptions()
+            first.modificationDate = Date(timeIntervalSince1970: 1_600_000_000)
+            var second = WriteOptions()
+            second.modificationDate = Date(timeIntervalSince1970: 1_700_000_000)
+            func openUploads() async throws -> [String] {
+                var ids: [String] = []
+                for try await upload in provider.incompleteUploads(below: base) { ids.append(upload.id) }
+                return ids
+            }
+            // A writer killed after it started an upload with `first`'s metadata.
+            let created = try await provider.sendXML("POST", key: key, query: [("uploads", "")],
+                                                     headers: provider.metadataHeaders(first, multipart: true), path: path)
+            let id = try #require(created.values["UploadId"])
+            let ledger = try UploadLedger.open(directory: provider.stateDirectory)
+            try ledger.record(remote: provider.bucketIdentity, path: key, uploadID: id, fingerprint: provider.uploadFingerprint(first, partSize: 5 << 20))
+            ledger.release(remote: provider.bucketIdentity, uploadID: id)
+
+            // Another time: a new upload, which keeps its own time; the old one is left open.
+            _ = try await provider.write(path: path, from: ByteStream(data: data), options: second)
+            #expect(try await provider.attributesOfItem(path: path).sourceStamp?.modificationDate == second.modificationDate)
+            #expect(try await openUploads() == [id])
+            // The same metadata again: that upload is continued, and completed.
+            _ = try await provider.write(path: path, from: ByteStream(data: data), options: first)
+            #expect(try await openUploads().isEmpty)
+            #expect(try await provider.attributesOfItem(path: path).sourceStamp?.modificationDate == first.modificationDate)
+            #expect(try await provider.contents(path: path) == data)
+        }
+    }
+
+    @Test("objects over the copy cutoff are copied in parts by the server with their metadata, or streamed where it cannot", arguments: servers)
+    func partCopy(server: TestServers.S3Server) async throws {
+        try await withProvider(server, partSize: 5 << 20, configure: { $0.copyCutoff = 5 << 20; $0.copyPartSize = 5 << 20 }) { provider, base in
+            let data = Data((0..<(12 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 13) })
+            var options = WriteOptions()
+            options.modificationDate = Date(timeIntervalSince1970: 1_650_000_000)
+            options.contentHashes = [.md5: Insecure_md5(data)]
+            _ = try await provider.write(path: base + "/big.bin", from: ByteStream(data: data), options: options)
+            try await provider.copyItem(path: base + "/big.bin", to: base + "/copy.bin", overwrite: false, progress: nil)
+            try await provider.moveItem(path: base + "/copy.bin", to: base + "/moved.bin", overwrite: false)
+            #expect(try await provider.itemIfPresent(path: base + "/copy.bin") == nil)
+            let copied = try await provider.attributesOfItem(path: base + "/moved.bin")
+            #expect(copied.size == Int64(data.count))
+            #expect(copied.sourceStamp?.modificationDate == options.modificationDate)
+            #expect(try await provider.hash(of: base + "/moved.bin", algorithm: .md5) == Insecure_md5(data))
+            #expect(try await provider.contents(path: base + "/moved.bin") == data)
+            if server == .moto {
+                // Three parts, copied by the server: a multipart ETag.
+                #expect(copied.versionTag?.contains("-3") == true, "\(copied.versionTag ?? "none")")
+            }
+            var open = 0
+            for try await _ in provider.incompleteUploads(below: base) { open += 1 }
+            #expect(open == 0)
+        }
+    }
+
+    @Test("keys that differ only in Unicode normalization are two files: listed, read and removed apart", arguments: servers)
+    func normalizationKeys(server: TestServers.S3Server) async throws {
+        try await withProvider(server) { provider, base in
+            let composed = "caf\u{E9}.txt"
+            let decomposed = "cafe\u{301}.txt"
+            #expect(composed == decomposed)  // to Swift's String; not to S3
+            try await provider.writeContents(path: base + "/" + composed, data: Data("composed".utf8))
+            try await provider.writeContents(path: base + "/" + decomposed, data: Data("decomposed".utf8))
+            let names = try await provider.contentsOfDirectory(path: base).collectAll().map { Array($0.name.utf8) }
+            #expect(Set(names) == [Array(composed.utf8), Array(decomposed.utf8)])
+            #expect(try await provider.contents(path: base + "/" + decomposed) == Data("decomposed".utf8))
+            try await provider.removeItem(path: base + "/" + composed, recursive: false)
+            let left = try await provider.contentsOfDirectory(path: base).collectAll().map { Array($0.name.utf8) }
+            #expect(left == [Array(decomposed.utf8)])
         }
     }
 

@@ -68,6 +68,37 @@ struct OperationsBehaviourTests {
         }
     }
 
+    @Test("copy and move onto a folder the item is in, or into itself, are refused and lose nothing", arguments: ProviderFixture.all)
+    func overlappingTransfers(fixture: ProviderFixture) async throws {
+        try await fixture.run { s in
+            try await s.provider.createFolder(path: s.path("a/b"), withIntermediateDirectories: true)
+            try await s.provider.writeContents(path: s.path("a/b/x"), data: Data("x".utf8))
+            try await s.provider.writeContents(path: s.path("a/f"), data: Data("f".utf8))
+            for overwrite in [false, true] {
+                // Onto an ancestor: replacing it first would delete the source with it.
+                await expectFailure(.invalidInput) { try await s.provider.moveItem(path: s.path("a/b"), to: s.path("a"), overwrite: overwrite) }
+                await expectFailure(.invalidInput) { try await s.provider.moveItem(path: s.path("a/f"), to: s.path("a"), overwrite: overwrite) }
+                await expectFailure(.invalidInput) {
+                    try await s.provider.copyItem(path: s.path("a/b"), to: s.path("a"), overwrite: overwrite, progress: nil)
+                }
+                // Into itself: it would never end.
+                await expectFailure(.invalidInput) { try await s.provider.moveItem(path: s.path("a"), to: s.path("a/b/c"), overwrite: overwrite) }
+                await expectFailure(.invalidInput) {
+                    try await s.provider.copyItem(path: s.path("a"), to: s.path("a/b/c"), overwrite: overwrite, progress: nil)
+                }
+                await expectFailure(.invalidInput) {
+                    try await s.provider.copyItem(path: s.path("a/f"), to: s.path("a/f"), overwrite: overwrite, progress: nil)
+                }
+                // A move onto itself does nothing.
+                try await s.provider.moveItem(path: s.path("a/b"), to: s.path("a/b"), overwrite: overwrite)
+            }
+            #expect(try await s.provider.contents(path: s.path("a/b/x")) == Data("x".utf8))
+            #expect(try await s.provider.contents(path: s.path("a/f")) == Data("f".utf8))
+            #expect(try await s.provider.itemIfPresent(path: s.path("a/b/c")) == nil)
+            #expect(try await s.provider.contentsOfDirectory(path: s.path("a")).collectAll().map(\.name).sorted() == ["b", "f"])
+        }
+    }
+
     @Test("remove deletes files and, recursively, trees; a non-empty folder needs recursive", arguments: ProviderFixture.all)
     func removeItems(fixture: ProviderFixture) async throws {
         try await fixture.run { s in

@@ -94,6 +94,28 @@ public enum RemotePath {
         return String(path.dropFirst(base.count + 1))
     }
 
+    /// The checks every provider makes before copying or moving `source` to `target` (both
+    /// normalized), so none can lose data to a path mistake: the root is not moved, nothing goes
+    /// into itself, and nothing replaces a folder it is inside (a move of `/a/b` onto `/a` with
+    /// overwrite would otherwise delete `/a`, the source with it, before the move). Returns
+    /// `false` where there is nothing to do (a move onto itself); throws
+    /// ``FileProviderError/invalidPath(path:reason:)`` for the rest.
+    public static func checkTransfer(from source: String, to target: String, moving: Bool) throws -> Bool {
+        let verb = moving ? "move" : "copy"
+        if moving, source == "/" { throw FileProviderError.invalidPath(path: source, reason: "cannot move the remote's root") }
+        if source == target {
+            if moving { return false }
+            throw FileProviderError.invalidPath(path: target, reason: "cannot copy an item onto itself")
+        }
+        if source == "/" || target.hasPrefix(source + "/") {
+            throw FileProviderError.invalidPath(path: target, reason: "cannot \(verb) a folder into itself")
+        }
+        if target == "/" || source.hasPrefix(target + "/") {
+            throw FileProviderError.invalidPath(path: target, reason: "cannot \(verb) an item onto a folder it is in")
+        }
+        return true
+    }
+
     /// The hidden name an atomic write uses beside its target until the data is complete:
     /// `.NAME.gateway-HOST-PID-RANDOM.partial`, without the original name when that would exceed
     /// 255 bytes. Every provider uses it, so leftovers from a killed process are recognisable, and

@@ -9,12 +9,16 @@ public struct IncompleteUpload: Sendable, Hashable {
     public var id: String
     /// When it was started, when the server says.
     public var initiated: Date?
+    /// The server's own name for the upload's file (an S3 object key), for the provider that
+    /// listed it: exact also where ``path`` cannot be (a key no path names, shown as near as it can).
+    public var serverName: String?
 
     /// Creates a description.
-    public init(path: String, id: String, initiated: Date?) {
+    public init(path: String, id: String, initiated: Date?, serverName: String? = nil) {
         self.path = path
         self.id = id
         self.initiated = initiated
+        self.serverName = serverName
     }
 }
 

@@ -102,6 +102,8 @@ public final class HTTPClient: Sendable {
 
     private func send(once request: HTTPRequest, collecting: Int?) async throws -> (HTTPResponseHead, ByteStream) {
         let easy = try await pool.acquire()
+        var request = request
+        request.prepare?(&request)
         let download = DownloadChannel(capacity: request.responseBuffer, pool: bodyBuffers)
         var upload: UploadChannel?
         switch request.body {

@@ -26,6 +26,10 @@ public struct HTTPRequest: Sendable {
     public var responseBuffer: Int = HTTPClient.bufferCapacity
     /// How many bytes of a streamed request body may be read ahead of what libcurl has sent.
     public var requestBuffer: Int = HTTPClient.bufferCapacity
+    /// Called on each attempt once a connection is at hand, just before the request is sent: for
+    /// what must be fresh when it leaves (an S3 signature is dated, and a request may wait for a
+    /// connection, or be retried, for longer than the server's allowed clock skew).
+    public var prepare: (@Sendable (inout HTTPRequest) -> Void)?
 
     /// Creates a request.
     ///

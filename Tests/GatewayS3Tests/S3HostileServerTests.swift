@@ -1,0 +1,173 @@
+import Crypto
+import Foundation
+@testable import GatewayS3
+@testable import GatewayTestSupport
+import StorageGateway
+import Testing
+
+/// The S3 backend against scripted servers that break the protocol in ways real ones might: a
+/// listing that never advances, a range answer longer than the range, a `HEAD` without a length,
+/// and a slow server that keeps requests waiting for a connection.
+@Suite("S3 hostile servers")
+struct S3HostileServerTests {
+    func provider(_ server: ScriptedHTTPServer, maxConnections: Int = 4) -> S3Provider {
+        let configuration = S3Configuration(
+            endpoint: server.url(), region: "us-east-1", bucket: "b", pathStyle: true,
+            credentials: S3Credentials(accessKeyID: "key", secretAccessKey: "secret"),
+            http: HTTPClientConfiguration(baseURL: server.url(), remoteName: "hostile", maxConnections: maxConnections,
+                                          connectTimeout: .seconds(5), idleTimeout: .seconds(10), requestAttempts: 1))
+        return S3Provider(configuration: configuration, stateDirectory: FileManager.default.temporaryDirectory
+            .appendingPathComponent("gateway-test-s3-hostile-\(UUID().uuidString)"))
+    }
+
+    static func listing(token: String?, keys: [String]) -> ScriptedReply {
+        var xml = #"<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">"#
+        xml += "<Name>b</Name><MaxKeys>1000</MaxKeys><IsTruncated>\(token == nil ? "false" : "true")</IsTruncated>"
+        if let token { xml += "<NextContinuationToken>\(token)</NextContinuationToken>" }
+        for key in keys {
+            let escaped = key.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;")
+            xml += "<Contents><Key>\(escaped)</Key><Size>1</Size><ETag>\"0cc175b9c0f1b6a831c399e269772661\"</ETag>"
+            xml += "<LastModified>2026-01-01T00:00:00.000Z</LastModified></Contents>"
+        }
+        xml += "</ListBucketResult>"
+        return .http("200 OK", headers: [("Content-Type", "application/xml")], body: xml)
+    }
+
+    @Test("a truncated listing that gives the same token again fails as malformed, never lists forever")
+    func stuckListing() async throws {
+        let server = try ScriptedHTTPServer { request in
+            if request.method == "HEAD" { return .http("404 Not Found") }
+            if request.method == "DELETE" { return .http("204 No Content") }
+            if request.method == "POST" { return .http("200 OK", body: "<DeleteResult></DeleteResult>") }
+            guard request.target.contains("list-type=2") else { return .http("500 Internal Server Error") }
+            // Every page says "more", with the same token each time.
+            return Self.listing(token: "stuck", keys: ["d/x\(request.target.count)"])
+        }
+        defer { server.stop() }
+        let s3 = provider(server)
+        await expectFailure(.malformedResponse) { _ = try await s3.contentsOfDirectory(path: "/d").collectAll() }
+        await expectFailure(.malformedResponse) { for try await _ in s3.walk(path: "/d") {} }
+        await expectFailure(.malformedResponse) { try await s3.removeItem(path: "/d", recursive: true) }
+        // Two pages per attempt (the second repeats the first's token), a few attempts: bounded.
+        let listings = server.requests.filter { $0.target.contains("list-type=2") }.count
+        #expect(listings <= 8, "\(listings) listing requests")
+    }
+
+    @Test("a truncated listing without any token fails as malformed instead of starting over")
+    func listingWithoutToken() async throws {
+        let server = try ScriptedHTTPServer { request in
+            var xml = #"<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><IsTruncated>true</IsTruncated>"#
+            xml += "<Contents><Key>d/x</Key><Size>1</Size></Contents></ListBucketResult>"
+            return request.method == "HEAD" ? .http("404 Not Found") : .http("200 OK", body: xml)
+        }
+        defer { server.stop() }
+        let s3 = provider(server)
+        await expectFailure(.malformedResponse) { for try await _ in s3.walk(path: "/") {} }
+        #expect(server.requests.count <= 2, "\(server.requests.count) requests")
+    }
+
+    @Test("a 206 answer longer than the range asked for is cut to the range")
+    func longPartialAnswer() async throws {
+        let body = Array("0123456789abcdefghijklmnopqrstuvwxyz".utf8)
+        let server = try ScriptedHTTPServer { request in
+            // Claims bytes 4-7, sends 32 from there.
+            .http("206 Partial Content", headers: [("Content-Range", "bytes 4-7/36"), ("ETag", "\"e\"")], body: Array(body[4...]))
+        }
+        defer { server.stop() }
+        let data = try await provider(server).contents(path: "/f", offset: 4, length: 4)
+        #expect(data == Data("4567".utf8))
+        #expect(server.requests.first { $0.method == "GET" }?.headers["range"] == "bytes=4-7")
+    }
+
+    @Test("a HEAD without Content-Length gives an unknown size, not zero")
+    func headWithoutLength() async throws {
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedReply([.bytes(ScriptedReply.head("200 OK", headers: [("ETag", "\"e\""), ("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT")]))])
+        }
+        defer { server.stop() }
+        let item = try await provider(server).attributesOfItem(path: "/f")
+        #expect(item.type == .file)
+        #expect(item.size == nil)
+    }
+
+    @Test("a request that waits for a connection is signed when it is sent, not when it was made")
+    func signedWhenSent() async throws {
+        let server = try ScriptedHTTPServer { request in
+            if request.target.contains("slow") {
+                return ScriptedReply([.pause(2.5)] + ScriptedReply.http("200 OK", headers: [("ETag", "\"e\"")]).steps)
+            }
+            return .http("200 OK", headers: [("ETag", "\"e\"")])
+        }
+        defer { server.stop() }
+        let s3 = provider(server, maxConnections: 1)
+        let slow = Task { try await s3.attributesOfItem(path: "/slow") }
+        try await waitUntil("the slow request reached the server") { server.requests.contains { $0.target.contains("slow") } }
+        // Made now, sent after the slow request frees the only connection (2.5 s after it arrived).
+        let made = Date()
+        _ = try await s3.attributesOfItem(path: "/fast")
+        _ = try await slow.value
+        let fast = try #require(server.requests.first { $0.target.contains("fast") })
+        let stamp = try #require(fast.headers["x-amz-date"])
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let signed = try #require(formatter.date(from: stamp))
+        #expect(signed.timeIntervalSince(made) >= 1, "signed at \(stamp), made at \(made)")
+        #expect(fast.headers["authorization"]?.contains("Signature=") == true)
+    }
+
+    @Test("a folder's keys are deleted 1,000 a request; a server without DeleteObjects gets one DELETE per key")
+    func batchDeletes() async throws {
+        for supported in [true, false] {
+            let server = try ScriptedHTTPServer { request in
+                switch request.method {
+                case "HEAD": return .http("404 Not Found")
+                case "GET": return Self.listing(token: nil, keys: ["d/", "d/a", "d/b", "d/c&<x>"])
+                case "POST": return supported ? .http("200 OK", body: "<DeleteResult></DeleteResult>") : .http("501 Not Implemented")
+                default: return .http("204 No Content")
+                }
+            }
+            defer { server.stop() }
+            let s3 = provider(server)
+            try await s3.removeItem(path: "/d", recursive: true)
+            let posts = server.requests.filter { $0.method == "POST" }
+            #expect(posts.count == 1)
+            let post = try #require(posts.first)
+            #expect(post.target.hasSuffix("?delete="))
+            let xml = String(decoding: post.body, as: UTF8.self)
+            for key in ["d/", "d/a", "d/b", "d/c&amp;&lt;x&gt;"] { #expect(xml.contains("<Key>\(key)</Key>"), "\(xml)") }
+            #expect(post.headers["content-md5"] == Data(Insecure.MD5.hash(data: post.body)).base64EncodedString())
+            let deletes = server.requests.filter { $0.method == "DELETE" }.map(\.target).sorted()
+            #expect(deletes == (supported ? [] : ["/b/d/", "/b/d/a", "/b/d/b", "/b/d/c%26%3Cx%3E"]), "\(deletes)")
+        }
+    }
+
+    @Test("a key DeleteObjects could not delete fails the removal, naming it; one already gone does not")
+    func batchDeleteErrors() async throws {
+        for code in ["AccessDenied", "NoSuchKey"] {
+            let server = try ScriptedHTTPServer { request in
+                switch request.method {
+                case "HEAD": return .http("404 Not Found")
+                case "GET": return Self.listing(token: nil, keys: ["d/a", "d/b"])
+                default:
+                    return .http("200 OK", body: "<DeleteResult><Error><Key>d/b</Key><Code>\(code)</Code><Message>no</Message></Error></DeleteResult>")
+                }
+            }
+            defer { server.stop() }
+            let s3 = provider(server)
+            if code == "NoSuchKey" {
+                try await s3.removeItem(path: "/d", recursive: true)
+            } else {
+                do {
+                    try await s3.removeItem(path: "/d", recursive: true)
+                    Issue.record("a refused delete was reported as done")
+                } catch {
+                    #expect(error.failureKind == .permissionDenied, "\(error)")
+                    #expect((error as? FileProviderHTTPError)?.path == "/d/b", "\(error)")
+                }
+            }
+        }
+    }
+}
