@@ -391,6 +391,12 @@ for ((round = 1; round <= rounds; round++)); do
     measure "s3 listing: aws s3api list-objects-v2" aws --endpoint-url "$s3_url" s3api list-objects-v2 --bucket gateway --prefix listing/ --delimiter / --output text --query 'Contents[].Key'
     measure "s3 listing: rclone lsl" rclone lsl --max-depth 1 s3b:gateway/listing
     measure "s3 listing: gateway ls -l" "$gateway" ls -l s3:listing
+    # Requests per listing, from each tool's own request log (rclone's --dump headers, the
+    # gateway's --verbose).
+    printf '%s\t%s\n' "s3 listing ($listing_entries objects): rclone lsl" \
+        "$(rclone lsl --max-depth 1 -vv --dump headers s3b:gateway/listing 2>&1 >/dev/null | grep -c 'HTTP REQUEST')" >> "$work/requests.tsv"
+    printf '%s\t%s\n' "s3 listing ($listing_entries objects): gateway ls -l" \
+        "$("$gateway" --verbose ls -l s3:listing 2>&1 >/dev/null | grep -c 'http request')" >> "$work/requests.tsv"
     fi
     if [[ " $sections " == *" monitor "* ]]; then
     # Change monitoring: one polling round of an unchanged tree (`watch --once` from a saved
@@ -735,6 +741,6 @@ if [ -s "$work/notes.txt" ]; then
 fi
 if [ -s "$work/requests.tsv" ]; then
     echo
-    echo "requests Apache saw (last round):"
+    echo "requests (Apache's access log, or the tool's own log; last round):"
     awk -F '\t' '{ if (!($1 in last)) names[++n] = $1; last[$1] = $2 } END { for (i = 1; i <= n; i++) printf "  %-70s %s\n", names[i], last[names[i]] }' "$work/requests.tsv"
 fi

@@ -71,8 +71,8 @@ struct LocalSymlinkRaceTests {
 
     /// Runs the race for `duration` against a provider made by `makeProvider` (given the root), and
     /// on (up to twenty times as long, a bound only a broken run reaches) until at least
-    /// `minimumRounds` rounds of operations and twice as many swaps happened, so a loaded machine
-    /// still races enough; the caller checks that they did.
+    /// `minimumRounds` rounds of operations and twice as many swaps happened, and writes met both
+    /// states of the folder, so a loaded machine still races enough; the caller checks that they did.
     static func run(duration: Duration, minimumRounds: Int = 1000, makeProvider: (String) throws -> LocalFileProvider) async throws -> Outcome {
         let base = try TemporaryFolder.make(prefix: "gateway-race")
         defer { base.remove() }
@@ -105,8 +105,11 @@ struct LocalSymlinkRaceTests {
         func enough() -> Bool {
             let elapsed = clock.now - start
             if elapsed >= duration * 20 { return true }
+            // Until both states were met too (a write through the real folder and one refused
+            // through the link): on a busy machine the swaps and the writes can fall into step.
             return elapsed >= duration && outcome.operations >= minimumRounds
                 && race.rounds.load(ordering: .relaxed) >= 2 * minimumRounds
+                && outcome.writesDone > 0 && outcome.writesRefused > 0
         }
         while !enough() {
             let n = outcome.operations

@@ -13,7 +13,7 @@ struct S3HostileServerTests {
     func provider(_ server: ScriptedHTTPServer, maxConnections: Int = 4) -> S3Provider {
         let configuration = S3Configuration(
             endpoint: server.url(), region: "us-east-1", bucket: "b", pathStyle: true,
-            credentials: S3Credentials(accessKeyID: "key", secretAccessKey: "secret"),
+            credentials: S3Credentials(accessKeyID: "hostile-key", secretAccessKey: "hostile-secret-4f9c2a"),
             http: HTTPClientConfiguration(baseURL: server.url(), remoteName: "hostile", maxConnections: maxConnections,
                                           connectTimeout: .seconds(5), idleTimeout: .seconds(10), requestAttempts: 1))
         return S3Provider(configuration: configuration, stateDirectory: FileManager.default.temporaryDirectory
