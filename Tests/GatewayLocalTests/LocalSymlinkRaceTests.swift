@@ -35,14 +35,25 @@ struct LocalSymlinkRaceTests {
 
     /// Swaps `root/dir` (a real folder) and `root/link` (a symbolic link to `outside`) back and forth
     /// with renames, so `root/dir` is alternately the folder and the link, until told to stop.
+    ///
+    /// While `root/dir` is briefly missing between two renames, the provider may make a new folder
+    /// there (`createFolder` with intermediate folders does, as it should): the rename that puts the
+    /// link or the real folder back then fails, and without care the race would stop swapping for
+    /// good (seen on CI: thousands of writes, none refused). Such a stray folder, made inside the
+    /// root by the provider, is removed and the rename done again.
     static func swapper(root: String, race: Race) {
         let dir = root + "/dir", real = root + "/dir.real", link = root + "/link"
+        func put(_ from: String, at to: String) {
+            while rename(from, to) != 0, errno == EEXIST || errno == ENOTEMPTY || errno == EISDIR || errno == ENOTDIR {
+                try? FileManager.default.removeItem(atPath: to)
+            }
+        }
         while !race.stop.load(ordering: .relaxed) {
             rename(dir, real)
-            rename(link, dir)  // root/dir now points outside
+            put(link, at: dir)  // root/dir now points outside
             usleep(10)  // a short sleep: spinning or yielding starves one side or the other on few cores
             rename(dir, link)
-            rename(real, dir)  // root/dir is the folder again
+            put(real, at: dir)  // root/dir is the folder again
             usleep(10)
             race.rounds.add(1, ordering: .relaxed)
         }
