@@ -180,16 +180,7 @@ extension S3Provider {
             return false
         }
         guard head.isSuccess else { throw failure(head, body: data, path: remote) }
-        let document: S3XMLDocument
-        do {
-            document = try S3XMLDocument.parse(data)
-        } catch {
-            throw FileProviderError.malformedResponse(path: remote, detail: "invalid XML in the server's answer to DeleteObjects: \(error.description)")
-        }
-        if let error = S3ErrorBody(document) {
-            throw FileProviderHTTPError(statusCode: Self.status(ofCode: error.code), path: remote,
-                                        serverText: "\(error.code)\(error.message.map { ": \($0)" } ?? "")", method: "POST")
-        }
+        let document = try document(data, answering: "POST", path: remote)
         // (A key already gone is deleted, as a single DELETE would say.)
         if let failed = document.records(named: "Error").first(where: { $0.values["Code"] != "NoSuchKey" }) {
             let key = failed.values["Key"] ?? ""

@@ -9,17 +9,17 @@ import GatewayTransport
 extension S3Provider: FileProviderIncompleteUploads {
     public func incompleteUploads(below path: String) -> PullSequence<IncompleteUpload> {
         PullSequence { [self] in
-            var keyMarker: String?
-            var uploadMarker: String?
-            var finished = false
+            var pages: PullSequence<[UploadsPage.Upload]>.AsyncIterator?
+            var remote = "/"
             var pending: [IncompleteUpload] = []
             return {
                 while pending.isEmpty {
-                    if finished { return nil }
-                    let remote = try RemotePath.normalize(path)
-                    let prefix = remote == "/" ? self.configuration.prefix : self.key(remote)
-                    let page = try await self.uploadsPage(prefix: prefix, keyMarker: keyMarker, uploadMarker: uploadMarker, path: remote)
-                    for upload in page.uploads {
+                    if pages == nil {
+                        remote = try RemotePath.normalize(path)
+                        pages = self.uploadPages(prefix: remote == "/" ? self.configuration.prefix : self.key(remote), path: remote).makeAsyncIterator()
+                    }
+                    guard let uploads = try await pages?.next() else { return nil }
+                    for upload in uploads {
                         // A key no path names exactly is shown as near as can be (below the
                         // remote's root only), and aborted by its key.
                         guard let below = Self.remainder(of: upload.key, after: self.configuration.prefix) else { continue }
@@ -28,10 +28,6 @@ extension S3Provider: FileProviderIncompleteUploads {
                         guard remote == "/" || (exact != nil && (uploadPath == remote || uploadPath.hasPrefix(remote + "/"))) else { continue }
                         pending.append(IncompleteUpload(path: uploadPath, id: upload.id, initiated: upload.initiated, serverName: upload.key))
                     }
-                    let advanced = page.nextKeyMarker != keyMarker || page.nextUploadMarker != uploadMarker
-                    keyMarker = page.nextKeyMarker
-                    uploadMarker = page.nextUploadMarker
-                    finished = !page.isTruncated || keyMarker == nil || !advanced
                 }
                 return pending.removeFirst()
             }
@@ -50,10 +46,31 @@ extension S3Provider: FileProviderIncompleteUploads {
 
     /// One page of `ListMultipartUploads`.
     struct UploadsPage {
-        var uploads: [(key: String, id: String, initiated: Date?)] = []
+        /// One open upload.
+        typealias Upload = (key: String, id: String, initiated: Date?)
+        var uploads: [Upload] = []
         var isTruncated = false
         var nextKeyMarker: String?
         var nextUploadMarker: String?
+    }
+
+    /// The open uploads of keys starting with `prefix`, a page at a time. A truncated page whose
+    /// markers do not move on ends the list (it would repeat itself forever).
+    func uploadPages(prefix: String, path remote: String) -> PullSequence<[UploadsPage.Upload]> {
+        PullSequence { [self] in
+            var keyMarker: String?
+            var uploadMarker: String?
+            var finished = false
+            return {
+                guard !finished else { return nil }
+                let page = try await self.uploadsPage(prefix: prefix, keyMarker: keyMarker, uploadMarker: uploadMarker, path: remote)
+                let advanced = page.nextKeyMarker != keyMarker || page.nextUploadMarker != uploadMarker
+                keyMarker = page.nextKeyMarker
+                uploadMarker = page.nextUploadMarker
+                finished = !page.isTruncated || keyMarker == nil || !advanced
+                return page.uploads
+            }
+        }
     }
 
     func uploadsPage(prefix: String, keyMarker: String?, uploadMarker: String?, path remote: String) async throws -> UploadsPage {
@@ -79,14 +96,11 @@ extension S3Provider: FileProviderIncompleteUploads {
                          path remote: String) async throws -> (id: String, parts: [Int: (size: Int64, etag: String)])? {
         guard let ledger else { return nil }
         var open: Set<String> = []
-        var keyMarker: String?
-        var uploadMarker: String?
-        for _ in 0..<100 {
-            let page = try await self.uploadsPage(prefix: objectKey, keyMarker: keyMarker, uploadMarker: uploadMarker, path: remote)
-            for upload in page.uploads where Self.sameKey(upload.key, objectKey) { open.insert(upload.id) }
-            guard page.isTruncated, let next = page.nextKeyMarker, next != keyMarker || page.nextUploadMarker != uploadMarker else { break }
-            keyMarker = next
-            uploadMarker = page.nextUploadMarker
+        var pages = 0
+        for try await uploads in uploadPages(prefix: objectKey, path: remote) {
+            for upload in uploads where Self.sameKey(upload.key, objectKey) { open.insert(upload.id) }
+            pages += 1
+            if pages == 100 { break }  // 100,000 open uploads of one key: look no further
         }
         guard !open.isEmpty, let id = try ledger.claim(remote: bucketIdentity, path: objectKey, fingerprint: fingerprint, candidates: open) else {
             return nil

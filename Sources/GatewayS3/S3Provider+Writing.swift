@@ -68,10 +68,10 @@ extension S3Provider {
         return headers
     }
 
-    /// What a multipart upload is started with (its metadata and part size), as the
+    /// What a multipart upload is started with (its metadata headers and part size), as the
     /// ``UploadLedger`` compares it: only a write with the same fingerprint continues an upload.
-    func uploadFingerprint(_ options: WriteOptions, partSize: Int) -> String {
-        let lines = metadataHeaders(options, multipart: true).map { "\($0.name.lowercased()):\($0.value)" } + ["part-size:\(partSize)"]
+    func uploadFingerprint(_ metadata: [(name: String, value: String)], partSize: Int) -> String {
+        let lines = metadata.map { "\($0.name.lowercased()):\($0.value)" } + ["part-size:\(partSize)"]
         return Self.md5Hex(Data(lines.joined(separator: "\n").utf8))
     }
 
@@ -121,7 +121,7 @@ extension S3Provider {
         // the same metadata, is continued (UploadLedger): each of its parts whose size and MD5
         // match the part read now is kept, not sent again.
         let metadata = metadataHeaders(options, multipart: true)
-        let fingerprint = uploadFingerprint(options, partSize: reader.partSize)
+        let fingerprint = uploadFingerprint(metadata, partSize: reader.partSize)
         let ledger = try? UploadLedger.open(directory: stateDirectory)
         let resumed = try? await resumableUpload(key: objectKey, fingerprint: fingerprint, ledger: ledger, path: remote)
         let uploadID: String

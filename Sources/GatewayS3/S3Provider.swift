@@ -191,6 +191,12 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
                  body: Body = .none, path remote: String) async throws -> S3XMLDocument {
         let (head, data) = try await send(method, key: key, query: query, headers: headers, body: body, path: remote, maxBodySize: 16 << 20)
         guard head.isSuccess else { throw failure(head, body: data, path: remote) }
+        return try document(data, answering: method, path: remote)
+    }
+
+    /// The XML of a successful answer to `method`, refused when it is not XML or is an error
+    /// document (which S3 may send with 200).
+    func document(_ data: Data, answering method: String, path remote: String) throws -> S3XMLDocument {
         let document: S3XMLDocument
         do {
             document = try S3XMLDocument.parse(data)

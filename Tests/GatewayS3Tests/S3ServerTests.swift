@@ -179,7 +179,7 @@ struct S3ServerTests {
                                                      headers: provider.metadataHeaders(first, multipart: true), path: path)
             let id = try #require(created.values["UploadId"])
             let ledger = try UploadLedger.open(directory: provider.stateDirectory)
-            try ledger.record(remote: provider.bucketIdentity, path: key, uploadID: id, fingerprint: provider.uploadFingerprint(first, partSize: 5 << 20))
+            try ledger.record(remote: provider.bucketIdentity, path: key, uploadID: id, fingerprint: provider.uploadFingerprint(provider.metadataHeaders(first, multipart: true), partSize: 5 << 20))
             ledger.release(remote: provider.bucketIdentity, uploadID: id)
 
             // Another time: a new upload, which keeps its own time; the old one is left open.
