@@ -50,6 +50,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         // The SFTP backend's in-process SSH channel.
         .package(url: "https://github.com/apple/swift-nio-ssh", from: "0.12.0"),
+        // The share page's templates (`gateway serve links`, a browser's view of `serve webdav`).
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.0.0"),
         // `swift package generate-documentation`: the DocC catalog, built (warnings as errors) in CI.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -150,7 +152,7 @@ let package = Package(
         // Not in the StorageGateway umbrella, so apps that only read and write remotes don't link
         // SwiftNIO.
         // libxcrypt (Debian: libcrypt-dev): bcrypt for --htpasswd files.
-        .systemLibrary(name: "CServeSystem", path: "Sources/CServeSystem", providers: [.apt(["libcrypt-dev"])]),
+        .systemLibrary(name: "CServeSystem", path: "Sources/CServeSystem", providers: [.apt(["libcrypt-dev", "zlib1g-dev"])]),
         // What WebDAV clients send, parsed: PROPFIND, PROPPATCH and LOCK bodies, the If, Range and
         // Timeout headers (libxml2 for the bodies). No SwiftNIO, so the fuzz harnesses build it quickly.
         .target(
@@ -175,6 +177,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
             swiftSettings: strict
         ),
@@ -298,7 +301,8 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayServeTests",
-            dependencies: ["GatewayServe", "GatewayServeRequests", "GatewayCore"],
+            dependencies: ["GatewayServe", "GatewayServeRequests", "GatewayCore", "GatewayLocal", "GatewayTestSupport",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(

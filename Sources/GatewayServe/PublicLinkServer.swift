@@ -36,7 +36,10 @@ public struct PublicLinkServer: Sendable {
                               message: "no \"links\" object: add one with base_url and secret_env (see docs/links.md)")
         }
         self.handler = LinkHandler(resolver: resolver, secret: try links.secret(environment: environment), prefix: links.serverPrefix,
-                                   revocations: try LinkRevocations.open(directory: stateDirectory), logger: logger)
+                                   revocations: try LinkRevocations.open(directory: stateDirectory), zipLimit: links.zipMaximumBytes,
+                                   thumbnails: ThumbnailCache(directory: stateDirectory.appendingPathComponent("thumbnails"),
+                                                              limit: links.thumbnailCacheMaximumBytes),
+                                   logger: logger)
         self.host = host
         self.port = port
         if let tlsCertificateFile, let tlsKeyFile {
@@ -68,6 +71,10 @@ struct LinkHandler: Sendable {
     /// `/s/` or `/BASE/s/`.
     let prefix: String
     let revocations: LinkRevocations
+    /// The largest folder "Download all" zips (`links.zip_max_bytes`); `nil`: none.
+    let zipLimit: Int64?
+    /// Previews already made (`links.thumbnail_cache_max_bytes`).
+    let thumbnails: ThumbnailCache
     let logger: Logger
 
     /// Whether `request` is for a link (its path is under ``prefix``).
@@ -78,13 +85,20 @@ struct LinkHandler: Sendable {
     func respond(to request: Request) async -> Response {
         let started = ContinuousClock.now
         var response = await answer(request)
+        // A browser gets a page that says why a link leads nowhere, in plain words.
+        if [403, 404, 410].contains(response.status.code), ShareBrowser.wantsPage(request) {
+            response = ShareBrowser.messagePage(response.status, head: request.method == .head)
+        }
         // A shared file is someone else's content on this origin: no scripts, no sniffing, no
-        // referrer carrying the token elsewhere, no search engines.
-        response.headers[HTTPField.Name("Content-Security-Policy")!] = "sandbox; default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'"
+        // referrer carrying the token elsewhere, no search engines. Pages carry their own policy.
+        let policy = HTTPField.Name("Content-Security-Policy")!
+        if response.headers[policy] == nil {
+            response.headers[policy] = "sandbox; default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'"
+        }
         response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         response.headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         response.headers[HTTPField.Name("X-Robots-Tag")!] = "noindex, nofollow"
-        response.headers[.cacheControl] = "private, no-cache"
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "private, no-cache" }
         let elapsed = ContinuousClock.now - started
         // The token is the credential: the log shows its first characters only.
         logger.info("\(request.method.rawValue) \(Self.redacted(request.uri.path, prefix: prefix)) \(response.status.code)",
@@ -141,9 +155,11 @@ struct LinkHandler: Sendable {
                 guard String(first).removingPercentEncoding == item.name else { return WebDAVHandler.plain(.notFound, "not found") }
                 servedPrefix = base + "/" + first
             }
-            let handler = try WebDAVHandler(provider: provider, root: token.path,
+            var handler = try WebDAVHandler(provider: provider, root: token.path,
                                             options: WebDAVServeOptions(basePath: servedPrefix, readOnly: true),
                                             logger: logger, deadProperties: nil)
+            handler.browser = ShareBrowser(provider: provider, paths: handler.paths, title: item.path == "/" ? token.remote : item.name,
+                                           zipLimit: zipLimit, thumbnails: thumbnails, cacheScope: token.remote, logger: logger)
             if !item.isDirectory {
                 // A file link serves the file and nothing below its name.
                 guard !remainder.dropFirst().contains("/") else { return WebDAVHandler.plain(.notFound, "not found") }

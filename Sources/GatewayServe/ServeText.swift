@@ -28,8 +28,14 @@ enum ServeText {
         return "\(1900 + parts.tm_year)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
+    /// `2026-11-28 14:03 UTC`, for people.
+    static func readableDate(_ date: Date) -> String {
+        let parts = utc(date)
+        return "\(1900 + parts.tm_year)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)) UTC"
+    }
+
     /// `date` broken down in UTC (clamped to the years 1970 to 9999).
-    private static func utc(_ date: Date) -> tm {
+    static func utc(_ date: Date) -> tm {
         var seconds = time_t(max(0, min(date.timeIntervalSince1970, 253_402_300_799)))
         var parts = tm()
         gmtime_r(&seconds, &parts)

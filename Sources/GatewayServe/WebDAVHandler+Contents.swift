@@ -15,6 +15,7 @@ extension WebDAVHandler {
 
     func get(_ request: Request, path: String, head: Bool) async throws -> Response {
         guard let item = try await item(path) else { return Self.plain(.notFound, "not found") }
+        if let browser, let answer = try await browser.respond(request, path: path, item: item, head: head) { return answer }
         if item.isDirectory { return index(of: item, path: path, head: head) }
         guard let reader = provider as? any FileProviderReadWrite else { return Self.plain(.notImplemented, "this remote cannot be read") }
         let etag = Self.etag(item)
@@ -30,6 +31,7 @@ extension WebDAVHandler {
         headers[.acceptRanges] = "bytes"
         headers[.contentType] = item.contentType ?? "application/octet-stream"
         if let modified = item.modificationDate { headers[.lastModified] = ServeText.httpDate(modified) }
+        if browser != nil, ShareBrowser.wantsDownload(request) { headers[.contentDisposition] = ShareBrowser.attachment(item.name) }
         var status = HTTPResponse.Status.ok
         var offset: Int64 = 0
         var length = size

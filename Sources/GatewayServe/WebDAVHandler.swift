@@ -22,6 +22,9 @@ struct WebDAVHandler: Sendable {
     let locks: LockTable
     /// The users of `--htpasswd`, when the options name a file.
     let htpasswd: HTPasswd?
+    /// What a browser gets: the folder page, file pages, previews and ZIP downloads; `nil`: the
+    /// plain index and bytes for everyone.
+    var browser: ShareBrowser?
 
     init(provider: any FileProviderBasic, root: String, options: WebDAVServeOptions, logger: Logger,
          deadProperties: DeadPropertyStore?) throws {

@@ -32,7 +32,14 @@ public struct WebDAVServer: Sendable {
         let store = try stateDirectory.map { try DeadPropertyStore.open(directory: $0, scope: provider.baseURL.absoluteString) }
         // The certificate and key are read now, so a bad file fails at start with its name.
         if let files = options.tlsFiles { _ = try HTTPService.tlsConfiguration(files) }
-        self.handler = try WebDAVHandler(provider: provider, root: root, options: options, logger: logger, deadProperties: store)
+        var handler = try WebDAVHandler(provider: provider, root: root, options: options, logger: logger, deadProperties: store)
+        // A browser's view of a folder is the share page: the served folder's name heads it.
+        let name = RemotePath.lastComponent(of: handler.paths.root)
+        handler.browser = ShareBrowser(provider: provider, paths: handler.paths, title: name.isEmpty ? provider.baseURL.host ?? "Files" : name,
+                                       zipLimit: links?.handler.zipLimit ?? LinksConfiguration.defaultZipLimit,
+                                       thumbnails: stateDirectory.map { ThumbnailCache(directory: $0.appendingPathComponent("thumbnails")) },
+                                       cacheScope: provider.baseURL.absoluteString, logger: logger)
+        self.handler = handler
         self.options = options
         self.logger = logger
     }

@@ -8,8 +8,10 @@ struct LinkCommand: AsyncParsableCommand {
         abstract: "Make (or revoke) a public link to a file or folder.",
         discussion: HelpText.reflow("""
         Prints a URL through which anyone can read LOCATION without the remote's credentials, as
-        the last line of its output. A folder's link shows a simple index of the folder and its
-        files, nothing above it.
+        the last line of its output. Opened in a browser, a folder's link is a page with the
+        folder's name, its files with sizes, dates and previews (sorted and paged, or as a
+        gallery), and a "Download all" ZIP; a file's link shows its preview, its metadata and a
+        download button. Nothing above the shared item can be reached.
 
         For a remote with vendor nextcloud or owncloud, the link is the server's own public link
         share (its OCS Share API; read-only). For every other remote the config needs a top-level

@@ -155,8 +155,12 @@ struct ServeLinksCommand: AsyncParsableCommand {
         links are answered) and the signing secret (secret_env or secret_command). Put it behind
         the base URL, e.g. a reverse proxy for https://files.example.com forwarding to --addr.
 
-        A link serves only its item: a file with ranges and conditional requests, or a folder as
-        a simple index and the files below it. Remotes are reached with the config's credentials;
+        A link serves only its item: a file with ranges and conditional requests, or a folder
+        and the files below it. Browsers get pages: the folder's files with sizes, dates and
+        previews (?sort=name|size|date, ?order=desc, ?view=gallery, 100 rows a page), a file's
+        preview and metadata, and "Download all" (?download=zip: the folder as a streamed ZIP, up
+        to links.zip_max_bytes, 10 GiB by default). Previews are kept in the state folder
+        (thumbnails/, up to links.thumbnail_cache_max_bytes). Remotes are reached with the config's credentials;
         clients need none. The token is checked before the remote is touched: a bad signature is
         403, an expired link 410, a revoked link (gateway link --revoke) 404 like a missing item.
         One access line per request goes to stderr, the token shortened to 8 characters.

@@ -17,19 +17,33 @@ public struct LinksConfiguration: Sendable, Equatable {
     public var secretEnvironmentVariable: String?
     /// `secret_command`: a shell command whose output (trimmed of newlines) is the signing secret.
     public var secretCommand: String?
+    /// `zip_max_bytes`: the largest folder a share page's "Download all" makes a ZIP of, in bytes
+    /// (``defaultZipLimit`` when absent); `nil` (the value 0) offers no ZIP.
+    public var zipMaximumBytes: Int64?
+    /// `thumbnail_cache_max_bytes`: how much the previews made for share pages may keep in the
+    /// state folder (`thumbnails/`), in bytes (``defaultThumbnailCacheLimit`` when absent).
+    public var thumbnailCacheMaximumBytes: Int64
     /// The config file the object came from (for messages).
     public var source: String
 
     /// The keys of the `links` object.
-    public static let keys = ["base_url", "secret_env", "secret_command"]
+    public static let keys = ["base_url", "secret_env", "secret_command", "zip_max_bytes", "thumbnail_cache_max_bytes"]
+    /// The default `zip_max_bytes`: 10 GiB.
+    public static let defaultZipLimit: Int64 = 10 << 30
+    /// The default `thumbnail_cache_max_bytes`: 256 MiB.
+    public static let defaultThumbnailCacheLimit: Int64 = 256 << 20
     /// The shortest secret accepted, in bytes (`openssl rand -base64 32` makes a good one).
     public static let minimumSecretLength = 16
 
     /// Creates a configuration directly (apps that build it in code).
-    public init(baseURL: URL, secretEnvironmentVariable: String? = nil, secretCommand: String? = nil, source: String = "(in code)") {
+    public init(baseURL: URL, secretEnvironmentVariable: String? = nil, secretCommand: String? = nil,
+                zipMaximumBytes: Int64? = LinksConfiguration.defaultZipLimit,
+                thumbnailCacheMaximumBytes: Int64 = LinksConfiguration.defaultThumbnailCacheLimit, source: String = "(in code)") {
         self.baseURL = baseURL
         self.secretEnvironmentVariable = secretEnvironmentVariable
         self.secretCommand = secretCommand
+        self.zipMaximumBytes = zipMaximumBytes
+        self.thumbnailCacheMaximumBytes = thumbnailCacheMaximumBytes
         self.source = source
     }
 
@@ -79,6 +93,17 @@ public struct LinksConfiguration: Sendable, Equatable {
             }
             return text
         }
+        func bytes(_ key: String) -> Int64? {
+            guard let value = values[key] else { return nil }
+            guard case .integer(let number) = value, number >= 0 else {
+                problems.append(ConfigProblem(source: source, key: "links.\(key)",
+                                              message: "links.\(key) must be a whole number of bytes (0 or more), not \(value.kindDescription)"))
+                return nil
+            }
+            return Int64(number)
+        }
+        let zipLimit = bytes("zip_max_bytes")
+        let cacheLimit = bytes("thumbnail_cache_max_bytes")
         let base = string("base_url")
         let variable = string("secret_env")
         let command = string("secret_command")
@@ -111,6 +136,8 @@ public struct LinksConfiguration: Sendable, Equatable {
             break
         }
         guard ok, let url else { return nil }
-        return LinksConfiguration(baseURL: url, secretEnvironmentVariable: variable, secretCommand: command, source: source)
+        return LinksConfiguration(baseURL: url, secretEnvironmentVariable: variable, secretCommand: command,
+                                  zipMaximumBytes: zipLimit == 0 ? nil : zipLimit ?? defaultZipLimit,
+                                  thumbnailCacheMaximumBytes: cacheLimit ?? defaultThumbnailCacheLimit, source: source)
     }
 }

@@ -1,0 +1,85 @@
+import Crypto
+import Foundation
+import GatewayCore
+
+/// Thumbnails already made, kept as files in the state folder (`thumbnails/` under
+/// `$XDG_STATE_HOME/gateway`) up to a size limit: the least recently used go first.
+///
+/// A key names the item's version (remote, path, size, time, version tag) and the thumbnail's
+/// size, so a changed file never gets an old picture; files are written under a temporary name
+/// and renamed, so a reader never sees half of one.
+actor ThumbnailCache {
+    let directory: URL
+    let limit: Int64
+    /// Bytes in the folder (counted once, then kept up to date); `nil` until counted.
+    private var used: Int64?
+
+    /// The default limit: 256 MiB.
+    static let defaultLimit: Int64 = 256 << 20
+
+    init(directory: URL, limit: Int64 = ThumbnailCache.defaultLimit) {
+        self.directory = directory
+        self.limit = limit
+    }
+
+    /// The file name of a key: its SHA-256 in hex.
+    static func fileName(_ key: String) -> String {
+        ContentHasher.hex(SHA256.hash(data: Data(key.utf8)))
+    }
+
+    /// The cached bytes of `key`, or `nil`; a hit counts as a use.
+    func data(for key: String) -> Data? {
+        let url = directory.appendingPathComponent(Self.fileName(key))
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: url.path)
+        return data
+    }
+
+    /// Keeps `data` under `key`, then removes the least recently used files above the limit.
+    /// A cache that cannot be written is no cache: errors are ignored (the thumbnail is made again).
+    func store(_ data: Data, for key: String) {
+        guard Int64(data.count) <= limit / 4 else { return }
+        let manager = FileManager.default
+        try? manager.createDirectory(at: directory, withIntermediateDirectories: true)
+        let url = directory.appendingPathComponent(Self.fileName(key))
+        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        do {
+            try data.write(to: temporary)
+            if rename(temporary.path, url.path) != 0 {
+                try? manager.removeItem(at: temporary)
+                return
+            }
+        } catch {
+            try? manager.removeItem(at: temporary)
+            return
+        }
+        let total = (used ?? count()) + Int64(data.count)
+        used = total
+        if total > limit { evict() }
+    }
+
+    private func entries() -> [(url: URL, size: Int64, used: Date)] {
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
+        let urls = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
+        return urls.compactMap { url in
+            guard let values = try? url.resourceValues(forKeys: Set(keys)) else { return nil }
+            return (url, Int64(values.fileSize ?? 0), values.contentModificationDate ?? .distantPast)
+        }
+    }
+
+    private func count() -> Int64 {
+        entries().reduce(0) { $0 + $1.size }
+    }
+
+    /// Removes the oldest-used files until the folder is at three quarters of the limit.
+    private func evict() {
+        var all = entries()
+        var total = all.reduce(0) { $0 + $1.size }
+        all.sort { $0.used < $1.used }
+        let target = limit / 4 * 3
+        for entry in all where total > target {
+            if (try? FileManager.default.removeItem(at: entry.url)) != nil { total -= entry.size }
+        }
+        used = total
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import GatewayCore
+import GatewayLocal
+@testable import GatewayServe
+@testable import GatewayTestSupport
+import Testing
+
+/// The share page's pieces on a real folder: pages chosen while the listing streams (every entry
+/// once, in order, both ways), the page's escaping, and the streamed ZIP checked by `unzip`.
+@Suite("Share page: folder pages and ZIP downloads")
+struct SharePageTests {
+    /// A local folder with `files` files of distinct sizes (in scrambled name order) and 3 folders.
+    private static func folder(files: Int) throws -> (TemporaryFolder, LocalFileProvider) {
+        let base = try TemporaryFolder.make(prefix: "gateway-share-page")
+        for index in 0..<files {
+            // Sizes run against names, so the name and size orders differ.
+            let size = (index * 37) % files
+            try Data(repeating: 0x61, count: size).write(to: URL(fileURLWithPath: base.path + "/f-\(String(format: "%04d", index)).txt"))
+        }
+        for name in ["Zeta", "alpha", "Mid"] {
+            try FileManager.default.createDirectory(atPath: base.path + "/" + name, withIntermediateDirectories: false)
+        }
+        return (base, try LocalFileProvider(name: "page", root: base.path))
+    }
+
+    @Test("paging forward and back visits every entry once, folders first, in the order asked", arguments: [
+        (FolderPageQuery.Sort.name, false), (.name, true), (.size, false), (.size, true), (.date, true),
+    ])
+    func pagesVisitEveryEntryOnce(sort: FolderPageQuery.Sort, descending: Bool) async throws {
+        let (base, provider) = try Self.folder(files: 250)
+        defer { base.remove() }
+        var query = FolderPageQuery()
+        query.sort = sort
+        query.descending = descending
+        var seen: [FileObject] = []
+        var pages: [[String]] = []
+        var page = try await FolderPage.read(provider, path: "/", query: query, pageSize: 40)
+        while true {
+            #expect(page.total == 253)
+            #expect(page.before == seen.count)
+            #expect(page.items.count <= 40)
+            seen += page.items
+            pages.append(page.items.map(\.name))
+            guard page.hasNext, let last = page.items.last else { break }
+            query.slice = .after(FolderSortKey(last, sort: sort))
+            page = try await FolderPage.read(provider, path: "/", query: query, pageSize: 40)
+        }
+        #expect(seen.count == 253)
+        #expect(Set(seen.map(\.name)).count == 253)
+        let leadingFolders = seen.prefix(3).filter { $0.isDirectory }.count
+        #expect(leadingFolders == 3)
+        let keys = seen.map { FolderSortKey($0, sort: sort) }
+        for (earlier, later) in Swift.zip(keys, keys.dropFirst()) {
+            #expect(earlier.precedes(later, descending: descending), "\(earlier.name) before \(later.name)")
+        }
+        if sort == .size {
+            let sizes = seen.dropFirst(3).map { $0.size ?? -1 }
+            #expect(sizes == (descending ? sizes.sorted(by: >) : sizes.sorted()))
+        }
+        // Back from the last page with "before" gives the same pages in reverse.
+        var back = pages.count - 1
+        var first = seen[seen.count - pages[back].count]
+        while back > 0 {
+            query.slice = .before(FolderSortKey(first, sort: sort))
+            let previous = try await FolderPage.read(provider, path: "/", query: query, pageSize: 40)
+            back -= 1
+            #expect(previous.items.map(\.name) == pages[back])
+            #expect(previous.before == back * 40)
+            #expect(previous.hasNext)
+            guard let head = previous.items.first else { break }
+            first = head
+        }
+    }
+
+    @Test("cursors and queries survive a round trip; hostile values fall back to the defaults")
+    func queries() {
+        let key = FolderSortKey(isFolder: false, value: 42, name: "a.b & c?d=e")
+        #expect(FolderSortKey(cursor: key.cursor) == key)
+        let text = FolderPageQuery().string(sort: .size, descending: true, view: .gallery, slice: .after(key))
+        let parsed = FolderPageQuery(FolderPageQuery.parameters(String(text.dropFirst())))
+        #expect(parsed.sort == .size && parsed.descending && parsed.view == .gallery && parsed.slice == .after(key))
+        let hostile = FolderPageQuery(FolderPageQuery.parameters("sort=../../x&order=up&view=<b>&after=z.1.x&before="))
+        #expect(hostile == FolderPageQuery())
+        #expect(FolderSortKey(cursor: "f.99999999999999999999.x") == nil)
+        #expect(FolderPageQuery.parameters(String(repeating: "a=b&", count: 5000)).isEmpty)
+    }
+
+    @Test("the folder page escapes names and never shows more than a page of rows")
+    func pageEscapes() async throws {
+        let base = try TemporaryFolder.make(prefix: "gateway-share-page")
+        defer { base.remove() }
+        for name in ["<b>bold<i>.txt", "a & b.txt", "\"q\" 'single'.txt", "שלום.txt"] {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: base.path + "/" + name))
+        }
+        let provider = try LocalFileProvider(name: "page", root: base.path)
+        let browser = ShareBrowser(provider: provider, paths: try ServePaths(root: "/", basePath: "/s/TOKEN/share"), title: "My <share>",
+                                   zipLimit: 1 << 30, thumbnails: nil, cacheScope: "page", logger: .init(label: "test"))
+        let folder = try await provider.attributesOfItem(path: "/")
+        let html = try await browser.folderPage(folder, path: "/", query: FolderPageQuery())
+        #expect(html.contains("<title>My &lt;share&gt;</title>"))
+        #expect(html.contains("&lt;b&gt;bold&lt;i&gt;.txt"))
+        #expect(!html.contains("<b>bold"))
+        #expect(html.contains("a &amp; b.txt"))
+        #expect(html.contains("&quot;q&quot; &#39;single&#39;.txt"))
+        #expect(html.contains("שלום.txt"))
+        #expect(html.contains("href=\"/s/TOKEN/share/%3Cb%3Ebold%3Ci%3E.txt\""))
+        #expect(html.contains("href=\"/s/TOKEN/share/a%20&amp;%20b.txt\""))
+        #expect(html.contains("class=\"button download-all\" href=\"?download=zip\""))
+        #expect(!html.contains("<script"))
+        let policy = SharePageTemplates.contentSecurityPolicy
+        #expect(policy.contains("default-src 'none'") && policy.contains("style-src 'sha256-") && !policy.contains("unsafe-inline"))
+    }
+
+    @Test("sizes, counts and download names are written for people and for RFC 6266")
+    func text() {
+        #expect(ShareBrowser.bytes(812) == "812 B")
+        #expect(ShareBrowser.bytes(1_234_567) == "1.2 MB")
+        #expect(ShareBrowser.bytes(5_368_709_120) == "5.4 GB")
+        #expect(ShareBrowser.grouped(1_003) == "1,003")
+        #expect(ShareBrowser.grouped(100) == "100")
+        #expect(ShareBrowser.grouped(1_234_567) == "1,234,567")
+        #expect(ShareBrowser.attachment("Zip \"me\" ü.zip") == "attachment; filename=\"Zip _me_ _.zip\"; filename*=UTF-8''Zip%20%22me%22%20%C3%BC.zip")
+        #expect(ShareBrowser.duration(187) == "3:07")
+        #expect(ShareBrowser.duration(3723) == "1:02:03")
+    }
+
+    @Test("a streamed ZIP passes unzip -t and gives back every byte: folders, empty files, ZIP64 entries, 70,000 entries")
+    func zipStream() async throws {
+        let base = try TemporaryFolder.make(prefix: "gateway-zip")
+        defer { base.remove() }
+        let archive = base.path + "/out.zip"
+        #expect(FileManager.default.createFile(atPath: archive, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: archive))
+        var zip = try ZipStream(temporaryDirectory: base.path)
+        defer { zip.close() }
+        func send(_ bytes: [UInt8]) throws { try handle.write(contentsOf: bytes) }
+        let contents: [(String, Data, Int64?)] = [
+            ("top/a.txt", Data("hello".utf8), 5),
+            ("top/empty", Data(), 0),
+            ("top/sub/ünïcode name.bin", Bytes.pattern(300_000, seed: 7), nil), // unknown size: a ZIP64 entry
+            ("top/sub/listed wrong.bin", Bytes.pattern(70_000, seed: 9), 10),
+        ]
+        try send(try zip.folder("top/", modified: Date(timeIntervalSince1970: 1_700_000_000)))
+        try send(try zip.folder("top/sub", modified: nil))
+        for (name, data, size) in contents {
+            try send(try zip.file(name, modified: Date(), expectedSize: size))
+            var offset = 0
+            while offset < data.count {
+                let piece = data[offset..<min(data.count, offset + 65_536)]
+                try zip.data(Data(piece))
+                try send(Array(piece))
+                offset += piece.count
+            }
+            try send(try zip.endFile())
+        }
+        for index in 0..<70_000 {
+            try send(try zip.file("many/\(index)", modified: nil, expectedSize: 1))
+            try zip.data(Data([UInt8(truncatingIfNeeded: index)]))
+            try send([UInt8(truncatingIfNeeded: index)])
+            try send(try zip.endFile())
+        }
+        #expect(throws: ZipStream.Failure.self) { try zip.data(Data([1])) }
+        try await zip.finish { try handle.write(contentsOf: $0) }
+        try handle.close()
+        let size = try FileManager.default.attributesOfItem(atPath: archive)[.size] as? UInt64
+        #expect(size == zip.offset)
+        let test = try ChildProcess.run("/usr/bin/unzip", ["-tq", archive], environment: ProcessInfo.processInfo.environment)
+        #expect(test.status == 0, "\(String(decoding: test.stdout + test.stderr, as: UTF8.self))")
+        for (name, data, _) in contents {
+            let out = try ChildProcess.run("/usr/bin/unzip", ["-p", archive, name], environment: ProcessInfo.processInfo.environment)
+            #expect(out.status == 0 && out.stdout == data, "\(name)")
+        }
+        let listing = try ChildProcess.run("/usr/bin/unzip", ["-Z1", archive], environment: ProcessInfo.processInfo.environment)
+        #expect(String(decoding: listing.stdout, as: UTF8.self).split(separator: "\n").count == 70_006)
+        let one = try ChildProcess.run("/usr/bin/unzip", ["-p", archive, "many/69999"], environment: ProcessInfo.processInfo.environment)
+        #expect(one.stdout == Data([UInt8(truncatingIfNeeded: 69_999)]))
+    }
+
+    @Test("MS-DOS times: UTC, 2-second steps, clamped to 1980 and 2107")
+    func dosTimes() {
+        // 2026-11-28 14:03:07 UTC.
+        let (time, date) = ZipStream.dosTime(Date(timeIntervalSince1970: 1_795_874_587))
+        #expect(time == UInt16(14 << 11 | 3 << 5 | 3))
+        #expect(date == UInt16((2026 - 1980) << 9 | 11 << 5 | 28))
+        #expect(ZipStream.dosTime(Date(timeIntervalSince1970: 0)) == (0, 33))
+        #expect(ZipStream.dosTime(nil) == (0, 33))
+        #expect(ZipStream.dosTime(Date(timeIntervalSince1970: .infinity)) == (0, 33))
+    }
+}
