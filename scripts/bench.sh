@@ -32,7 +32,10 @@ rounds=${BENCH_ROUNDS:-3}
 size_mib=${BENCH_SIZE_MIB:-1024}
 small_files=${BENCH_SMALL_FILES:-2000}
 listing_entries=${BENCH_LISTING:-10000}
-sections=${BENCH_SECTIONS:-local webdav ftp sftp s3 monitor undo media serve mount scaleout}
+sections=${BENCH_SECTIONS:-local webdav ftp sftp s3 monitor undo media serve share mount scaleout}
+# share: files in the big folder, photos in the gallery.
+share_files=${BENCH_SHARE_FILES:-10000}
+share_photos=${BENCH_SHARE_PHOTOS:-100}
 # mount: files created through each mount (FUSE rows beside rclone mount and davfs2).
 mount_files=${BENCH_MOUNT_FILES:-1000}
 # media: JPEG files for `meta` of a folder on WebDAV (hard links to one 24-megapixel photo).
@@ -208,6 +211,25 @@ if [[ " $sections " == *" media "* ]]; then
     cp "$work/media/big.jpg" "$dav_root/one/big.jpg"
     for ((i = 0; i < meta_files; i++)); do ln "$dav_root/one/big.jpg" "$dav_root/photos/p$i.jpg"; done
     chown -R www-data:www-data "$dav_root/photos" "$dav_root/one"
+fi
+if [[ " $sections " == *" share "* ]]; then
+    # share: a folder of BENCH_SHARE_FILES small files and a gallery of BENCH_SHARE_PHOTOS
+    # 12-megapixel JPEGs (distinct files: each preview is made once), served by `gateway serve
+    # links` (a Local remote) and by `rclone serve http` on the same folder.
+    echo "preparing data: ${share_files} files and ${share_photos} photos for the share page"
+    mkdir -p "$work/share/big" "$work/share/photos" "$work/share-state"
+    python3 - "$work/share/big" "$share_files" <<'PY'
+import os, sys
+for i in range(int(sys.argv[2])):
+    with open(os.path.join(sys.argv[1], f"file-{i:05d}.txt"), "wb") as out:
+        out.write(b"x" * (i % 4096))
+PY
+    vips gaussnoise "$work/noise.v" 4000 3000 >/dev/null
+    for ((i = 0; i < share_photos; i++)); do vips copy "$work/noise.v" "$work/share/photos/p$i.jpg[Q=$((60 + i % 30))]"; done
+    rm -f "$work/noise.v"
+    printf '{"state_dir": "%s", "links": {"base_url": "http://127.0.0.1:18331", "secret_env": "BENCH_LINK_SECRET"},\n "remotes": {"share": {"type": "local", "root": "%s"}}}\n' \
+        "$work/share-state" "$work/share" > "$work/share.json"
+    export BENCH_LINK_SECRET=bench-link-secret-0123456789abcdef
 fi
 if [[ " $sections " == *" mount "* ]]; then
     echo "preparing data: ${mount_files} x 4 KiB files and a 300-file git repository for the mounts"
@@ -523,6 +545,38 @@ for ((round = 1; round <= rounds; round++)); do
     wait "$large_server" 2>/dev/null || true
     rm -f "$serve_root/large.bin" "$serve_root/up/large-put.bin"
     fi
+    if [[ " $sections " == *" share "* ]]; then
+    # The share page: what a browser fetches, with curl as the browser (6 connections at once for
+    # the previews, as Chromium opens per host). rclone serve http's page is the baseline; its
+    # page has no previews, so beside the gallery stands what its visitor must fetch to see the
+    # photos: the page and the 100 photos themselves.
+    "$gateway" --config "$work/share.json" serve links --quiet --addr 127.0.0.1:18331 2>"$work/links.log" &
+    links_server=$!
+    rclone serve http --addr 127.0.0.1:18332 "$work/share" 2>"$work/rclone-http.log" &
+    rclone_http=$!
+    for port in 18331 18332; do
+        for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+    done
+    big_link=$("$gateway" --config "$work/share.json" link share:big | tail -1)
+    photos_link=$("$gateway" --config "$work/share.json" link share:photos | tail -1)
+    html="Accept: text/html,application/xhtml+xml"
+    measure "share page ${share_files} files: curl <- rclone serve http" curl -sS -f -o /dev/null "http://127.0.0.1:18332/big/"
+    measure "share page ${share_files} files: curl <- gateway serve links (first page)" curl -sS -f -H "$html" -o /dev/null "$big_link"
+    measure "share page ${share_files} files: curl <- gateway serve links (by size)" curl -sS -f -H "$html" -o /dev/null "${big_link}?sort=size&order=desc"
+    for ((i = 0; i < share_photos; i++)); do echo "url = http://127.0.0.1:18332/photos/p$i.jpg"; echo "output = /dev/null"; done > "$work/rclone-photos.curl"
+    for ((i = 0; i < share_photos; i++)); do echo "url = ${photos_link}p$i.jpg?thumbnail=256"; echo "output = /dev/null"; done > "$work/previews.curl"
+    measure "share gallery ${share_photos} photos: rclone serve http page + the photos" sh -c \
+        "curl -sS -f -o /dev/null http://127.0.0.1:18332/photos/ && curl -sS -f --parallel --parallel-max 6 -K '$work/rclone-photos.curl'"
+    rm -rf "$work/share-state/thumbnails"
+    measure "share gallery ${share_photos} photos: gateway page + previews (cold cache)" sh -c \
+        "curl -sS -f -H '$html' -o /dev/null '${photos_link}?view=gallery' && curl -sS -f --parallel --parallel-max 6 -K '$work/previews.curl'"
+    measure "share gallery ${share_photos} photos: gateway page + previews (warm cache)" sh -c \
+        "curl -sS -f -H '$html' -o /dev/null '${photos_link}?view=gallery' && curl -sS -f --parallel --parallel-max 6 -K '$work/previews.curl'"
+    printf 'share: link server peak RSS %s MB; previews kept: %s\n' \
+        "$(( $(awk '/VmHWM/ { print $2 }' "/proc/$links_server/status") / 1024 ))" "$(du -sh "$work/share-state/thumbnails" | cut -f1)" >> "$work/notes.txt"
+    kill "$links_server" "$rclone_http" 2>/dev/null || true
+    wait "$links_server" "$rclone_http" 2>/dev/null || true
+    fi
     if [[ " $sections " == *" mount "* ]]; then
     # The same Apache folder mounted by davfs2, rclone mount (--vfs-cache-mode writes, pacer off:
     # its best settings) and gateway mount (defaults). Each mount is fresh (cold caches); the
@@ -705,6 +759,8 @@ for group, tools in groups.items():
             rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
         elif group.startswith("big") or group.endswith("upload") or group.endswith("download") or "->" in group or group.startswith("serve GET"):
             rate = f"{size_mib / max(seconds, 1e-3):.0f} MiB/s"
+        elif group.startswith("share gallery"):
+            rate = f"{int(group.split()[2]) / max(seconds, 1e-3):.0f} photos/s"
         elif " meta " in group:
             rate = f"{meta_files / max(seconds, 1e-3):.0f} files/s"
         elif "small" in group:

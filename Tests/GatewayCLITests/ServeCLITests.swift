@@ -369,6 +369,21 @@ struct ServeCLITests {
         #expect(firstByte < total / 2, "first byte at \(firstByte) s of \(total) s")
         let growth = (after.peak - before.peak) / 1024
         #expect(growth < 32, "peak RSS grew by \(growth) MB for a \(data.count / 1_000_000) MB listing (\(before) -> \(after) KiB)")
+
+        // A browser gets the share page: one page of 100 rows, the count, a next link; chosen
+        // while the listing streams, so memory stays flat here too.
+        let page = try Self.tool("/usr/bin/curl", ["-s", "-H", "Accept: text/html,application/xhtml+xml", "-u", "\(Self.user):\(Self.password)",
+                                                   served.url + "/many/?sort=name&order=desc"], in: s.base).output
+        let rows = page.components(separatedBy: "<tr class=\"item\"").count - 1
+        #expect(rows == 100)
+        #expect(page.contains("<p class=\"count\">100,000 items · showing 1–100</p>"))
+        #expect(page.contains("rel=\"next\" href=\"?order=desc&amp;after=f.0.entry-99909-with-a-longer-name.txt\""))
+        #expect(page.contains("entry-99999-with-a-longer-name.txt") && !page.contains("entry-0-with"))
+        let afterPage = try Self.memory(of: pid)
+        #expect((afterPage.peak - before.peak) / 1024 < 32, "peak RSS after the page: \(afterPage) KiB")
+        // A WebDAV client's GET (no text/html) still gets the plain index.
+        let plain = try Self.tool("/usr/bin/curl", ["-s", "-u", "\(Self.user):\(Self.password)", served.url + "/"], in: s.base).output
+        #expect(plain.contains("<ul>") && !plain.contains("class=\"listing\""))
     }
 
     @Test("SIGTERM: the server stops accepting; an upload in flight finishes or is discarded, never half-written",

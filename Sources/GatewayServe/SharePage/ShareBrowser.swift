@@ -291,6 +291,10 @@ struct ShareBrowser: Sendable {
                 }
                 try await zip.finish { try await writer.write(ByteBuffer(bytes: $0)) }
                 try await writer.finish(nil)
+            } catch let error as ChannelError {
+                // The browser went away (cancelled, closed): nothing is wrong here.
+                logger.info("download of \(name).zip ended by the client after \(zip.offset) bytes: \(error)")
+                throw error
             } catch {
                 logger.error("download of \(name).zip stopped after \(zip.offset) bytes: \(ErrorMessage.reason(for: error))")
                 throw error
