@@ -78,6 +78,7 @@ cleanup() {
     [ -n "${delay_proxy:-}" ] && kill "$delay_proxy" 2>/dev/null
     # shellcheck disable=SC2086
     [ -n "${scaleout_pids:-}" ] && kill $scaleout_pids 2>/dev/null
+    [ -n "${links_server:-}" ] && kill "$links_server" "$rclone_http" 2>/dev/null
     fusermount3 -u -z "$work/mnt" 2>/dev/null
     umount -l "$work/mnt" 2>/dev/null
     bash scripts/test-servers.sh stop >/dev/null 2>&1
@@ -570,6 +571,8 @@ for ((round = 1; round <= rounds; round++)); do
     rm -rf "$work/share-state/thumbnails"
     measure "share gallery ${share_photos} photos: gateway page + previews (cold cache)" sh -c \
         "curl -sS -f -H '$html' -o /dev/null '${photos_link}?view=gallery' && curl -sS -f --parallel --parallel-max 6 -K '$work/previews.curl'"
+    made=$(find "$work/share-state/thumbnails" -type f ! -name '.tmp-*' 2>/dev/null | wc -l)
+    [ "$made" -eq "$share_photos" ] || { echo "share: $made previews made of $share_photos" >&2; cat "$work/links.log" >&2; exit 1; }
     measure "share gallery ${share_photos} photos: gateway page + previews (warm cache)" sh -c \
         "curl -sS -f -H '$html' -o /dev/null '${photos_link}?view=gallery' && curl -sS -f --parallel --parallel-max 6 -K '$work/previews.curl'"
     printf 'share: link server peak RSS %s MB; previews kept: %s\n' \

@@ -86,7 +86,8 @@ struct LinkHandler: Sendable {
         let started = ContinuousClock.now
         var response = await answer(request)
         // A browser gets a page that says why a link leads nowhere, in plain words.
-        if [403, 404, 410].contains(response.status.code), ShareBrowser.wantsPage(request) {
+        if [403, 404, 410].contains(response.status.code), ShareBrowser.wantsPage(request),
+           response.headers[.contentType]?.hasPrefix("text/plain") == true {
             response = ShareBrowser.messagePage(response.status, head: request.method == .head)
         }
         // A shared file is someone else's content on this origin: no scripts, no sniffing, no
@@ -159,13 +160,16 @@ struct LinkHandler: Sendable {
                                             options: WebDAVServeOptions(basePath: servedPrefix, readOnly: true),
                                             logger: logger, deadProperties: nil)
             handler.browser = ShareBrowser(provider: provider, paths: handler.paths, title: item.path == "/" ? token.remote : item.name,
-                                           zipLimit: zipLimit, thumbnails: thumbnails, cacheScope: token.remote, logger: logger)
+                                           zipLimit: zipLimit, thumbnails: thumbnails, cacheScope: token.remote, publicShare: true, logger: logger)
             if !item.isDirectory {
                 // A file link serves the file and nothing below its name.
                 guard !remainder.dropFirst().contains("/") else { return WebDAVHandler.plain(.notFound, "not found") }
                 return try await handler.get(request, path: token.path, head: method == "HEAD")
             }
-            guard let path = handler.paths.remote(forRequestPath: request.uri.path) else { return WebDAVHandler.plain(.notFound, "not found") }
+            guard let path = handler.paths.remote(forRequestPath: request.uri.path),
+                  try await ShareBrowser.reachable(path, root: token.path, provider: provider) else {
+                return WebDAVHandler.plain(.notFound, "not found")
+            }
             return try await handler.get(request, path: path, head: method == "HEAD")
         } catch {
             let failure = WebDAVHandler.failure(error)

@@ -35,10 +35,12 @@ public struct WebDAVServer: Sendable {
         var handler = try WebDAVHandler(provider: provider, root: root, options: options, logger: logger, deadProperties: store)
         // A browser's view of a folder is the share page: the served folder's name heads it.
         let name = RemotePath.lastComponent(of: handler.paths.root)
+        // The links' settings where there are links (one preview cache for both), else the defaults.
         handler.browser = ShareBrowser(provider: provider, paths: handler.paths, title: name.isEmpty ? provider.baseURL.host ?? "Files" : name,
-                                       zipLimit: links?.handler.zipLimit ?? LinksConfiguration.defaultZipLimit,
-                                       thumbnails: stateDirectory.map { ThumbnailCache(directory: $0.appendingPathComponent("thumbnails")) },
-                                       cacheScope: provider.baseURL.absoluteString, logger: logger)
+                                       zipLimit: links.map { $0.handler.zipLimit } ?? LinksConfiguration.defaultZipLimit,
+                                       thumbnails: links?.handler.thumbnails
+                                           ?? stateDirectory.map { ThumbnailCache(directory: $0.appendingPathComponent("thumbnails")) },
+                                       cacheScope: provider.baseURL.absoluteString, publicShare: false, logger: logger)
         self.handler = handler
         self.options = options
         self.logger = logger

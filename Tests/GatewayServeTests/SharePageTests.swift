@@ -94,14 +94,14 @@ struct SharePageTests {
         }
         let provider = try LocalFileProvider(name: "page", root: base.path)
         let browser = ShareBrowser(provider: provider, paths: try ServePaths(root: "/", basePath: "/s/TOKEN/share"), title: "My <share>",
-                                   zipLimit: 1 << 30, thumbnails: nil, cacheScope: "page", logger: .init(label: "test"))
+                                   zipLimit: 1 << 30, thumbnails: nil, cacheScope: "page", publicShare: true, logger: .init(label: "test"))
         let folder = try await provider.attributesOfItem(path: "/")
         let html = try await browser.folderPage(folder, path: "/", query: FolderPageQuery())
         #expect(html.contains("<title>My &lt;share&gt;</title>"))
         #expect(html.contains("&lt;b&gt;bold&lt;i&gt;.txt"))
         #expect(!html.contains("<b>bold"))
         #expect(html.contains("a &amp; b.txt"))
-        #expect(html.contains("&quot;q&quot; &#39;single&#39;.txt"))
+        #expect(html.contains("&quot;q&quot; &apos;single&apos;.txt"))
         #expect(html.contains("שלום.txt"))
         #expect(html.contains("href=\"/s/TOKEN/share/%3Cb%3Ebold%3Ci%3E.txt\""))
         #expect(html.contains("href=\"/s/TOKEN/share/a%20&amp;%20b.txt\""))
@@ -109,6 +109,71 @@ struct SharePageTests {
         #expect(!html.contains("<script"))
         let policy = SharePageTemplates.contentSecurityPolicy
         #expect(policy.contains("default-src 'none'") && policy.contains("style-src 'sha256-") && !policy.contains("unsafe-inline"))
+    }
+
+    @Test("a quote with a combining mark, controls and bidirectional overrides cannot reach the page as markup")
+    func hostileEscaping() {
+        // swift-mustache's own escaping works on grapheme clusters: "\"\u{301}" was one and passed.
+        let quote = SharePageTemplates.escape("p\"\u{301} data-x=1 a=\"")
+        #expect(!quote.contains("\""))
+        #expect(quote.hasPrefix("p&quot;\u{301} data-x=1"))
+        #expect(SharePageTemplates.escape("invoice\u{202E}fdp.exe") == "invoice\u{FFFD}fdp.exe")
+        #expect(SharePageTemplates.escape("a\u{1}b<") == "a\u{FFFD}b&lt;")
+        let html = SharePageTemplates.render("message", ["title": "x\"\u{301} onload=y", "pageTitle": "t", "text": "z", "icon": "missing"])
+        #expect(html.contains("<h1>x&quot;\u{301} onload=y</h1>"))
+        #expect(ZipStream.entryName("..") == "_" && ZipStream.entryName(".") == "_" && ZipStream.entryName("") == "_")
+        #expect(ZipStream.entryName("..\\..\\evil.txt") == ".._.._evil.txt")
+        #expect(ZipStream.entryName("a\r\nb\u{202E}c") == "a__b_c")
+        #expect(ZipStream.entryName("ünï code.txt") == "ünï code.txt")
+    }
+
+    @Test("names that differ only in their Unicode form (NFC, NFD) are two rows, each paged once")
+    func unicodeForms() async throws {
+        let base = try TemporaryFolder.make(prefix: "gateway-share-page")
+        defer { base.remove() }
+        for name in ["caf\u{E9}.txt", "cafe\u{301}.txt", "a.txt", "z.txt"] {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: base.path + "/" + name))
+        }
+        let provider = try LocalFileProvider(name: "page", root: base.path)
+        var query = FolderPageQuery()
+        var seen: [[UInt8]] = []
+        while true {
+            let page = try await FolderPage.read(provider, path: "/", query: query, pageSize: 1)
+            seen += page.items.map { Array($0.name.utf8) }
+            guard page.hasNext, let last = page.items.last, seen.count < 10 else { break }
+            query.slice = .after(FolderSortKey(last, sort: .name))
+        }
+        #expect(seen.count == 4)
+        #expect(Set(seen).count == 4)
+    }
+
+    @Test("a public share shows, serves and zips plain files and folders only: no symbolic link out of it, no named pipe")
+    func plainItemsOnly() async throws {
+        let base = try TemporaryFolder.make(prefix: "gateway-share-page")
+        defer { base.remove() }
+        let manager = FileManager.default
+        try manager.createDirectory(atPath: base.path + "/shared/sub", withIntermediateDirectories: true)
+        try manager.createDirectory(atPath: base.path + "/private", withIntermediateDirectories: true)
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: base.path + "/private/secret.txt"))
+        try Data("fine".utf8).write(to: URL(fileURLWithPath: base.path + "/shared/sub/fine.txt"))
+        try manager.createSymbolicLink(atPath: base.path + "/shared/link-file", withDestinationPath: "../private/secret.txt")
+        try manager.createSymbolicLink(atPath: base.path + "/shared/link-dir", withDestinationPath: "../private")
+        #expect(mkfifo(base.path + "/shared/pipe.jpg", 0o644) == 0)
+        let provider = try LocalFileProvider(name: "page", root: base.path)
+        let page = try await FolderPage.read(provider, path: "/shared", query: FolderPageQuery(), includes: ShareBrowser.isPlain)
+        #expect(page.items.map(\.name) == ["sub"])
+        #expect(try await ShareBrowser.reachable("/shared/sub/fine.txt", root: "/shared", provider: provider))
+        #expect(try await !ShareBrowser.reachable("/shared/link-dir/secret.txt", root: "/shared", provider: provider))
+        #expect(try await !ShareBrowser.reachable("/shared/link-file", root: "/shared", provider: provider))
+        #expect(try await !ShareBrowser.reachable("/shared/pipe.jpg", root: "/shared", provider: provider))
+        // The preview of a pipe named like a photo is refused without opening it.
+        let browser = ShareBrowser(provider: provider, paths: try ServePaths(root: "/shared", basePath: "/s/T/shared"), title: "shared",
+                                   zipLimit: 1 << 30, thumbnails: nil, cacheScope: "page", publicShare: true, logger: .init(label: "test"))
+        let pipe = try await provider.attributesOfItem(path: "/shared/pipe.jpg")
+        let answer = try await browser.thumbnail(of: pipe, size: "256", head: false)
+        #expect(answer.status == .notFound)
+        let odd = try await browser.thumbnail(of: pipe, size: "300", head: false)
+        #expect(odd.status == .badRequest)
     }
 
     @Test("sizes, counts and download names are written for people and for RFC 6266")

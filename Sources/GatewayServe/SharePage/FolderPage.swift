@@ -75,10 +75,14 @@ struct FolderPageQuery: Equatable, Sendable {
 }
 
 /// Where an item falls in a folder page's order: folders first, then the sort value, then the
-/// name (case folded, then byte for byte, so two entries never tie). A cursor is the key of the
+/// name (case folded, then byte for byte, so two entries never tie; equality is byte for byte too). A cursor is the key of the
 /// last (or first) row shown, so a page is "the next rows after this one" whatever changed in
 /// the folder meanwhile, and a page of a 100,000-entry folder holds 100 rows, not 100,000.
-struct FolderSortKey: Equatable, Sendable {
+struct FolderSortKey: Sendable, Equatable {
+    static func == (lhs: FolderSortKey, rhs: FolderSortKey) -> Bool {
+        lhs.isFolder == rhs.isFolder && lhs.value == rhs.value && lhs.name.utf8.elementsEqual(rhs.name.utf8)
+    }
+
     var isFolder: Bool
     /// The size or the modification time in milliseconds (-1 when unknown); 0 for sort by name.
     var value: Int64
@@ -120,8 +124,10 @@ struct FolderSortKey: Equatable, Sendable {
             ascending = value < other.value
         } else if folded != other.folded {
             ascending = folded < other.folded
-        } else if name != other.name {
-            ascending = Array(name.utf8).lexicographicallyPrecedes(Array(other.name.utf8))
+        } else if !name.utf8.elementsEqual(other.name.utf8) {
+            // Byte for byte: Swift's string comparison calls the composed and decomposed
+            // spellings of a name equal, and two entries must never tie.
+            ascending = name.utf8.lexicographicallyPrecedes(other.name.utf8)
         } else {
             return false
         }
@@ -143,9 +149,20 @@ struct FolderPage: Sendable {
 
     static func isFolder(_ item: FileObject) -> Bool { item.isDirectory || item.isLinkToFolder }
 
-    /// Lists `path` and keeps the page `query` asks for.
+    /// Lists `path` and keeps the page `query` asks for, of the entries `includes` accepts. A
+    /// cursor past either end (the rows it followed were deleted) gives the first page.
     static func read(_ provider: any FileProviderBasic, path: String, query: FolderPageQuery,
-                     pageSize: Int = FolderPageQuery.pageSize) async throws -> FolderPage {
+                     pageSize: Int = FolderPageQuery.pageSize,
+                     includes: @Sendable (FileObject) -> Bool = { _ in true }) async throws -> FolderPage {
+        let page = try await select(provider, path: path, query: query, pageSize: pageSize, includes: includes)
+        guard page.items.isEmpty, page.total > 0, query.slice != .first else { return page }
+        var first = query
+        first.slice = .first
+        return try await select(provider, path: path, query: first, pageSize: pageSize, includes: includes)
+    }
+
+    private static func select(_ provider: any FileProviderBasic, path: String, query: FolderPageQuery, pageSize: Int,
+                               includes: (FileObject) -> Bool) async throws -> FolderPage {
         let descending = query.descending
         // "before" is "after" in the reversed order.
         let (cursor, reversed): (FolderSortKey?, Bool) = switch query.slice {
@@ -164,7 +181,7 @@ struct FolderPage: Sendable {
             kept.removeLast(max(0, kept.count - pageSize))
         }
         for try await listing in provider.contentsOfDirectory(path: path, pageSize: 1000) {
-            for entry in listing.entries {
+            for entry in listing.entries where includes(entry) {
                 total += 1
                 let key = FolderSortKey(entry, sort: query.sort)
                 if let cursor, !first(cursor, key) {

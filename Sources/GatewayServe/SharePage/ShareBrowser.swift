@@ -20,10 +20,34 @@ struct ShareBrowser: Sendable {
     let thumbnails: ThumbnailCache?
     /// What keeps two shares' thumbnails apart in the cache (the remote's name).
     let cacheScope: String
+    /// A public link: files get a page of their own in a browser, and only plain files and
+    /// folders are shown, zipped or served (a symbolic link could lead out of the shared item, a
+    /// named pipe would hold a request forever). `serve webdav` (signed-in users) shows folders
+    /// as pages and serves files as they are.
+    let publicShare: Bool
     let logger: Logger
 
-    /// The largest preview asked for with `?thumbnail=N`.
+    /// The preview sizes `?thumbnail=N` makes: the lists' and the file page's (any other size
+    /// would be one more picture to make and keep per file).
+    static let thumbnailSizes = [256, 1024]
     static let largestThumbnail = 1024
+    /// The most entries "Download all" puts in one ZIP.
+    static let maximumZipEntries = 1_000_000
+
+    /// Whether `item` is something a public link shows and serves: a plain file or a folder.
+    static func isPlain(_ item: FileObject) -> Bool { item.type == .file || item.type == .directory }
+
+    /// Whether every item from the share's root down to `path` (the root excluded) is a plain
+    /// folder or file: no symbolic link on the way leads out of the shared item.
+    static func reachable(_ path: String, root: String, provider: any FileProviderBasic) async throws -> Bool {
+        guard let relative = RemotePath.relative(path, to: root), !relative.isEmpty else { return true }
+        var walked = root
+        for segment in relative.split(separator: "/") {
+            walked = walked == "/" ? "/" + segment : walked + "/" + segment
+            guard isPlain(try await provider.attributesOfItem(path: walked)) else { return false }
+        }
+        return true
+    }
 
     /// Whether a request is a browser's navigation (it accepts `text/html`).
     static func wantsPage(_ request: Request) -> Bool {
@@ -40,14 +64,14 @@ struct ShareBrowser: Sendable {
     func respond(_ request: Request, path: String, item: FileObject, head: Bool) async throws -> Response? {
         let parameters = FolderPageQuery.parameters(request.uri.query)
         func value(_ key: String) -> String? { parameters.first { $0.key == key }?.value }
-        let isFolder = FolderPage.isFolder(item)
+        let isFolder = publicShare ? item.isDirectory : FolderPage.isFolder(item)
         if !isFolder, let size = value("thumbnail") {
             return try await thumbnail(of: item, size: size, head: head)
         }
         if isFolder, value("download") == "zip" {
             return try await zip(item, path: path, head: head)
         }
-        guard Self.wantsPage(request), value("download") == nil else { return nil }
+        guard Self.wantsPage(request), value("download") == nil, isFolder || publicShare else { return nil }
         let html = isFolder ? try await folderPage(item, path: path, query: FolderPageQuery(parameters))
             : try await filePage(item, path: path)
         return Self.page(.ok, html, head: head)
@@ -59,6 +83,8 @@ struct ShareBrowser: Sendable {
     static func page(_ status: HTTPResponse.Status, _ html: String, head: Bool = false, headers: HTTPFields = HTTPFields()) -> Response {
         var headers = headers
         headers[.contentType] = "text/html; charset=utf-8"
+        // The same URL gives a browser a page and other clients the bytes.
+        headers[.vary] = "Accept"
         headers[HTTPField.Name("Content-Security-Policy")!] = SharePageTemplates.contentSecurityPolicy
         let body = ByteBuffer(string: html)
         headers[.contentLength] = String(body.readableBytes)
@@ -99,7 +125,7 @@ struct ShareBrowser: Sendable {
     }
 
     func folderPage(_ folder: FileObject, path: String, query: FolderPageQuery) async throws -> String {
-        let page = try await FolderPage.read(provider, path: path, query: query)
+        let page = try await FolderPage.read(provider, path: path, query: query, includes: publicShare ? Self.isPlain : { _ in true })
         let extended = provider as? any ExtendedFileProvider
         let rows: [[String: Any]] = page.items.map { item in
             let isFolder = FolderPage.isFolder(item)
@@ -112,7 +138,7 @@ struct ShareBrowser: Sendable {
                 row["iso"] = ServeText.iso8601(date)
                 row["dateText"] = ServeText.readableDate(date)
             }
-            if !isFolder, let extended, extended.thumbnailAvailable(path: item.path) { row["thumb"] = href + "?thumbnail=256" }
+            if item.type == .file, let extended, extended.thumbnailAvailable(path: item.path) { row["thumb"] = href + "?thumbnail=256" }
             return row
         }
         let sorts: [[String: Any]] = FolderPageQuery.Sort.allCases.map { sort in
@@ -165,7 +191,7 @@ struct ShareBrowser: Sendable {
         fact("Modified", file.modificationDate.map(ServeText.readableDate))
         var context: [String: Any] = ["icon": Self.icon(for: file.name)]
         if let extended = provider as? any ExtendedFileProvider {
-            if extended.thumbnailAvailable(path: path) { context["preview"] = href + "?thumbnail=\(Self.largestThumbnail)" }
+            if file.type == .file, extended.thumbnailAvailable(path: path) { context["preview"] = href + "?thumbnail=\(Self.largestThumbnail)" }
             do {
                 let metadata = try await extended.metadata(of: file)
                 if let width = metadata.width, let height = metadata.height { fact("Dimensions", "\(width) × \(height) pixels") }
@@ -200,33 +226,39 @@ struct ShareBrowser: Sendable {
     // MARK: - Previews
 
     func thumbnail(of item: FileObject, size text: String, head: Bool) async throws -> Response {
-        guard let size = Int(text), (16...Self.largestThumbnail).contains(size) else {
-            return WebDAVHandler.plain(.badRequest, "thumbnail takes a size from 16 to \(Self.largestThumbnail) pixels")
+        guard let size = Int(text), Self.thumbnailSizes.contains(size) else {
+            return WebDAVHandler.plain(.badRequest, "thumbnail takes one of the sizes " + Self.thumbnailSizes.map(String.init).joined(separator: ", "))
         }
-        guard let extended = provider as? any ExtendedFileProvider, extended.thumbnailAvailable(path: item.path) else {
+        guard item.type == .file, let extended = provider as? any ExtendedFileProvider, extended.thumbnailAvailable(path: item.path) else {
             return WebDAVHandler.plain(.notFound, "no preview for this file")
         }
         let format: ThumbnailOptions.Format = ["jpg", "jpeg", "jpe", "jfif"].contains(MediaType.fileExtension(of: item.name)) ? .jpeg : .png
         let version = "\(item.size ?? -1) \(item.modificationDate?.timeIntervalSince1970 ?? 0) \(item.versionTag ?? "")"
         let key = [cacheScope, item.path, version, String(size), format.rawValue].joined(separator: "\n")
+        let path = item.path
+        let make: @Sendable () async throws -> Data? = {
+            try await extended.thumbnail(of: path, options: ThumbnailOptions(maxDimension: size, format: format))?.data
+        }
+        let data: Data?
+        do {
+            if let thumbnails {
+                data = try await thumbnails.thumbnail(for: key, make: make)
+            } else {
+                data = try await make()
+            }
+        } catch is ThumbnailCache.Busy {
+            var headers = HTTPFields()
+            headers[.retryAfter] = "5"
+            return WebDAVHandler.plain(.serviceUnavailable, "too many previews are being made; try again shortly", headers: headers)
+        } catch let error as CocoaError where error.code == .fileReadCorruptFile || error.code == .fileReadTooLarge {
+            logger.info("no preview of \(item.name): \(ErrorMessage.reason(for: error))")
+            return WebDAVHandler.plain(.unsupportedMediaType, "no preview can be made of this file")
+        }
+        guard let data else { return WebDAVHandler.plain(.notFound, "no preview for this file") }
         var headers = HTTPFields()
         headers[.contentType] = format == .jpeg ? "image/jpeg" : "image/png"
-        headers[.cacheControl] = "private, max-age=86400"
-        let data: Data
-        if let cached = await thumbnails?.data(for: key) {
-            data = cached
-        } else {
-            do {
-                guard let made = try await extended.thumbnail(of: item.path, options: ThumbnailOptions(maxDimension: size, format: format)) else {
-                    return WebDAVHandler.plain(.notFound, "no preview for this file")
-                }
-                data = made.data
-            } catch let error as CocoaError where error.code == .fileReadCorruptFile || error.code == .fileReadTooLarge {
-                logger.info("no preview of \(item.name): \(ErrorMessage.reason(for: error))")
-                return WebDAVHandler.plain(.unsupportedMediaType, "no preview can be made of this file")
-            }
-            await thumbnails?.store(data, for: key)
-        }
+        // Short: a revoked link's previews should not outlive it for long in a browser's cache.
+        headers[.cacheControl] = "private, max-age=600"
         headers[.contentLength] = String(data.count)
         return Response(status: .ok, headers: headers, body: head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
@@ -237,55 +269,77 @@ struct ShareBrowser: Sendable {
     /// refused (413) above ``zipLimit``. A file that cannot be read ends the response early, so
     /// the browser reports a failed download instead of keeping a short archive.
     func zip(_ folder: FileObject, path: String, head: Bool) async throws -> Response {
-        guard let zipLimit else { return WebDAVHandler.plain(.notFound, "downloads of whole folders are turned off") }
-        guard let reader = provider as? any FileProviderReadWrite else { return WebDAVHandler.plain(.notImplemented, "this remote cannot be read") }
-        let name = path == paths.root ? title : folder.name
-        var total: Int64 = 0
-        var pending = [path]
-        while let next = pending.popLast() {
-            for try await listing in provider.contentsOfDirectory(path: next, pageSize: 1000) {
-                for entry in listing.entries {
-                    if entry.isDirectory { pending.append(entry.path) } else if !entry.isLinkToFolder { total = total &+ max(0, entry.size ?? 0) }
-                }
-                if total > zipLimit {
-                    return Self.page(.contentTooLarge, SharePageTemplates.render("message", [
-                        "icon": "archive", "title": "This folder is too large to download at once", "pageTitle": name,
-                        "text": "The limit for one download is \(Self.bytes(zipLimit)). Open the folder and download its files or subfolders one by one.",
-                    ]), head: head)
-                }
-            }
+        guard let zipLimit else {
+            return Self.page(.notFound, SharePageTemplates.render("message", [
+                "icon": "archive", "title": "Downloads of whole folders are turned off", "pageTitle": folder.name,
+                "text": "Open the folder and download its files one by one.",
+            ]), head: head)
         }
+        guard let reader = provider as? any FileProviderReadWrite else { return WebDAVHandler.plain(.notImplemented, "this remote cannot be read") }
+        let name = ZipStream.entryName(path == paths.root ? title : folder.name)
         var headers = HTTPFields()
         headers[.contentType] = "application/zip"
         headers[.contentDisposition] = Self.attachment(name + ".zip")
         if head { return Response(status: .ok, headers: headers, body: ResponseBody()) }
+        // The whole tree first: what is over the limit is refused before a byte is sent.
+        var total: Int64 = 0, entries = 0
+        var pending = [path]
+        do {
+            while let next = pending.popLast() {
+                for try await listing in provider.contentsOfDirectory(path: next, pageSize: 1000) {
+                    for entry in listing.entries where Self.isPlain(entry) {
+                        entries += 1
+                        if entry.isDirectory { pending.append(entry.path) } else { total = Self.adding(total, max(0, entry.size ?? 0)) }
+                    }
+                    if total > zipLimit || entries > Self.maximumZipEntries {
+                        return Self.page(.contentTooLarge, SharePageTemplates.render("message", [
+                            "icon": "archive", "title": "This folder is too large to download at once", "pageTitle": name,
+                            "text": "The limit for one download is \(Self.bytes(zipLimit)) and \(Self.grouped(Self.maximumZipEntries)) items. "
+                                + "Open the folder and download its files or subfolders one by one.",
+                        ]))
+                    }
+                }
+            }
+        } catch {
+            logger.error("download of \(name).zip refused: \(ErrorMessage.reason(for: error))")
+            return Self.page(.internalServerError, SharePageTemplates.render("message", [
+                "icon": "invalid", "title": "This folder cannot be downloaded now", "pageTitle": name,
+                "text": "Part of it could not be read. Try again later, or download its files one by one.",
+            ]))
+        }
         let provider = self.provider, logger = self.logger
         let body = ResponseBody { writer in
             var zip = try ZipStream()
             defer { zip.close() }
+            var sent: Int64 = 0
             do {
                 var pending: [(path: String, name: String)] = [(path, name)]
                 while let (folderPath, prefix) = pending.popLast() {
                     var folders: [(path: String, name: String)] = []
                     for try await listing in provider.contentsOfDirectory(path: folderPath, pageSize: 1000) {
-                        for entry in listing.entries {
-                            let entryName = prefix + "/" + entry.name
+                        // Plain files and folders only: a symbolic link could lead out of the
+                        // folder (or loop), a named pipe would never end.
+                        for entry in listing.entries where Self.isPlain(entry) {
+                            let entryName = prefix + "/" + ZipStream.entryName(entry.name)
                             if entry.isDirectory {
                                 try await writer.write(ByteBuffer(bytes: try zip.folder(entryName + "/", modified: entry.modificationDate)))
                                 folders.append((entry.path, entryName))
                                 continue
                             }
-                            if entry.isLinkToFolder { continue }
                             try await writer.write(ByteBuffer(bytes: try zip.file(entryName, modified: entry.modificationDate, expectedSize: entry.size)))
                             var options = ReadOptions(chunkSize: WebDAVHandler.responseChunk)
                             options.bufferSize = 1 << 20
                             for try await chunk in try await reader.readStream(path: entry.path, options: options) {
+                                sent = Self.adding(sent, Int64(chunk.count))
+                                // Files that grew since the walk do not take the download past its limit.
+                                guard sent <= zipLimit else { throw ZipStream.Failure.limit(zipLimit) }
                                 try zip.data(chunk)
                                 try await writer.write(ByteBuffer(bytes: chunk))
                             }
                             try await writer.write(ByteBuffer(bytes: try zip.endFile()))
                         }
                     }
+                    guard zip.count <= UInt64(Self.maximumZipEntries) + 1 else { throw ZipStream.Failure.limit(zipLimit) }
                     // Depth first, in listing order.
                     pending.append(contentsOf: folders.reversed())
                 }
@@ -301,6 +355,12 @@ struct ShareBrowser: Sendable {
             }
         }
         return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// `a + b`, or `Int64.max` where it would overflow (sizes come from servers).
+    static func adding(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 
     // MARK: - Text

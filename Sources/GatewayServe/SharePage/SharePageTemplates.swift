@@ -9,6 +9,7 @@ import Mustache
 /// that allows only the page's own style (by hash) and the server's own images.
 enum SharePageTemplates {
     static let library: MustacheLibrary = {
+        MustacheContentTypes.register(Escaping(), named: Escaping.name)
         var library = MustacheLibrary()
         do {
             try library.register(head, named: "head")
@@ -21,6 +22,27 @@ enum SharePageTemplates {
         }
         return library
     }()
+
+    /// HTML escaping by Unicode scalar: swift-mustache's own escapes grapheme clusters, so a quote
+    /// followed by a combining mark passes unescaped and ends an attribute. Control characters and
+    /// the bidirectional overrides and isolates (which make `invoice\u{202E}fdp.exe` read as a
+    /// PDF) are shown as U+FFFD.
+    struct Escaping: MustacheContentType {
+        static let name = "GATEWAY_HTML"
+
+        func escapeText(_ text: String) -> String { SharePageTemplates.escape(text) }
+    }
+
+    static func escape(_ text: String) -> String {
+        let shown = String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
+            (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+                || (0x7F...0x9F).contains(scalar.value) ? "\u{FFFD}" : scalar
+        }))
+        return XMLText.escaped(shown, replacingInvalid: true)
+    }
+
+    /// Every template starts by naming ``Escaping``.
+    private static let pragma = "{{% CONTENT_TYPE:GATEWAY_HTML}}"
 
     /// Renders one of `folder`, `file`, `message` with `context`.
     static func render(_ name: String, _ context: [String: Any]) -> String {
@@ -37,7 +59,7 @@ enum SharePageTemplates {
             + "frame-ancestors 'none'; sandbox allow-downloads allow-popups allow-popups-to-escape-sandbox"
     }()
 
-    static let head = """
+    static let head = pragma + """
     <!DOCTYPE html>
     <html lang="en">
     <head>
@@ -53,7 +75,7 @@ enum SharePageTemplates {
     {{{icons}}}
     """
 
-    static let header = """
+    static let header = pragma + """
     <header class="top">
     <div class="heading">
     <svg class="icon big" aria-hidden="true"><use href="#i-{{icon}}"/></svg>
@@ -71,7 +93,7 @@ enum SharePageTemplates {
     {{/hasCrumbs}}
     """
 
-    static let folder = """
+    static let folder = pragma + """
     {{> head}}
     {{> header}}
     <main>
@@ -109,7 +131,7 @@ enum SharePageTemplates {
     </html>
     """
 
-    static let file = """
+    static let file = pragma + """
     {{> head}}
     {{> header}}
     <main class="file">
@@ -124,7 +146,7 @@ enum SharePageTemplates {
     </html>
     """
 
-    static let message = """
+    static let message = pragma + """
     {{> head}}
     <main class="message">
     <svg class="icon big" aria-hidden="true"><use href="#i-{{icon}}"/></svg>

@@ -22,6 +22,62 @@ actor ThumbnailCache {
         self.limit = limit
     }
 
+    /// Previews being made, by key: a second request for the same one waits for the first.
+    private var making: [String: Task<Data?, any Error>] = [:]
+    /// Previews being made now, and the requests waiting for a turn.
+    private var running = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// Previews made at once (decoding a photo takes a core and its pixels' memory).
+    static let concurrentMakes = 4
+    /// Requests that may wait for a turn; past them, ``Busy``.
+    static let maximumWaiting = 256
+
+    /// Too many previews are waiting to be made: try again later (503).
+    struct Busy: Error {}
+
+    /// The preview of `key`: kept in the folder, being made for another request already, or made
+    /// now by `make` (at most ``concurrentMakes`` at once) and kept.
+    ///
+    /// - Throws: ``Busy`` when ``maximumWaiting`` requests wait already; `make`'s errors.
+    func thumbnail(for key: String, make: @escaping @Sendable () async throws -> Data?) async throws -> Data? {
+        if let kept = data(for: key) { return kept }
+        if let task = making[key] { return try await task.value }
+        guard running < Self.concurrentMakes || waiting.count < Self.maximumWaiting else { throw Busy() }
+        let task = Task<Data?, any Error> {
+            await self.turn()
+            do {
+                let data = try await make()
+                self.done()
+                return data
+            } catch {
+                self.done()
+                throw error
+            }
+        }
+        making[key] = task
+        defer { making[key] = nil }
+        let data = try await task.value
+        if let data { store(data, for: key) }
+        return data
+    }
+
+    private func turn() async {
+        if running < Self.concurrentMakes {
+            running += 1
+            return
+        }
+        // The turn is handed over by `done()` (the count stays).
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func done() {
+        if waiting.isEmpty {
+            running -= 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+
     /// The file name of a key: its SHA-256 in hex.
     static func fileName(_ key: String) -> String {
         ContentHasher.hex(SHA256.hash(data: Data(key.utf8)))
@@ -29,6 +85,7 @@ actor ThumbnailCache {
 
     /// The cached bytes of `key`, or `nil`; a hit counts as a use.
     func data(for key: String) -> Data? {
+        guard limit > 0 else { return nil }
         let url = directory.appendingPathComponent(Self.fileName(key))
         guard let data = try? Data(contentsOf: url) else { return nil }
         try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: url.path)
@@ -38,7 +95,7 @@ actor ThumbnailCache {
     /// Keeps `data` under `key`, then removes the least recently used files above the limit.
     /// A cache that cannot be written is no cache: errors are ignored (the thumbnail is made again).
     func store(_ data: Data, for key: String) {
-        guard Int64(data.count) <= limit / 4 else { return }
+        guard limit > 0, Int64(data.count) <= limit / 4 else { return }
         let manager = FileManager.default
         try? manager.createDirectory(at: directory, withIntermediateDirectories: true)
         let url = directory.appendingPathComponent(Self.fileName(key))

@@ -18,12 +18,18 @@ struct ZipStream {
         case spool(Int32)
         /// A call out of order (a bug in the caller).
         case misuse(String)
+        /// An entry name longer than a ZIP can hold (65,535 bytes).
+        case nameTooLong
+        /// The archive grew past the size it may have.
+        case limit(Int64)
 
         var description: String {
             switch self {
             case .sizeChanged(let name): return "\(name) grew past 4 GiB while it was archived"
             case .spool(let code): return "the archive's directory could not be spooled: \(String(cString: strerror(code)))"
             case .misuse(let what): return "zip stream misuse: \(what)"
+            case .nameTooLong: return "an entry's name is longer than 65,535 bytes"
+            case .limit(let bytes): return "the archive grew past its limit of \(bytes) bytes"
             }
         }
     }
@@ -78,6 +84,7 @@ struct ZipStream {
         let zip64 = (expectedSize ?? Int64.max) >= 0xFFFF_FFFF
         let (time, date) = Self.dosTime(modified)
         let nameBytes = Array(name.utf8)
+        guard nameBytes.count <= 0xFFFF else { throw Failure.nameTooLong }
         var header = [UInt8]()
         header.reserveCapacity(30 + nameBytes.count + 20)
         header.le32(0x0403_4b50)
@@ -140,6 +147,7 @@ struct ZipStream {
         guard open == nil, !finished else { throw Failure.misuse("a folder entry inside a file") }
         let (time, date) = Self.dosTime(modified)
         let nameBytes = Array((name.hasSuffix("/") ? name : name + "/").utf8)
+        guard nameBytes.count <= 0xFFFF else { throw Failure.nameTooLong }
         var header = [UInt8]()
         header.le32(0x0403_4b50)
         header.le16(Self.versionPlain)
@@ -250,6 +258,17 @@ struct ZipStream {
         }
         spooled += UInt64(entry.count)
         count += 1
+    }
+
+    /// One segment of an entry's name as extractors read it safely (APPNOTE 4.4.17.1: `/` is the
+    /// only separator): backslashes, control characters and bidirectional overrides become `_`,
+    /// and `.`, `..` or nothing becomes `_`, so no extractor steps out of its folder.
+    static func entryName(_ segment: String) -> String {
+        let cleaned = String(String.UnicodeScalarView(segment.unicodeScalars.map { scalar in
+            scalar == "\\" || scalar == "/" || scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value) ? "_" : scalar
+        }))
+        return cleaned.isEmpty || cleaned == "." || cleaned == ".." ? "_" : cleaned
     }
 
     /// MS-DOS time and date (UTC; 1980 to 2107, clamped; 2-second steps).
