@@ -228,8 +228,8 @@ PY
     vips gaussnoise "$work/noise.v" 4000 3000 >/dev/null
     for ((i = 0; i < share_photos; i++)); do vips copy "$work/noise.v" "$work/share/photos/p$i.jpg[Q=$((60 + i % 30))]"; done
     rm -f "$work/noise.v"
-    printf '{"state_dir": "%s", "links": {"base_url": "http://127.0.0.1:18331", "secret_env": "BENCH_LINK_SECRET"},\n "remotes": {"share": {"type": "local", "root": "%s"}}}\n' \
-        "$work/share-state" "$work/share" > "$work/share.json"
+    printf '{"links": {"base_url": "http://127.0.0.1:18331", "secret_env": "BENCH_LINK_SECRET"},\n "remotes": {"share": {"type": "local", "root": "%s"}}}\n' \
+        "$work/share" > "$work/share.json"
     export BENCH_LINK_SECRET=bench-link-secret-0123456789abcdef
 fi
 if [[ " $sections " == *" mount "* ]]; then
@@ -551,6 +551,7 @@ for ((round = 1; round <= rounds; round++)); do
     # the previews, as Chromium opens per host). rclone serve http's page is the baseline; its
     # page has no previews, so beside the gallery stands what its visitor must fetch to see the
     # photos: the page and the 100 photos themselves.
+    export GATEWAY_STATE_DIR="$work/share-state"   # (it outranks the config's state_dir)
     "$gateway" --config "$work/share.json" serve links --quiet --addr 127.0.0.1:18331 2>"$work/links.log" &
     links_server=$!
     rclone serve http --addr 127.0.0.1:18332 "$work/share" 2>"$work/rclone-http.log" &
@@ -571,14 +572,15 @@ for ((round = 1; round <= rounds; round++)); do
     rm -rf "$work/share-state/thumbnails"
     measure "share gallery ${share_photos} photos: gateway page + previews (cold cache)" sh -c \
         "curl -sS -f -H '$html' -o /dev/null '${photos_link}?view=gallery' && curl -sS -f --parallel --parallel-max 6 -K '$work/previews.curl'"
-    made=$(find "$work/share-state/thumbnails" -type f ! -name '.tmp-*' 2>/dev/null | wc -l)
-    [ "$made" -eq "$share_photos" ] || { echo "share: $made previews made of $share_photos" >&2; cat "$work/links.log" >&2; exit 1; }
+    made=$( (find "$work/share-state/thumbnails" -type f ! -name '.tmp-*' 2>/dev/null || true) | wc -l)
+    [ "$made" -eq "$share_photos" ] || { echo "share: $made previews made of $share_photos" >&2; cat "$work/links.log" >&2; find "$work/share-state" >&2; exit 1; }
     measure "share gallery ${share_photos} photos: gateway page + previews (warm cache)" sh -c \
         "curl -sS -f -H '$html' -o /dev/null '${photos_link}?view=gallery' && curl -sS -f --parallel --parallel-max 6 -K '$work/previews.curl'"
     printf 'share: link server peak RSS %s MB; previews kept: %s\n' \
         "$(( $(awk '/VmHWM/ { print $2 }' "/proc/$links_server/status") / 1024 ))" "$(du -sh "$work/share-state/thumbnails" | cut -f1)" >> "$work/notes.txt"
     kill "$links_server" "$rclone_http" 2>/dev/null || true
     wait "$links_server" "$rclone_http" 2>/dev/null || true
+    export GATEWAY_STATE_DIR="$work/state-main"
     fi
     if [[ " $sections " == *" mount "* ]]; then
     # The same Apache folder mounted by davfs2, rclone mount (--vfs-cache-mode writes, pacer off:
