@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayLocal
+import GatewayServeRequests
 @testable import GatewayServe
 @testable import GatewayTestSupport
 import Testing

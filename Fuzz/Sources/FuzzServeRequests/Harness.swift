@@ -10,7 +10,9 @@
 // - a byte range lies inside the representation and is not empty;
 // - a lock timeout is at least a second and never past the server's cap;
 // - a public link's token (what `gateway serve links` reads from anyone) never verifies unless it
-//   was signed with the secret, and any remote and path signed verifies back to the same.
+//   was signed with the secret, and any remote and path signed verifies back to the same;
+// - a share page's query string (selector 0xF8 and above: sort, order, view, after/before cursors)
+//   reads as at most 32 pairs, and what the page writes back for it reads back the same.
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
@@ -36,6 +38,23 @@ public func fuzzServeRequests(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let selector = bytes[0]
     let data = Data(bytes.dropFirst())
     let text = String(decoding: data, as: UTF8.self)
+    if selector >= 0xF8 {
+        let parameters = FolderPageQuery.parameters(text)
+        if parameters.count > 32 { fatalError("\(parameters.count) query pairs kept") }
+        let query = FolderPageQuery(parameters)
+        for slice in [query.slice, .first] {
+            let written = query.string(slice: slice)
+            var expected = query
+            expected.slice = slice
+            guard FolderPageQuery(FolderPageQuery.parameters(String(written.dropFirst()))) == expected else {
+                fatalError("the query \(written.debugDescription) written for \(text.debugDescription) reads back differently")
+            }
+        }
+        if let key = FolderSortKey(cursor: text), FolderSortKey(cursor: key.cursor) != key {
+            fatalError("the cursor \(text.debugDescription) does not read back")
+        }
+        return 0
+    }
     switch selector % 8 {
     case 0:
         _ = try? PropfindRequest.parse(data)

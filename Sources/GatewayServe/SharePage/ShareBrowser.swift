@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayServeRequests
 import HTTPTypes
 import HummingbirdCore
 import Logging
