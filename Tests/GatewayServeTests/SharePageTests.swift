@@ -186,6 +186,13 @@ struct SharePageTests {
         #expect(ShareBrowser.grouped(100) == "100")
         #expect(ShareBrowser.grouped(1_234_567) == "1,234,567")
         #expect(ShareBrowser.attachment("Zip \"me\" ü.zip") == "attachment; filename=\"Zip _me_ _.zip\"; filename*=UTF-8''Zip%20%22me%22%20%C3%BC.zip")
+        #expect(ShareBrowser.acceptsHTML("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"))
+        #expect(ShareBrowser.acceptsHTML("Text/HTML ; q=0.5"))
+        #expect(!ShareBrowser.acceptsHTML("text/html;q=0"))
+        #expect(!ShareBrowser.acceptsHTML("text/html;q=0.0, */*"))
+        #expect(!ShareBrowser.acceptsHTML("*/*"))
+        #expect(!ShareBrowser.acceptsHTML("application/xhtml+xml-not-text/html"))
+        #expect(!ShareBrowser.acceptsHTML(nil))
         #expect(ShareBrowser.duration(187) == "3:07")
         #expect(ShareBrowser.duration(3723) == "1:02:03")
     }

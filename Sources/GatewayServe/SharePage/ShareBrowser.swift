@@ -52,7 +52,19 @@ struct ShareBrowser: Sendable {
 
     /// Whether a request is a browser's navigation (it accepts `text/html`).
     static func wantsPage(_ request: Request) -> Bool {
-        request.headers[.accept]?.lowercased().contains("text/html") == true
+        acceptsHTML(request.headers[.accept])
+    }
+
+    /// Whether an `Accept` header names `text/html` with a weight above 0 (RFC 9110 section
+    /// 12.5.1): a browser's navigation does, `text/html;q=0` and `*/*` do not.
+    static func acceptsHTML(_ header: String?) -> Bool {
+        guard let header, header.utf8.count <= 8192 else { return false }
+        return header.split(separator: ",").contains { range in
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parts.first == "text/html" else { return false }
+            guard let weight = parts.dropFirst().first(where: { $0.hasPrefix("q=") }) else { return true }
+            return (Double(weight.dropFirst(2)) ?? 0) > 0
+        }
     }
 
     /// Whether the request asks for a file's bytes as a download (`?download`).
