@@ -292,6 +292,14 @@ measure_peer() {
     fi
 }
 
+# wait_http PORT...: until each local HTTP server answers (at most 10 s each).
+wait_http() {
+    local port
+    for port in "$@"; do
+        for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+    done
+}
+
 clean() { rm -rf "$work/out" "$work/remote/"*; mkdir -p "$work/out"; }
 # Empties the WebDAV server's folder (on its disk, so cleaning is not measured) except the listing.
 dav_clean() { find "$dav_root" -mindepth 1 -maxdepth 1 ! -name listing ! -name 'tree-*' ! -name photos ! -name one -exec rm -rf {} +; mkdir -p "$dav_root/up"; chown www-data:www-data "$dav_root/up"; }
@@ -500,9 +508,7 @@ for ((round = 1; round <= rounds; round++)); do
     gateway_server=$!
     rclone serve webdav --addr 127.0.0.1:18322 "$serve_root" 2>"$work/rclone-serve.log" &
     rclone_server=$!
-    for port in 18321 18322; do
-        for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-    done
+    wait_http 18321 18322
     measure "serve GET ${size_mib} MiB: curl <- Apache mod_dav" curl -sS -f -u "$dav_user:$DAV_PASSWORD" -o /dev/null "${dav_url}big.bin"
     measure "serve GET ${size_mib} MiB: curl <- rclone serve webdav" curl -sS -f -o /dev/null "http://127.0.0.1:18322/big.bin"
     measure "serve GET ${size_mib} MiB: curl <- gateway serve webdav" curl -sS -f -o /dev/null "http://127.0.0.1:18321/big.bin"
@@ -556,9 +562,7 @@ for ((round = 1; round <= rounds; round++)); do
     links_server=$!
     rclone serve http --addr 127.0.0.1:18332 "$work/share" 2>"$work/rclone-http.log" &
     rclone_http=$!
-    for port in 18331 18332; do
-        for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-    done
+    wait_http 18331 18332
     big_link=$("$gateway" --config "$work/share.json" link share:big | tail -1)
     photos_link=$("$gateway" --config "$work/share.json" link share:photos | tail -1)
     html="Accept: text/html,application/xhtml+xml"

@@ -24,6 +24,15 @@ struct SharePageTests {
         return (base, try LocalFileProvider(name: "page", root: base.path))
     }
 
+    /// A local folder holding a file of one byte under each of `names`.
+    private static func folder(named names: [String]) throws -> (TemporaryFolder, LocalFileProvider) {
+        let base = try TemporaryFolder.make(prefix: "gateway-share-page")
+        for name in names {
+            try Data("x".utf8).write(to: URL(fileURLWithPath: base.path + "/" + name))
+        }
+        return (base, try LocalFileProvider(name: "page", root: base.path))
+    }
+
     @Test("paging forward and back visits every entry once, folders first, in the order asked", arguments: [
         (FolderPageQuery.Sort.name, false), (.name, true), (.size, false), (.size, true), (.date, true),
     ])
@@ -88,12 +97,8 @@ struct SharePageTests {
 
     @Test("the folder page escapes names and never shows more than a page of rows")
     func pageEscapes() async throws {
-        let base = try TemporaryFolder.make(prefix: "gateway-share-page")
+        let (base, provider) = try Self.folder(named: ["<b>bold<i>.txt", "a & b.txt", "\"q\" 'single'.txt", "שלום.txt"])
         defer { base.remove() }
-        for name in ["<b>bold<i>.txt", "a & b.txt", "\"q\" 'single'.txt", "שלום.txt"] {
-            try Data("x".utf8).write(to: URL(fileURLWithPath: base.path + "/" + name))
-        }
-        let provider = try LocalFileProvider(name: "page", root: base.path)
         let browser = ShareBrowser(provider: provider, paths: try ServePaths(root: "/", basePath: "/s/TOKEN/share"), title: "My <share>",
                                    zipLimit: 1 << 30, thumbnails: nil, cacheScope: "page", publicShare: true, logger: .init(label: "test"))
         let folder = try await provider.attributesOfItem(path: "/")
@@ -130,12 +135,8 @@ struct SharePageTests {
 
     @Test("names that differ only in their Unicode form (NFC, NFD) are two rows, each paged once")
     func unicodeForms() async throws {
-        let base = try TemporaryFolder.make(prefix: "gateway-share-page")
+        let (base, provider) = try Self.folder(named: ["caf\u{E9}.txt", "cafe\u{301}.txt", "a.txt", "z.txt"])
         defer { base.remove() }
-        for name in ["caf\u{E9}.txt", "cafe\u{301}.txt", "a.txt", "z.txt"] {
-            try Data("x".utf8).write(to: URL(fileURLWithPath: base.path + "/" + name))
-        }
-        let provider = try LocalFileProvider(name: "page", root: base.path)
         var query = FolderPageQuery()
         var seen: [[UInt8]] = []
         while true {

@@ -114,10 +114,16 @@ struct ShareBrowser: Sendable {
         default: ("missing", "Nothing is shared here",
                   "This link is not found: what it pointed to is no longer shared, or the address is wrong.")
         }
-        return page(status, SharePageTemplates.render("message", ["title": title, "pageTitle": title, "text": text, "icon": icon]), head: head)
+        return message(status, icon: icon, title: title, text: text, pageTitle: title, head: head)
     }
 
-    private func crumbs(to path: String, current: String, isFolder: Bool) -> [[String: Any]] {
+    /// A page with one message: an icon, a heading and a sentence or two.
+    static func message(_ status: HTTPResponse.Status, icon: String, title: String, text: String, pageTitle: String,
+                        head: Bool = false) -> Response {
+        page(status, SharePageTemplates.render("message", ["icon": icon, "title": title, "text": text, "pageTitle": pageTitle]), head: head)
+    }
+
+    private func crumbs(to path: String) -> [[String: Any]] {
         guard let relative = RemotePath.relative(path, to: paths.root), !relative.isEmpty else { return [] }
         var result: [[String: Any]] = [["name": title, "href": paths.href(for: paths.root, isFolder: true)]]
         var walked = paths.root
@@ -178,7 +184,7 @@ struct ShareBrowser: Sendable {
             "gallery": query.view == .gallery, "sortLabel": Self.label(query.sort).lowercased(),
         ]
         if let subtitle { context["subtitle"] = subtitle }
-        let crumbs = crumbs(to: path, current: folder.name, isFolder: true)
+        let crumbs = crumbs(to: path)
         context["crumbs"] = crumbs
         context["hasCrumbs"] = !crumbs.isEmpty
         if zipLimit != nil, page.total > 0 {
@@ -228,7 +234,7 @@ struct ShareBrowser: Sendable {
         context["pageTitle"] = subtitle == nil ? title : "\(title) — \(self.title)"
         if let subtitle { context["subtitle"] = subtitle }
         context["facts"] = facts
-        let crumbs = crumbs(to: path, current: file.name, isFolder: false)
+        let crumbs = crumbs(to: path)
         context["crumbs"] = crumbs
         context["hasCrumbs"] = !crumbs.isEmpty
         context["download"] = ["href": href + "?download", "label": "Download" + (file.size.map { " (\(Self.bytes($0)))" } ?? ""),
@@ -283,10 +289,8 @@ struct ShareBrowser: Sendable {
     /// the browser reports a failed download instead of keeping a short archive.
     func zip(_ folder: FileObject, path: String, head: Bool) async throws -> Response {
         guard let zipLimit else {
-            return Self.page(.notFound, SharePageTemplates.render("message", [
-                "icon": "archive", "title": "Downloads of whole folders are turned off", "pageTitle": folder.name,
-                "text": "Open the folder and download its files one by one.",
-            ]), head: head)
+            return Self.message(.notFound, icon: "archive", title: "Downloads of whole folders are turned off",
+                                text: "Open the folder and download its files one by one.", pageTitle: folder.name, head: head)
         }
         guard let reader = provider as? any FileProviderReadWrite else { return WebDAVHandler.plain(.notImplemented, "this remote cannot be read") }
         let name = ZipStream.entryName(path == paths.root ? title : folder.name)
@@ -294,31 +298,24 @@ struct ShareBrowser: Sendable {
         headers[.contentType] = "application/zip"
         headers[.contentDisposition] = Self.attachment(name + ".zip")
         if head { return Response(status: .ok, headers: headers, body: ResponseBody()) }
-        // The whole tree first: what is over the limit is refused before a byte is sent.
+        // The whole tree first: what is over the limit is refused before a byte is sent. The
+        // provider's own walk (one request for a whole S3 prefix or a WebDAV Depth: infinity).
         var total: Int64 = 0, entries = 0
-        var pending = [path]
         do {
-            while let next = pending.popLast() {
-                for try await listing in provider.contentsOfDirectory(path: next, pageSize: 1000) {
-                    for entry in listing.entries where Self.isPlain(entry) {
-                        entries += 1
-                        if entry.isDirectory { pending.append(entry.path) } else { total = Self.adding(total, max(0, entry.size ?? 0)) }
-                    }
-                    if total > zipLimit || entries > Self.maximumZipEntries {
-                        return Self.page(.contentTooLarge, SharePageTemplates.render("message", [
-                            "icon": "archive", "title": "This folder is too large to download at once", "pageTitle": name,
-                            "text": "The limit for one download is \(Self.bytes(zipLimit)) and \(Self.grouped(Self.maximumZipEntries)) items. "
-                                + "Open the folder and download its files or subfolders one by one.",
-                        ]))
-                    }
+            for try await entry in provider.walk(path: path, pageSize: 1000) where Self.isPlain(entry) {
+                entries += 1
+                if !entry.isDirectory { total = total.saturatingAdding(max(0, entry.size ?? 0)) }
+                if total > zipLimit || entries > Self.maximumZipEntries {
+                    return Self.message(.contentTooLarge, icon: "archive", title: "This folder is too large to download at once",
+                                        text: "The limit for one download is \(Self.bytes(zipLimit)) and \(Self.grouped(Self.maximumZipEntries)) items. "
+                                            + "Open the folder and download its files or subfolders one by one.",
+                                        pageTitle: name)
                 }
             }
         } catch {
             logger.error("download of \(name).zip refused: \(ErrorMessage.reason(for: error))")
-            return Self.page(.internalServerError, SharePageTemplates.render("message", [
-                "icon": "invalid", "title": "This folder cannot be downloaded now", "pageTitle": name,
-                "text": "Part of it could not be read. Try again later, or download its files one by one.",
-            ]))
+            return Self.message(.internalServerError, icon: "invalid", title: "This folder cannot be downloaded now",
+                                text: "Part of it could not be read. Try again later, or download its files one by one.", pageTitle: name)
         }
         let provider = self.provider, logger = self.logger
         let body = ResponseBody { writer in
@@ -326,35 +323,27 @@ struct ShareBrowser: Sendable {
             defer { zip.close() }
             var sent: Int64 = 0
             do {
-                var pending: [(path: String, name: String)] = [(path, name)]
-                while let (folderPath, prefix) = pending.popLast() {
-                    var folders: [(path: String, name: String)] = []
-                    for try await listing in provider.contentsOfDirectory(path: folderPath, pageSize: 1000) {
-                        // Plain files and folders only: a symbolic link could lead out of the
-                        // folder (or loop), a named pipe would never end.
-                        for entry in listing.entries where Self.isPlain(entry) {
-                            let entryName = prefix + "/" + ZipStream.entryName(entry.name)
-                            if entry.isDirectory {
-                                try await writer.write(ByteBuffer(bytes: try zip.folder(entryName + "/", modified: entry.modificationDate)))
-                                folders.append((entry.path, entryName))
-                                continue
-                            }
-                            try await writer.write(ByteBuffer(bytes: try zip.file(entryName, modified: entry.modificationDate, expectedSize: entry.size)))
-                            var options = ReadOptions(chunkSize: WebDAVHandler.responseChunk)
-                            options.bufferSize = 1 << 20
-                            for try await chunk in try await reader.readStream(path: entry.path, options: options) {
-                                sent = Self.adding(sent, Int64(chunk.count))
-                                // Files that grew since the walk do not take the download past its limit.
-                                guard sent <= zipLimit else { throw ZipStream.Failure.limit(zipLimit) }
-                                try zip.data(chunk)
-                                try await writer.write(ByteBuffer(bytes: chunk))
-                            }
-                            try await writer.write(ByteBuffer(bytes: try zip.endFile()))
+                // Plain files and folders only: a symbolic link could lead out of the folder (or
+                // loop), a named pipe would never end. The walk gives parents before children.
+                for try await entry in provider.walk(path: path, pageSize: 1000) where Self.isPlain(entry) {
+                    guard let relative = RemotePath.relative(entry.path, to: path), !relative.isEmpty else { continue }
+                    let entryName = name + "/" + relative.split(separator: "/").map { ZipStream.entryName(String($0)) }.joined(separator: "/")
+                    if entry.isDirectory {
+                        try await writer.write(ByteBuffer(bytes: try zip.folder(entryName + "/", modified: entry.modificationDate)))
+                    } else {
+                        try await writer.write(ByteBuffer(bytes: try zip.file(entryName, modified: entry.modificationDate, expectedSize: entry.size)))
+                        var options = ReadOptions(chunkSize: WebDAVHandler.responseChunk)
+                        options.bufferSize = 1 << 20
+                        for try await chunk in try await reader.readStream(path: entry.path, options: options) {
+                            sent = sent.saturatingAdding(Int64(chunk.count))
+                            // Files that grew since the walk do not take the download past its limit.
+                            guard sent <= zipLimit else { throw ZipStream.Failure.limit(zipLimit) }
+                            try zip.data(chunk)
+                            try await writer.write(ByteBuffer(bytes: chunk))
                         }
+                        try await writer.write(ByteBuffer(bytes: try zip.endFile()))
                     }
-                    guard zip.count <= UInt64(Self.maximumZipEntries) + 1 else { throw ZipStream.Failure.limit(zipLimit) }
-                    // Depth first, in listing order.
-                    pending.append(contentsOf: folders.reversed())
+                    guard zip.count <= UInt64(Self.maximumZipEntries) else { throw ZipStream.Failure.limit(zipLimit) }
                 }
                 try await zip.finish { try await writer.write(ByteBuffer(bytes: $0)) }
                 try await writer.finish(nil)
@@ -368,12 +357,6 @@ struct ShareBrowser: Sendable {
             }
         }
         return Response(status: .ok, headers: headers, body: body)
-    }
-
-    /// `a + b`, or `Int64.max` where it would overflow (sizes come from servers).
-    static func adding(_ a: Int64, _ b: Int64) -> Int64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? .max : sum
     }
 
     // MARK: - Text
