@@ -102,11 +102,14 @@ struct ReadCacheTests {
         #expect(fixture.provider.requests.count == offsets.count)
         #expect(fetched <= Int64(offsets.count) * OpenFile.smallestWindow, "random reads fetched \(fetched) bytes")
         // The pages reach the cache file through its writer, just after the reads have them: wait
-        // for that (bounded; only a broken run waits long).
+        // until the shared entry holds every page (bounded; only a broken run waits long). The
+        // cache's usage is no sign: it counts room reserved before the bytes are written.
+        let entry = try fixture.cache.acquire(OpenFile.cacheKey(fixture.pin))
         let deadline = ContinuousClock.now + .seconds(30)
-        while fixture.cache.usage.total < Int64(offsets.count) * 4096, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        func held() -> Bool { offsets.allSatisfy { entry.firstMissing(in: $0..<($0 + 4096)) == nil } }
+        while !held(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(held(), "every page read is in the cache file")
+        fixture.cache.release(entry)
         #expect(fixture.cache.usage.total >= Int64(offsets.count) * 4096)
         // Again, through the same handle and through a second one: from the cache.
         let second = fixture.open()
