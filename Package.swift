@@ -252,7 +252,7 @@ let package = Package(
                 path: "Tests/CMediaLibrariesCheck"),
         .testTarget(
             name: "GatewayCoreTests",
-            dependencies: ["GatewayCore", "StorageGateway", "CMediaLibrariesCheck"],
+            dependencies: ["GatewayCore", "StorageGateway", "CMediaLibrariesCheck", "GatewayTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -296,7 +296,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayStateTests",
-            dependencies: ["GatewayState", "GatewayCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["GatewayState", "GatewayCore", "GatewayTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .testTarget(

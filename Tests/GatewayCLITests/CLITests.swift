@@ -232,16 +232,10 @@ struct CLITests {
     func interrupt() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: GatewayRunner.binary)
-        process.arguments = ["rcat", s.path("partial.bin")]
-        process.environment = s.runner.environment
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try input.fileHandleForWriting.write(contentsOf: Data(count: 1_000_000))
+        let process = try ChildProcess.spawn(GatewayRunner.binary, ["rcat", s.path("partial.bin")], environment: s.runner.environment,
+                                             stdin: .pipe)
+        defer { process.closeInput() }
+        #expect(process.write(Data(count: 1_000_000)))
         // Mid-transfer once the upload's temporary exists (a bound only a broken run reaches).
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(20)
@@ -250,8 +244,8 @@ struct CLITests {
         }
         while !temporaryExists(), clock.now < deadline { usleep(5_000) }
         #expect(temporaryExists(), "the transfer never started")
-        kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
+        process.signal(SIGINT)
+        await process.exited()
         #expect(process.terminationStatus == 130)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: s.base).filter { $0 != "config-home" }
         #expect(leftovers.isEmpty, "left behind: \(leftovers)")

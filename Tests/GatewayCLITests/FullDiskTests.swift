@@ -40,13 +40,6 @@ struct FullDiskTests {
     }
 
     static func shell(_ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        try ChildProcess.run("/usr/bin/env", arguments, environment: ProcessInfo.processInfo.environment).status
     }
 }

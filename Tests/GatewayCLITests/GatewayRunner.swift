@@ -51,31 +51,19 @@ struct GatewayRunner: Sendable {
 
     /// A run started in the background (output discarded), to be killed.
     struct Running: Sendable {
-        let process: Process
+        let process: ChildProcess.Spawned
 
         /// Kills it outright (SIGKILL: no clean-up runs) and reaps it.
         func kill() {
-            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
     }
 
     /// Starts the binary without waiting for it; its stderr goes to `stderrFile` when given.
     func start(_ arguments: [String], extraEnvironment: [String: String] = [:], stderrFile: String? = nil) throws -> Running {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
-        process.environment = environment.merging(extraEnvironment) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        if let stderrFile {
-            _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrFile))
-        } else {
-            process.standardError = FileHandle.nullDevice
-        }
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess.spawn(Self.binary, arguments, environment: environment.merging(extraEnvironment) { $1 },
+                                             directory: workingDirectory, stderr: stderrFile.map { .file($0) } ?? .null)
         return Running(process: process)
     }
 

@@ -67,17 +67,10 @@ struct HardeningCLITests {
         let piped = try await s.runner.run(["ls", "dir"])
         #expect(piped.text == hostile + "\n")
         // On a terminal (script(1) gives the command one): escaped.
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        script.arguments = ["-qec", "'\(GatewayRunner.binary)' ls dir", "/dev/null"]
-        script.currentDirectoryURL = URL(fileURLWithPath: s.base)
-        script.environment = s.runner.environment
-        let output = Pipe()
-        script.standardOutput = output
-        script.standardInput = FileHandle.nullDevice
-        try script.run()
-        let terminal = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        script.waitUntilExit()
+        let script = try ChildProcess.run("/usr/bin/script", ["-qec", "'\(GatewayRunner.binary)' ls dir", "/dev/null"],
+                                          environment: s.runner.environment, directory: s.base)
+        #expect(script.status == 0, "\(String(decoding: script.stderr, as: UTF8.self))")
+        let terminal = String(decoding: script.stdout, as: UTF8.self)
         #expect(terminal.contains("evil\\e]0;pwned\\a\\e[2Jname\\rfake line\\nx"), "\(terminal.debugDescription)")
         #expect(!terminal.contains("\u{1B}"), "\(terminal.debugDescription)")
     }

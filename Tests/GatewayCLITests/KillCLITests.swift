@@ -147,10 +147,8 @@ struct CleanupCLITests {
         defer { s.remove() }
         try s.write("config.json", Data(#"{"remotes": {"loc": {"type": "local", "root": "\#(s.path("root"))"}}}"#.utf8))
         let environment = ["GATEWAY_CONFIG": s.path("config.json"), "GATEWAY_STATE_DIR": s.path("state")]
-        let gone = Process()
-        gone.executableURL = URL(fileURLWithPath: "/bin/true")
-        try gone.run()
-        gone.waitUntilExit()
+        let gone = try ChildProcess.spawn("/bin/true", [])
+        await gone.exited()
         let host = TemporaryName.hostID
         let dead = "a/.f.txt.gateway-\(host)-\(gone.processIdentifier)-k3j.partial"
         let live = "a/.g.txt.gateway-\(host)-\(getpid())-k3j.partial"       // this test process: running

@@ -672,18 +672,12 @@ struct MountCLITests {
             }
             defer { close(heldFolder) }
             #expect(madeAbsent == ENOENT && heldFolder >= 0)
-            let watcher = Process()
-            watcher.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
             // The file is watched: the kernel reports a FUSE removal notice to the removed item's
             // own watchers (IN_DELETE_SELF); a watch on the folder gets nothing from it (Linux 6.18).
-            watcher.arguments = ["-m", "-e", "delete", "-e", "delete_self", "--format", "%e %w%f", root, root + "/b.txt"]
-            let out = Pipe(), err = Pipe()
-            watcher.standardOutput = out
-            watcher.standardError = err
-            try watcher.run()
-            // SIGKILL: the test runner's children inherit SIGTERM ignored.
-            defer { kill(watcher.processIdentifier, SIGKILL); watcher.waitUntilExit() }
-            let events = BackgroundGateway.collect(out), messages = BackgroundGateway.collect(err)
+            let watcher = try ChildProcess.spawn("/usr/bin/inotifywait", ["-m", "-e", "delete", "-e", "delete_self", "--format", "%e %w%f",
+                                                                          root, root + "/b.txt"], stdout: .pipe, stderr: .pipe)
+            defer { watcher.signal(SIGKILL); watcher.waitUntilExit() }
+            let events = ChildProcess.Spawned.collect(watcher.output), messages = ChildProcess.Spawned.collect(watcher.errors)
             let readyBy = ContinuousClock.now + .seconds(20)
             while !String(decoding: messages.value, as: UTF8.self).contains("Watches established"), ContinuousClock.now < readyBy {
                 try await Task.sleep(for: .milliseconds(20))

@@ -41,21 +41,13 @@ struct ServeCLITests {
 
     /// Runs litmus's `suites` against `url`; returns each suite's summary line.
     static func litmus(_ url: String, suites: [String], in folder: String) throws -> [String: String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/litmus")
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/litmus") else {
             throw CLITestSetupError("litmus is not installed: run scripts/setup-deps.sh")
         }
-        process.arguments = [url, user, password]
-        process.environment = ProcessInfo.processInfo.environment.merging(["TESTS": suites.joined(separator: " ")]) { $1 }
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
+        let result = try ChildProcess.run("/usr/bin/litmus", [url, user, password],
+                                          environment: ProcessInfo.processInfo.environment.merging(["TESTS": suites.joined(separator: " ")]) { $1 },
+                                          directory: folder)
+        let text = String(decoding: result.stdout + result.stderr, as: UTF8.self)
         var summaries: [String: String] = [:]
         for line in text.split(separator: "\n") where line.contains("<- summary for `") {
             if let start = line.range(of: "`"), let end = line[start.upperBound...].firstIndex(of: "'") {
@@ -167,21 +159,13 @@ struct ServeCLITests {
     /// Runs `executable` with `arguments`, `input` on stdin, in `folder`; its exit status and output.
     static func tool(_ executable: String, _ arguments: [String], input: String = "", in folder: String,
                      environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe(), stdin = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = stdin
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        // One pipe for both outputs, in the order they were written (as a terminal shows them).
+        let output = "\(NSTemporaryDirectory())/gateway-tool-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let result = try ChildProcess.run("/bin/sh", ["-c", #"exec "$@" > "$0" 2>&1"#, output, executable] + arguments,
+                                          environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, directory: folder,
+                                          stdin: Data(input.utf8))
+        return (result.status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
     }
 
     /// The path of a command on `$PATH`.
@@ -397,24 +381,17 @@ struct ServeCLITests {
         defer { served.stop() }
         // An upload whose bytes the test hands over itself (curl reads them from a pipe): a third,
         // a pause, SIGTERM while it is under way, then the rest.
-        let upload = Process()
-        upload.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        upload.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)",
-                            "-T", "-", served.url + "/slow.bin"]
-        let output = Pipe(), input = Pipe()
-        upload.standardOutput = output
-        upload.standardInput = input
         // A server that discards the upload closes the connection; the writes below then fail
         // (EPIPE) instead of killing the test with SIGPIPE.
-        signal(SIGPIPE, SIG_IGN)
-        try upload.run()
-        try input.fileHandleForWriting.write(contentsOf: content.prefix(1_000_000))
+        let upload = try ChildProcess.spawn("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "\(Self.user):\(Self.password)",
+                                                              "-T", "-", served.url + "/slow.bin"], stdin: .pipe, stdout: .pipe)
+        #expect(upload.write(content.prefix(1_000_000)))
         // Under way once the server writes the body to its temporary file beside the name.
         try await waitUntil("the upload's temporary file on the server") {
             ((try? FileManager.default.contentsOfDirectory(atPath: s.path("served"))) ?? []).contains { $0 != "slow.bin" }
         }
         #expect(!s.exists("served/slow.bin"), "nothing appears under the name before every byte came")
-        kill(served.running.process.processIdentifier, SIGTERM)
+        served.running.process.signal(SIGTERM)
         // Shutting down: new connections are refused (asked until they are, bounded).
         var refused = (status: Int32(0), output: "")
         let refusedBy = ContinuousClock.now + .seconds(30)
@@ -425,11 +402,12 @@ struct ServeCLITests {
             try await Task.sleep(for: .milliseconds(20))
         } while ContinuousClock.now < refusedBy
         #expect(refused.output == "000", "no new connections once shutting down: \(refused.output)")
-        try? input.fileHandleForWriting.write(contentsOf: content.dropFirst(1_000_000))
-        try? input.fileHandleForWriting.close()
-        upload.waitUntilExit()
-        let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        served.running.process.waitUntilExit()
+        upload.write(content.dropFirst(1_000_000))
+        upload.closeInput()
+        await upload.exited()
+        // Its few bytes wait in the pipe, read once it has ended.
+        let status = String(decoding: upload.readOutputs().stdout, as: UTF8.self)
+        await served.running.process.exited()
         // Finished (201 and the whole file) or discarded (nothing): never a part of it.
         if status == "201" {
             #expect(try s.read("served/slow.bin") == content)

@@ -245,19 +245,10 @@ enum Tool {
     struct Failed: Error, CustomStringConvertible { let description: String }
 
     static func run(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failed(description: "\(path) \(arguments) exited \(process.terminationStatus): \(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        let result = try ChildProcess.run(path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+        guard result.status == 0 else {
+            throw Failed(description: "\(path) \(arguments) exited \(result.status): \(String(decoding: result.stderr, as: UTF8.self))")
         }
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: result.stdout, as: UTF8.self)
     }
 }

@@ -7,35 +7,15 @@ import Glibc
 
 /// A `gateway` process left running (for `watch`): its output is read as it comes.
 final class BackgroundGateway: @unchecked Sendable {
-    let process = Process()
+    let process: ChildProcess.Spawned
     private let out: Locked<Data>
     private let err: Locked<Data>
 
     init(_ runner: GatewayRunner, _ arguments: [String], extraEnvironment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: GatewayRunner.binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: runner.workingDirectory)
-        process.environment = runner.environment.merging(extraEnvironment) { $1 }
-        let outPipe = Pipe(), errPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        out = Self.collect(outPipe)
-        err = Self.collect(errPipe)
-    }
-
-    /// Everything a pipe delivers, gathered as it comes by a thread of its own.
-    static func collect(_ pipe: Pipe) -> Locked<Data> {
-        let sink = Locked(Data())
-        Thread {
-            while true {
-                let chunk = pipe.fileHandleForReading.availableData
-                if chunk.isEmpty { return }
-                sink.mutate { $0.append(chunk) }
-            }
-        }.start()
-        return sink
+        process = try ChildProcess.spawn(GatewayRunner.binary, arguments, environment: runner.environment.merging(extraEnvironment) { $1 },
+                                         directory: runner.workingDirectory, stdout: .pipe, stderr: .pipe)
+        out = ChildProcess.Spawned.collect(process.output)
+        err = ChildProcess.Spawned.collect(process.errors)
     }
 
     var stdout: String { String(decoding: out.value, as: UTF8.self) }
@@ -66,7 +46,7 @@ final class BackgroundGateway: @unchecked Sendable {
     /// Sends SIGINT and waits for the exit; returns the status and how long it took.
     func interrupt() async throws -> (status: Int32, took: Duration) {
         let started = ContinuousClock.now
-        kill(process.processIdentifier, SIGINT)
+        process.signal(SIGINT)
         while process.isRunning {
             if ContinuousClock.now - started > .seconds(10) {
                 process.terminate()
@@ -92,23 +72,18 @@ struct WatchCLITests {
         let machine = try String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8)
         // A user namespace has a watch limit of its own (/proc/sys/user/max_inotify_watches): the
         // gateway runs inside one limited to 5, and no other test on the machine is touched.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["--user", "--map-root-user", "/bin/sh", "-c",
-                             #"echo 5 > /proc/sys/user/max_inotify_watches && exec "$0" watch -R "$1""#, GatewayRunner.binary, s.path("tree")]
-        process.environment = s.runner.environment.merging(["GATEWAY_STATE_DIR": s.path("state")]) { $1 }
-        process.currentDirectoryURL = URL(fileURLWithPath: s.runner.workingDirectory)
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess.spawn("/usr/bin/unshare", ["--user", "--map-root-user", "/bin/sh", "-c",
+                                             #"echo 5 > /proc/sys/user/max_inotify_watches && exec "$0" watch -R "$1""#,
+                                             GatewayRunner.binary, s.path("tree")],
+                                             environment: s.runner.environment.merging(["GATEWAY_STATE_DIR": s.path("state")]) { $1 },
+                                             directory: s.runner.workingDirectory, stderr: .pipe)
         let watchdog = Task {
             try await Task.sleep(for: .seconds(30))
-            if process.isRunning { process.terminate() }
+            process.terminate()
         }
         defer { watchdog.cancel() }
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let stderr = String(decoding: process.readOutputs().stderr, as: UTF8.self)
+        await process.exited()
         #expect(process.terminationStatus != 0 && process.terminationStatus != 15, "watching 21 folders with a limit of 5 watches must fail: \(stderr)")
         #expect(stderr.contains("max_user_watches = 5"), "the limit that applied is named: \(stderr)")
         #expect(try String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8) == machine)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import GatewayCore
+@testable import GatewayTestSupport
 import Testing
 
 /// The names the gateway writes beside its targets, and when a leftover under one is abandoned
@@ -21,9 +22,7 @@ struct TemporaryNameTests {
 
     @Test("a temporary of a process that is gone here is abandoned at once; others only by age")
     func abandoned() throws {
-        let gone = Process()
-        gone.executableURL = URL(fileURLWithPath: "/bin/true")
-        try gone.run()
+        let gone = try ChildProcess.spawn("/bin/true", [])
         gone.waitUntilExit()
         let now = Date()
         let dead = try #require(TemporaryName(".a.gateway-\(TemporaryName.hostID)-\(gone.processIdentifier)-1k2j3.partial"))

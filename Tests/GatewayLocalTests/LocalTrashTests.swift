@@ -32,17 +32,10 @@ struct LocalTrashTests {
 
     /// Runs a trash-cli tool with the scratch's home trash as the desktop's.
     func trashCLI(_ tool: String, _ arguments: [String], dataHome: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_DATA_HOME": dataHome]) { $1 }
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(tool) failed")
-        return String(decoding: data, as: UTF8.self)
+        let result = try ChildProcess.run("/usr/bin/" + tool, arguments,
+                                          environment: ProcessInfo.processInfo.environment.merging(["XDG_DATA_HOME": dataHome]) { $1 })
+        #expect(result.status == 0, "\(tool) failed: \(String(decoding: result.stderr, as: UTF8.self))")
+        return String(decoding: result.stdout, as: UTF8.self)
     }
 
     @Test("the home trash: files/ and info/NAME.trashinfo with the absolute path; a second item of one name gets NAME.2")
@@ -108,17 +101,10 @@ struct LocalTrashTests {
             #expect(try await s.provider.contents(path: "/theirs.txt") == Data("theirs".utf8))
 
             // trash-cli restores what the gateway trashed (it asks which item: the first).
-            let restore = Process()
-            restore.executableURL = URL(fileURLWithPath: "/usr/bin/trash-restore")
-            restore.arguments = [s.host("/mine.txt")]
-            restore.environment = ProcessInfo.processInfo.environment.merging(["XDG_DATA_HOME": s.home.path]) { $1 }
-            let input = Pipe()
-            restore.standardInput = input
-            restore.standardOutput = FileHandle.nullDevice
-            try restore.run()
-            try input.fileHandleForWriting.write(contentsOf: Data("0\n".utf8))
-            try input.fileHandleForWriting.close()
-            restore.waitUntilExit()
+            let restore = try ChildProcess.run("/usr/bin/trash-restore", [s.host("/mine.txt")],
+                                               environment: ProcessInfo.processInfo.environment.merging(["XDG_DATA_HOME": s.home.path]) { $1 },
+                                               stdin: Data("0\n".utf8))
+            #expect(restore.status == 0, "\(String(decoding: restore.stderr, as: UTF8.self))")
             #expect(try await s.provider.contents(path: "/mine.txt") == Data("mine".utf8))
         }
     }
@@ -128,19 +114,10 @@ struct LocalTrashTests {
         try await withScratch { s in
             let mount = s.host("/mnt")
             try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: false)
-            let mounted = Process()
-            mounted.executableURL = URL(fileURLWithPath: "/bin/mount")
-            mounted.arguments = ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mount]
-            try mounted.run()
-            mounted.waitUntilExit()
-            try #require(mounted.terminationStatus == 0, "mounting a tmpfs needs root (CAP_SYS_ADMIN): the CI machine has it")
-            defer {
-                let unmount = Process()
-                unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-                unmount.arguments = ["-l", mount]
-                try? unmount.run()
-                unmount.waitUntilExit()
-            }
+            let mounted = try ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mount],
+                                               environment: ProcessInfo.processInfo.environment)
+            try #require(mounted.status == 0, "mounting a tmpfs needs root (CAP_SYS_ADMIN): the CI machine has it")
+            defer { _ = try? ChildProcess.run("/bin/umount", ["-l", mount], environment: ProcessInfo.processInfo.environment) }
             try await s.provider.createFolder(path: "/mnt/d/e", withIntermediateDirectories: true)
             try await s.provider.writeContents(path: "/mnt/d/e/f.txt", data: Data("on tmpfs".utf8))
             let record = try await s.provider.removeItemUndoably(path: "/mnt/d", recursive: true)

@@ -1,6 +1,7 @@
 import Foundation
 @testable import GatewayState
 import GatewayCore
+@testable import GatewayTestSupport
 import Testing
 
 /// The local state store: one writing process per file, WAL, migrations, damaged files.
@@ -23,17 +24,14 @@ struct StateStoreTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/held.sqlite"
         // Another process holds the same kind of lock (flock(2)) on the lock file, as another gateway would.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         // It says "locked" on stdout once it holds the lock: the test waits for that line, not a guessed while.
-        holder.arguments = ["-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
-                            + "print('locked', flush=True); time.sleep(30)", path + ".lock"]
-        let ready = Pipe()
-        holder.standardOutput = ready
-        try holder.run()
-        defer { if holder.isRunning { holder.terminate() } }
-        let said = ready.fileHandleForReading.availableData  // blocks until the line (or EOF if python died)
-        #expect(String(decoding: said, as: UTF8.self).hasPrefix("locked"), "the holder never took the lock")
+        let holder = try ChildProcess.spawn("/usr/bin/python3", ["-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                                            + "fcntl.flock(f, fcntl.LOCK_EX); print('locked', flush=True); time.sleep(30)", path + ".lock"],
+                                            stdout: .pipe)
+        defer { holder.signal(SIGKILL); holder.waitUntilExit() }
+        var said = [UInt8](repeating: 0, count: 64)
+        let count = read(holder.output!, &said, said.count)  // blocks until the line (or EOF if python died)
+        #expect(String(decoding: said.prefix(max(count, 0)), as: UTF8.self).hasPrefix("locked"), "the holder never took the lock")
         do {
             _ = try StateStore.open(path: path, schema: Self.schema)
             Issue.record("a held store must not open")
@@ -47,8 +45,8 @@ struct StateStoreTests {
             #expect(ErrorMessage.reason(for: error).contains("GATEWAY_STATE_DIR"))
         }
         let killedAt = ContinuousClock.now
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        holder.signal(SIGKILL)
+        await holder.exited()
         #expect(ContinuousClock.now - killedAt < .seconds(5))
         let store = try StateStore.open(path: path, schema: Self.schema)
         // The lock file names the holder.

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+@testable import GatewayTestSupport
 @testable import GatewayState
 import Testing
 
@@ -63,19 +64,13 @@ struct UndoJournalTests {
         let (journal, folder) = try Self.freshJournal()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let run = try journal.beginRun(command: "gateway sync a b:")
-        let other = Process()
-        other.executableURL = URL(fileURLWithPath: "/bin/sleep")
-        other.arguments = ["30"]
-        try other.run()
-        let update = Process()
-        update.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        update.arguments = ["-cmd", ".timeout 5000", journal.path, "UPDATE undo_runs SET pid = \(other.processIdentifier) WHERE id = \(run)"]
-        try update.run()
-        update.waitUntilExit()
+        let other = try ChildProcess.spawn("/bin/sleep", ["30"])
+        let update = try ChildProcess.run("/usr/bin/sqlite3", ["-cmd", ".timeout 5000", journal.path,
+                                                               "UPDATE undo_runs SET pid = \(other.processIdentifier) WHERE id = \(run)"],
+                                          environment: ProcessInfo.processInfo.environment)
+        #expect(update.status == 0, "\(String(decoding: update.stderr, as: UTF8.self))")
         #expect(try journal.run(id: run)?.isInProgress == true)
-        // SIGKILL: a test runner that ignores SIGTERM passes that on to its children (sleep sat
-        // out its 30 s in CI).
-        kill(other.processIdentifier, SIGKILL)
+        other.signal(SIGKILL)
         other.waitUntilExit()
         #expect(try journal.run(id: run)?.isInProgress == false, "its process is gone")
         try journal.finish(run: run)
@@ -88,15 +83,12 @@ struct UndoJournalTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let run = try journal.beginRun(command: "gateway copy a b:")
         // Another process (sqlite3) writes to the same file meanwhile, in transactions of its own.
-        let other = Process()
-        other.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         let inserts = (1...200).map { "INSERT INTO undo_runs(started, command) VALUES (0, 'other \($0)');" }.joined()
-        other.arguments = ["-cmd", ".timeout 5000", journal.path, inserts]
-        try other.run()
+        let other = try ChildProcess.spawn("/usr/bin/sqlite3", ["-cmd", ".timeout 5000", journal.path, inserts])
         for index in 1...200 {
             try journal.append(UndoRecord(operation: .create, path: "/f\(index)"), remote: "b", run: run)
         }
-        other.waitUntilExit()
+        await other.exited()
         #expect(other.terminationStatus == 0)
         #expect(try journal.run(id: run)?.recordCount == 200)
         #expect(try journal.runs(limit: 1000).count == 201)

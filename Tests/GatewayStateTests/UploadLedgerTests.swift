@@ -1,5 +1,6 @@
 import Foundation
 @testable import GatewayState
+@testable import GatewayTestSupport
 import Testing
 
 @Suite("Upload ledger")
@@ -37,9 +38,7 @@ struct UploadLedgerTests {
             let remote = "http://127.0.0.1:9000/bucket-\(UUID().uuidString)"
             // pid 1 always runs; a child that exited is gone.
             try ledger.record(remote: remote, path: "k", uploadID: "live", fingerprint: "f", date: Date(), pid: 1)
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/bin/true")
-            try child.run()
+            let child = try ChildProcess.spawn("/bin/true", [])
             child.waitUntilExit()
             let gone = child.processIdentifier
             try ledger.record(remote: remote, path: "k", uploadID: "old", fingerprint: "f", date: Date(timeIntervalSinceNow: -60), pid: gone)

@@ -203,7 +203,7 @@ struct CopyEngineTests {
         try await pair.run { from, to in
             try await from.provider.createFolder(path: from.path("src"), withIntermediateDirectories: false)
             for index in 0..<4 {
-                try await from.provider.writeContents(path: from.path("src/big-\(index)"), data: Bytes.pattern(8_000_000, seed: UInt64(index)))
+                try await from.provider.writeContents(path: from.path("src/big-\(index)"), data: Bytes.pattern(24_000_000, seed: UInt64(index)))
             }
             let progress = TransferProgress()
             let engine = CopyEngine(options: CopyOptions(transfers: 2))
@@ -228,10 +228,12 @@ struct CopyEngineTests {
             #expect(log.failures.isEmpty, "\(log.failures)")
             let left = try await to.provider.contentsOfDirectory(path: to.path("dst")).collectAll().map(\.name)
             #expect(!left.contains { $0.hasSuffix(".partial") }, "temporaries left: \(left)")
+            // Stopped, however it ended: not every file arrived (96 MB at the cancel's first MB).
+            #expect(left.count < 4, "the run went on to the end: \(left)")
             for name in left {
                 // Whatever arrived is complete.
                 let index = Int(name.dropFirst("big-".count))!
-                #expect(try await to.provider.contents(path: to.path("dst/" + name)) == Bytes.pattern(8_000_000, seed: UInt64(index)))
+                #expect(try await to.provider.contents(path: to.path("dst/" + name)) == Bytes.pattern(24_000_000, seed: UInt64(index)))
             }
         }
     }

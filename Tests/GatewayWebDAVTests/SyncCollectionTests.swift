@@ -79,15 +79,11 @@ struct SyncCollectionTests {
         // Make the saved token one the server never issued.
         let stores = try FileManager.default.contentsOfDirectory(atPath: s.state.path + "/monitor").filter { $0.hasSuffix(".sqlite") }
         #expect(stores.count == 1)
-        let sqlite = Process()
-        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        sqlite.arguments = [s.state.path + "/monitor/" + stores[0], "UPDATE sync_tokens SET token = 'forgotten-token'; SELECT changes();"]
-        let output = Pipe()
-        sqlite.standardOutput = output
-        try sqlite.run()
-        sqlite.waitUntilExit()
-        #expect(sqlite.terminationStatus == 0)
-        #expect(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        let sqlite = try ChildProcess.run("/usr/bin/sqlite3", [s.state.path + "/monitor/" + stores[0],
+                                                               "UPDATE sync_tokens SET token = 'forgotten-token'; SELECT changes();"],
+                                          environment: ProcessInfo.processInfo.environment)
+        #expect(sqlite.status == 0, "\(String(decoding: sqlite.stderr, as: UTF8.self))")
+        #expect(String(decoding: sqlite.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "1")
         try s.outside.write(s.base + "/b.txt", Data("b".utf8))
         let mark = try await Self.logLength(s)
         let caught = try await MonitorChecks.catchUp(s.provider, since: anchor, base: s.base)

@@ -91,21 +91,12 @@ enum MediaFiles {
     /// Runs a tool and returns its standard output; a missing tool or a failure throws (never skips).
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw MediaFixtureError(message: "\(([executable] + arguments).joined(separator: " ")) failed (\(process.terminationStatus)): \(errorText)")
+        let result = try ChildProcess.run(executable, arguments, environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0 else {
+            let errorText = String(decoding: result.stderr, as: UTF8.self)
+            throw MediaFixtureError(message: "\(([executable] + arguments).joined(separator: " ")) failed (\(result.status)): \(errorText)")
         }
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: result.stdout, as: UTF8.self)
     }
 
     private static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -25,25 +25,19 @@ struct OutsideClient: Sendable {
 
     /// Runs `curl` with `arguments`, failing on an HTTP or FTP error.
     static func curl(_ arguments: [String], input: Data? = nil) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "--fail", "--max-time", "20"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        var all = ["-sS", "--fail", "--max-time", "20"] + arguments
         var inputFile: String?
         if let input {
             let file = NSTemporaryDirectory() + "/gateway-outside-\(UUID().uuidString)"
             try input.write(to: URL(fileURLWithPath: file))
             inputFile = file
-            process.arguments! += ["-T", file]
+            all += ["-T", file]
         }
         defer { if let inputFile { try? FileManager.default.removeItem(atPath: inputFile) } }
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw Failed(description: "curl \(arguments.filter { !$0.contains(":") || $0.hasPrefix("http") || $0.hasPrefix("ftp") }) failed (\(process.terminationStatus)): \(text)")
+        let result = try ChildProcess.run("/usr/bin/curl", all, environment: ProcessInfo.processInfo.environment)
+        guard result.status == 0 else {
+            let text = String(decoding: result.stderr, as: UTF8.self)
+            throw Failed(description: "curl \(arguments.filter { !$0.contains(":") || $0.hasPrefix("http") || $0.hasPrefix("ftp") }) failed (\(result.status)): \(text)")
         }
     }
 
