@@ -28,6 +28,13 @@ if grep -E "^$(pwd)/(Sources|Tests|Plugins|Snippets)/.*: warning:" "$build_log" 
     exit 1
 fi
 
+step "tests start programs through ChildProcess, never Foundation's Process (CONTRIBUTING.md)"
+if grep -rnE '(^|[^A-Za-z_.])Process\(\)' Tests --include='*.swift'; then
+    echo "a test uses Foundation's Process (listed above): use Tests/Support/ChildProcess.swift" >&2
+    exit 1
+fi
+echo "none"
+
 step "the README's library snippet is the one the build compiled"
 bash scripts/readme-snippet.sh --check
 
