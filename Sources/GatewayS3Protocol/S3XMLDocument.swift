@@ -200,3 +200,89 @@ public struct S3ListPage: Sendable, Equatable {
         }
     }
 }
+
+/// One page of a `ListObjectVersions` answer (`ListVersionsResult`): every version of every key
+/// below a prefix, newest first for each key, delete markers among them.
+public struct S3VersionsPage: Sendable, Equatable {
+    /// One version of a key, or a delete marker.
+    public struct Version: Sendable, Equatable {
+        public var key: String
+        /// `VersionId` (`null` for an object written before versioning was turned on).
+        public var versionID: String
+        /// Whether this is the key's current version.
+        public var isLatest: Bool
+        /// A delete marker (no content) rather than a version with bytes.
+        public var isDeleteMarker: Bool
+        /// The size (0 for a delete marker).
+        public var size: Int64
+        public var etag: String?
+    }
+
+    /// The versions and delete markers, in the server's order.
+    public var versions: [Version]
+    /// Whether more pages follow.
+    public var isTruncated: Bool
+    /// Where the next page starts: `key-marker` and `version-id-marker`.
+    public var nextKeyMarker: String?
+    public var nextVersionIDMarker: String?
+
+    /// The page in `document`. With `EncodingType` `url` in the answer, keys are decoded. A
+    /// version without a key or a version id, a negative or unreadable size, or a truncated page
+    /// with no marker to go on from, is refused.
+    public init(_ document: S3XMLDocument) throws(S3XMLError) {
+        guard document.root == "ListVersionsResult" else {
+            throw S3XMLError("expected a ListVersionsResult, got \(document.root.isEmpty ? "nothing" : document.root.prefix(80))")
+        }
+        let encoded = document.values["EncodingType"]?.lowercased() == "url"
+        func decoded(_ text: String) throws(S3XMLError) -> String {
+            guard encoded else { return text }
+            guard let decoded = S3URIEncoding.decode(text, plusAsSpace: true) else { throw S3XMLError("a key that does not URL-decode") }
+            return decoded
+        }
+        versions = []
+        for record in document.records where record.name == "Version" || record.name == "DeleteMarker" {
+            guard let key = record.values["Key"] else { throw S3XMLError("a listed version without a Key") }
+            guard let versionID = record.values["VersionId"]?.trimmingCharacters(in: .whitespaces), !versionID.isEmpty else {
+                throw S3XMLError("a listed version without a VersionId")
+            }
+            let marker = record.name == "DeleteMarker"
+            var size: Int64 = 0
+            if !marker {
+                let sizeText = record.values["Size"]?.trimmingCharacters(in: .whitespaces) ?? ""
+                guard let value = Int64(sizeText), value >= 0 else { throw S3XMLError("a version with the size \"\(sizeText.prefix(40))\"") }
+                size = value
+            }
+            versions.append(Version(key: try decoded(key), versionID: versionID,
+                                    isLatest: record.values["IsLatest"]?.trimmingCharacters(in: .whitespaces).lowercased() == "true",
+                                    isDeleteMarker: marker, size: size, etag: record.values["ETag"]))
+        }
+        isTruncated = document.values["IsTruncated"]?.trimmingCharacters(in: .whitespaces).lowercased() == "true"
+        if let marker = document.values["NextKeyMarker"], !marker.isEmpty { nextKeyMarker = try decoded(marker) } else { nextKeyMarker = nil }
+        nextVersionIDMarker = document.values["NextVersionIdMarker"].flatMap { $0.isEmpty ? nil : $0 }
+        if isTruncated && nextKeyMarker == nil {
+            throw S3XMLError("a truncated version listing without a NextKeyMarker")
+        }
+    }
+}
+
+/// A `GetBucketVersioning` answer: whether the bucket keeps every version of its objects.
+public enum S3BucketVersioning: Sendable, Equatable {
+    /// Versioning is on (`Enabled`): overwritten and deleted objects stay as older versions.
+    case enabled
+    /// Turned on once and now `Suspended`: new writes replace what was there, but the older
+    /// versions and delete markers made while it was on are still in the bucket.
+    case suspended
+    /// Never turned on.
+    case off
+
+    /// The state in `document`: AWS answers a `VersioningConfiguration`, moto (and servers modelled
+    /// on it) a `GetBucketVersioningResponse` with the same `Status`; `nil` for another document.
+    public init?(_ document: S3XMLDocument) {
+        guard document.root == "VersioningConfiguration" || document.root == "GetBucketVersioningResponse" else { return nil }
+        switch document.values["Status"]?.trimmingCharacters(in: .whitespaces) {
+        case "Enabled": self = .enabled
+        case "Suspended": self = .suspended
+        default: self = .off
+        }
+    }
+}

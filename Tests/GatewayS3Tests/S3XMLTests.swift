@@ -70,4 +70,78 @@ struct S3XMLTests {
         let records = "<r>" + String(repeating: "<c><k>1</k></c>", count: S3XMLDocument.maximumRecords + 1) + "</r>"
         #expect(throws: S3XMLError.self) { try S3XMLDocument.parse(Data(records.utf8)) }
     }
+
+    @Test func versionPageFromAWSDocumentation() throws {
+        let body = try String(contentsOfFile: fuzzCorpus("versions-aws.xml"), encoding: .utf8)
+        let page = try S3VersionsPage(try S3XMLDocument.parse(Data(body.utf8)))
+        #expect(page.versions == [
+            .init(key: "my-image.jpg", versionID: "03jpff543dhffds434rfdsFDN943fdsFkdmqnh892", isLatest: true, isDeleteMarker: true, size: 0, etag: nil),
+            .init(key: "my-image a.jpg", versionID: "3/L4kqtJl40Nr8X8gdRQBpUMLUo", isLatest: false, isDeleteMarker: false, size: 434_234,
+                  etag: "\"fba9dede5f27731c9771645a39863328\""),
+        ])
+        #expect(page.isTruncated && page.nextKeyMarker == "my-third-image.jpg" && page.nextVersionIDMarker == "03jpff543dhffds434rfdsFDN943fdsFkdmqnh892")
+    }
+
+    @Test("hostile version listings are refused", arguments: [
+        "<ListVersionsResult><IsTruncated>true</IsTruncated></ListVersionsResult>",  // truncated without a marker
+        "<ListVersionsResult><Version><Key>a</Key><VersionId>v</VersionId><Size>-1</Size></Version></ListVersionsResult>",
+        "<ListVersionsResult><Version><Key>a</Key><Size>1</Size></Version></ListVersionsResult>",  // no version id
+        "<ListVersionsResult><DeleteMarker><VersionId>v</VersionId></DeleteMarker></ListVersionsResult>",  // no key
+        "<ListVersionsResult><EncodingType>url</EncodingType><Version><Key>%zz</Key><VersionId>v</VersionId><Size>1</Size></Version></ListVersionsResult>",
+        "<ListBucketResult></ListBucketResult>",
+    ])
+    func hostileVersions(_ body: String) {
+        #expect(throws: S3XMLError.self) { try S3VersionsPage(try S3XMLDocument.parse(Data(body.utf8))) }
+    }
+
+    @Test func bucketVersioning() throws {
+        func state(_ body: String) throws -> S3BucketVersioning? { S3BucketVersioning(try S3XMLDocument.parse(Data(body.utf8))) }
+        #expect(try state(try String(contentsOfFile: fuzzCorpus("versioning.xml"), encoding: .utf8)) == .enabled)
+        #expect(try state("<VersioningConfiguration><Status>Suspended</Status></VersioningConfiguration>") == .suspended)
+        #expect(try state("<VersioningConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"/>") == .off)
+        // moto's answer, byte for byte as moto 5 sends it.
+        #expect(try state("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<GetBucketVersioningResponse xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Status>Enabled</Status></GetBucketVersioningResponse>") == .enabled)
+        #expect(try state("<Error><Code>NotImplemented</Code></Error>") == nil)
+    }
+
+    @Test("a version manifest reads back what was written, keys of any bytes, in chunks of any size")
+    func versionManifest() throws {
+        let header = S3VersionManifest.Header(kind: .folder, path: "/docs a/b%c é", deletionDate: Date(timeIntervalSince1970: 1_795_011_000))
+        let entries = [
+            S3VersionManifest.Entry(version: "3/L4kqtJl40Nr8X+gdRQ=", size: 434_234, relativeKey: "x y/new\nline"),
+            S3VersionManifest.Entry(version: "null", size: 0, relativeKey: ""),
+            S3VersionManifest.Entry(version: "v", size: Int64.max, relativeKey: String(repeating: "é", count: 512)),
+        ]
+        let text = Data((S3VersionManifest.line(header) + entries.map(S3VersionManifest.line).joined()).utf8)
+        for chunkSize in [1, 7, text.count] {
+            var reader = S3VersionManifest.LineReader()
+            var lines: [Substring] = []
+            var start = 0
+            while start < text.count {
+                lines += try reader.lines(in: text.subdata(in: start..<min(start + chunkSize, text.count)))
+                start += chunkSize
+            }
+            #expect(!reader.isCutShort)
+            #expect(try S3VersionManifest.header(lines[0]) == header)
+            #expect(try lines.dropFirst().map { try S3VersionManifest.entry($0) } == entries)
+        }
+        var reader = S3VersionManifest.LineReader()
+        _ = try reader.lines(in: Data("null 0 a".utf8))
+        #expect(reader.isCutShort)
+        var long = S3VersionManifest.LineReader()
+        #expect(throws: S3VersionManifest.Failure.self) { try long.lines(in: Data(count: S3VersionManifest.maximumLineLength + 1)) }
+        for bad in ["gateway-versions 2 file %2Fa 1", "gateway-versions 1 link %2Fa 1", "gateway-versions 1 file a 1",
+                    "gateway-versions 1 file %2Fa 99999999999999999999", "gateway-versions 1 file %2Fa%00 1"] {
+            #expect(throws: S3VersionManifest.Failure.self, "\(bad)") { try S3VersionManifest.header(bad[...]) }
+        }
+        for bad in ["v -1 a", "v 1", " 1 a", "v 1 %zz", "v 1 a b"] {
+            #expect(throws: S3VersionManifest.Failure.self, "\(bad)") { try S3VersionManifest.entry(bad[...]) }
+        }
+    }
+}
+
+/// A file of the S3 fuzz harness's seed corpus (shared with these tests).
+private func fuzzCorpus(_ name: String) -> String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzz/Corpus/FuzzS3XML/\(name)").path
 }
