@@ -81,7 +81,7 @@ extension S3Provider {
                 let page = try await self.listPage(prefix: prefix, delimiter: "/", token: token, maxKeys: pageSize, path: folder)
                 var entries: [FileObject] = []
                 var sawSelf = false
-                for folderPrefix in page.prefixes {
+                for folderPrefix in try await self.livePrefixes(page.prefixes, path: folder) {
                     guard let path = self.remotePath(ofKey: folderPrefix), path != folder else { self.skipped(folderPrefix); continue }
                     entries.append(FileObject(path: path, type: .directory))
                 }
@@ -105,6 +105,33 @@ extension S3Provider {
                 entries.sort { $0.name < $1.name }
                 return ListingPage(entries: entries, isLast: finished)
             }
+        }
+    }
+
+    /// The common prefixes of a listing that name a folder with something in it. On a bucket that
+    /// has kept versions, moto (5.2) and SeaweedFS (before 4.41) also roll up keys whose current
+    /// version is a delete marker, so a removed folder would be listed again; there each prefix is
+    /// checked with an undelimited one-key listing, 8 at a time. Other buckets (and AWS, Ceph,
+    /// MinIO) need no check and cost no request.
+    func livePrefixes(_ prefixes: [String], path folder: String) async throws -> [String] {
+        guard !prefixes.isEmpty, try await bucketVersioning() != .off else { return prefixes }
+        return try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            var live = Array(repeating: false, count: prefixes.count)
+            var next = 0
+            func start() {
+                let (index, prefix) = (next, prefixes[next])
+                next += 1
+                group.addTask {
+                    let page = try await self.listPage(prefix: prefix, delimiter: nil, token: nil, maxKeys: 1, path: folder)
+                    return (index, !page.objects.isEmpty)
+                }
+            }
+            while next < min(8, prefixes.count) { start() }
+            while let (index, isLive) = try await group.next() {
+                live[index] = isLive
+                if next < prefixes.count { start() }
+            }
+            return prefixes.indices.filter { live[$0] }.map { prefixes[$0] }
         }
     }
 
@@ -150,10 +177,13 @@ extension S3Provider {
     /// How `x-amz-meta-mtime` is written.
     static func formatMtime(_ date: Date) -> String { String(format: "%.9f", date.timeIntervalSince1970) }
 
-    /// Whether any key starts with `remote`'s folder prefix (so the folder exists).
+    /// Whether any key starts with `remote`'s folder prefix (so the folder exists). Asked without
+    /// a delimiter: on a bucket that keeps versions, moto (5.2) and SeaweedFS (before 4.41) roll
+    /// keys hidden by delete markers into common prefixes, so a delimited answer would name a
+    /// folder whose every object is deleted.
     func folderExists(_ remote: String) async throws -> Bool {
         if remote == "/" { return true }
-        let page = try await listPage(prefix: folderPrefix(remote), delimiter: "/", token: nil, maxKeys: 1, path: remote)
+        let page = try await listPage(prefix: folderPrefix(remote), delimiter: nil, token: nil, maxKeys: 1, path: remote)
         return !page.objects.isEmpty || !page.prefixes.isEmpty
     }
 
