@@ -13,11 +13,13 @@ extension S3Provider: SnapshotMonitoring {}
 extension S3Provider: RangedMediaProvider {}
 
 extension S3Provider: FileProviderUndoable {
-    /// The trash folder (a key prefix, by default `.gateway-trash/`); trashing is a server-side copy
-    /// and delete. `nil` with `trash: false`.
+    /// On a bucket that keeps versions, removals and overwrites are undone by copying the previous
+    /// versions back (the trash holds only records of which versions they were:
+    /// `S3VersionTrashVolume`); otherwise the trash folder (a key prefix, by default
+    /// `.gateway-trash/`) takes them with a server-side copy and delete. `nil` with `trash: false`.
     public var trash: Trash? {
         guard trashSettings.enabled, let folder = try? trashSettings.folderPath() else { return nil }
-        return Trash(locator: ProviderTrashVolume(provider: self, folder: folder))
+        return Trash(locator: S3TrashLocator(provider: self, folder: folder))
     }
 }
 

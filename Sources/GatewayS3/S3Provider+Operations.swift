@@ -91,8 +91,9 @@ extension S3Provider {
     /// `copyPartSize` (4 at once), keeping its metadata (read by a `HEAD`: `x-amz-meta-*`, the
     /// type). `false`, with nothing left behind, where the server does not implement it.
     private func copyInParts(from source: String, item: FileObject, size: Int64, to destination: String,
-                             progress: TransferProgress?) async throws -> Bool {
-        let (head, body) = try await send("HEAD", key: key(source), path: source)
+                             progress: TransferProgress?, sourceVersion: String?) async throws -> Bool {
+        let versionQuery = sourceVersion.map { [("versionId", $0)] } ?? []
+        let (head, body) = try await send("HEAD", key: key(source), query: versionQuery, path: source)
         guard head.isSuccess else { throw failure(head, body: body, path: source) }
         let etag = head.header("etag")
         if let expected = item.versionTag, let etag, etag != expected {
@@ -111,8 +112,7 @@ extension S3Provider {
         let parts = Int64(S3Limits.maximumParts)
         let partSize = max(configuration.copyPartSize, size / parts + (size % parts == 0 ? 0 : 1))
         let count = Int(size / partSize + (size % partSize == 0 ? 0 : 1))
-        let copySource = [(name: "x-amz-copy-source",
-                           value: "/" + S3URIEncoding.encode(configuration.bucket) + "/" + S3URIEncoding.encode(key(source), keepingSlashes: true))]
+        let copySource = [(name: "x-amz-copy-source", value: copySourceValue(key: key(source), version: sourceVersion))]
             + (etag.map { [(name: "x-amz-copy-source-if-match", value: $0)] } ?? [])
         do {
             let etags = try await withThrowingTaskGroup(of: (Int, String).self) { group in
@@ -195,9 +195,16 @@ extension S3Provider {
     /// `CopyObject` of one object with its metadata; over 5 GiB, a multipart upload whose parts the
     /// server copies (`UploadPartCopy`); streamed through this process only where the server has
     /// no `UploadPartCopy`.
-    func copyObject(from source: String, item: FileObject, to destination: String, progress: TransferProgress?) async throws {
+    ///
+    /// `sourceVersion` copies that version of the source (a versioned bucket's older version,
+    /// restored by undo) rather than the current one.
+    func copyObject(from source: String, item: FileObject, to destination: String, progress: TransferProgress?,
+                    sourceVersion: String? = nil) async throws {
         if let size = item.size, size > configuration.copyCutoff {
-            if try await copyInParts(from: source, item: item, size: size, to: destination, progress: progress) { return }
+            if try await copyInParts(from: source, item: item, size: size, to: destination, progress: progress, sourceVersion: sourceVersion) { return }
+            if sourceVersion != nil {
+                throw FileProviderError.unsupported(operation: "copying an older version over \(configuration.copyCutoff) bytes without UploadPartCopy", path: source)
+            }
             // (A listed item has no stored time or MD5: a HEAD has.)
             let item = item.sourceStamp == nil ? try await headObject(source) ?? item : item
             var options = WriteOptions()
@@ -207,12 +214,17 @@ extension S3Provider {
             _ = try await write(path: destination, from: try await readStream(path: source, options: ReadOptions(ifVersion: item.versionTag)), options: options)
             return
         }
-        let copySource = "/" + S3URIEncoding.encode(configuration.bucket) + "/" + S3URIEncoding.encode(key(source), keepingSlashes: true)
-        var headers: [(name: String, value: String)] = [(name: "x-amz-copy-source", value: copySource)]
+        var headers: [(name: String, value: String)] = [(name: "x-amz-copy-source", value: copySourceValue(key: key(source), version: sourceVersion))]
         if let etag = item.versionTag { headers.append((name: "x-amz-copy-source-if-match", value: etag)) }
         if let storageClass = configuration.storageClass { headers.append((name: "x-amz-storage-class", value: storageClass)) }
         _ = try await sendXML("PUT", key: key(destination), headers: headers, path: destination)
         progress?.addBytes(item.size ?? 0)
+    }
+
+    /// `x-amz-copy-source`: `/BUCKET/KEY`, URI-encoded, with `?versionId=` for an older version.
+    func copySourceValue(key sourceKey: String, version: String?) -> String {
+        "/" + S3URIEncoding.encode(configuration.bucket) + "/" + S3URIEncoding.encode(sourceKey, keepingSlashes: true)
+            + (version.map { "?versionId=" + S3URIEncoding.encode($0) } ?? "")
     }
 
     public func copyItem(path: String, to destination: String, overwrite: Bool, progress: TransferProgress?) async throws {

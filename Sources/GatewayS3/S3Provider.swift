@@ -51,6 +51,9 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
     let markerStyle = Atomic<Int>(0)
     /// Whether the server takes `DeleteObjects`: 0 not known yet, 1 yes, 2 no (501).
     let batchDeletes = Atomic<Int>(0)
+    /// The bucket's versioning (`GetBucketVersioning`): 0 not asked yet, 1 enabled, 2 suspended,
+    /// 3 never turned on.
+    let versioning = Atomic<Int>(0)
 
     /// Creates a provider. Nothing is sent until the first operation.
     public init(configuration: S3Configuration, trash: TrashSettings = TrashSettings(), stateDirectory: URL = StateLocation.directory(),

@@ -106,6 +106,84 @@ struct S3ServerTests {
         }
     }
 
+    @Test("on a bucket that keeps versions, undo copies older versions back: the trash holds records, never the bytes")
+    func versionedUndo() async throws {
+        let configuration = try TestServers.s3(.moto, bucket: "gateway-versioned", remoteName: "s3-versioned")
+        let base = "/s3v-\(UUID().uuidString.prefix(8))"
+        let provider = S3Provider(configuration: configuration, trash: TrashSettings(folder: base + "/.gateway-trash"))
+        let plain = S3Provider(configuration: try TestServers.s3(.moto, remoteName: "s3-plain"), trash: TrashSettings(folder: base + "/.gateway-trash"))
+        try await provider.createFolder(path: base, withIntermediateDirectories: false)
+        do {
+            try await versionedUndo(provider, plain: plain, base: base)
+        } catch {
+            try? await provider.removeItem(path: base, recursive: true)
+            throw error
+        }
+        try? await provider.removeItem(path: base, recursive: true)
+    }
+
+    private func versionedUndo(_ provider: S3Provider, plain: S3Provider, base: String) async throws {
+        func collect(_ items: PullSequence<TrashedItem>) async throws -> [TrashedItem] {
+            var all: [TrashedItem] = []
+            for try await item in items { all.append(item) }
+            return all
+        }
+        let prefix = String(base.dropFirst())
+        #expect(try await provider.bucketKeepsVersions())
+        #expect(try await !plain.bucketKeepsVersions(), "the plain bucket gets the trash prefix")
+
+        let old = Bytes.pattern(300_000, seed: 7)
+        let new = Bytes.pattern(200_000, seed: 8)
+        try await provider.writeContents(path: base + "/f.bin", data: old)
+        let (_, overwrite) = try await provider.writeUndoably(path: base + "/f.bin", from: ByteStream(data: new), options: WriteOptions())
+        try await provider.createFolder(path: base + "/tree/sub", withIntermediateDirectories: true)
+        try await provider.writeContents(path: base + "/tree/a b.txt", data: Data("a".utf8))
+        try await provider.writeContents(path: base + "/tree/sub/b+%.txt", data: Data("bee".utf8))
+        let removal = try await provider.removeItemUndoably(path: base + "/tree", recursive: true)
+
+        // Nothing was copied: the trash prefix holds two small records and no bytes of the items.
+        func trashed(_ field: String) throws -> String {
+            try aws(.moto, ["s3api", "list-objects-v2", "--bucket", "gateway-versioned", "--prefix", prefix + "/.gateway-trash/",
+                            "--query", "Contents[].\(field)", "--output", "json"])
+        }
+        let keys = try JSONDecoder().decode([String].self, from: Data(try trashed("Key").utf8))
+        let sizes = try JSONDecoder().decode([Int].self, from: Data(try trashed("Size").utf8))
+        #expect(keys.count == 2 && keys.allSatisfy { $0.hasPrefix(prefix + "/.gateway-trash/versions/") }, "\(keys)")
+        #expect(sizes.allSatisfy { $0 < 1_000 }, "records only: \(sizes)")
+        // The removed folder is gone from listings, though moto still rolls its delete-marked keys
+        // into a common prefix (checked here, so the test shows it still needs the check).
+        var listed: [String] = []
+        for try await item in provider.contentsOfDirectory(path: base).entries { listed.append(item.name) }
+        #expect(listed.contains("f.bin") && !listed.contains("tree"), "\(listed)")
+        #expect(try await provider.itemIfPresent(path: base + "/tree") == nil)
+        let ghosts = try aws(.moto, ["s3api", "list-objects-v2", "--bucket", "gateway-versioned", "--prefix", prefix + "/", "--delimiter", "/",
+                                     "--query", "CommonPrefixes[].Prefix", "--output", "json"])
+        #expect(ghosts.contains(prefix + "/tree/"), "moto no longer lists a deleted folder: the prefix check could go (\(ghosts))")
+
+        try await provider.undo(removal)
+        try await provider.undo(overwrite)
+        #expect(try await provider.contents(path: base + "/f.bin") == old)
+        #expect(try await provider.contents(path: base + "/tree/a b.txt") == Data("a".utf8))
+        #expect(try await provider.contents(path: base + "/tree/sub/b+%.txt") == Data("bee".utf8))
+        #expect(try await provider.attributesOfItem(path: base + "/tree/sub").isDirectory)
+
+        // The content undo replaced is in the trash (as its version); emptying removes that version for good.
+        let trash = try #require(provider.trash)
+        let items = try await collect(trash.items(under: base))
+        #expect(items.map(\.originalPath) == [base + "/f.bin"] && items.first?.size == Int64(new.count), "\(items)")
+        #expect(try await trash.empty(under: base) == 1)
+        #expect(try await collect(trash.items(under: base)).isEmpty)
+        let versions = try aws(.moto, ["s3api", "list-object-versions", "--bucket", "gateway-versioned", "--prefix", prefix + "/f.bin",
+                                       "--query", "Versions[].Size", "--output", "json"])
+        let kept = try JSONDecoder().decode([Int].self, from: Data(versions.utf8))
+        #expect(kept.sorted() == [old.count, old.count], "the first version and its restored copy stay; the emptied one is gone: \(versions)")
+        let leftovers = try aws(.moto, ["s3api", "list-object-versions", "--bucket", "gateway-versioned", "--prefix", prefix + "/.gateway-trash/",
+                                        "--query", "Versions[].Key", "--output", "json"])
+        // (`null`: no versions at all.)
+        let recordVersions = try JSONDecoder().decode([String]?.self, from: Data(leftovers.utf8)) ?? []
+        #expect(recordVersions.isEmpty, "records leave no version behind: \(leftovers)")
+    }
+
     @Test("a presigned link downloads with curl; an expired one is refused", arguments: [TestServers.S3Server.rclone])
     func presignedLinks(server: TestServers.S3Server) async throws {
         try await withProvider(server) { provider, base in

@@ -22,7 +22,7 @@ struct UndoFixture: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Local, WebDAV on Apache and rclone, FTP on vsftpd (LIST), pyftpdlib (MLSD), ProFTPD and an old
-    /// server, S3 on moto and rclone.
+    /// server, S3 on moto (a plain bucket and one that keeps versions) and rclone.
     static let all: [UndoFixture] = [
         .local,
         webdav("webdav-apache", urlVariable: "GATEWAY_TEST_WEBDAV_APACHE_URL"),
@@ -32,12 +32,15 @@ struct UndoFixture: Sendable, CustomTestStringConvertible {
         ftp("ftp-proftpd", urlVariable: "GATEWAY_TEST_FTP_PROFTPD_URL", userVariable: "GATEWAY_TEST_FTP_PROFTPD_USER"),
         ftp("ftp-legacy-no-mlsd-no-list-a", urlVariable: "GATEWAY_TEST_FTP_LEGACY_URL", userVariable: "GATEWAY_TEST_FTP_PYFTPDLIB_USER"),
         s3("s3-moto", server: .moto),
+        s3("s3-moto-versioned", server: .moto, bucket: "gateway-versioned"),
         s3("s3-rclone", server: .rclone),
     ]
 
-    static func s3(_ name: String, server: TestServers.S3Server) -> UndoFixture {
+    /// S3 on `bucket`: `gateway-versioned` keeps versions, so undo restores older versions there
+    /// instead of copying into the trash prefix.
+    static func s3(_ name: String, server: TestServers.S3Server, bucket: String = "gateway") -> UndoFixture {
         UndoFixture(name: name) {
-            let configuration = try TestServers.s3(server, remoteName: name)
+            let configuration = try TestServers.s3(server, bucket: bucket, remoteName: name)
             let base = "/t-\(UUID().uuidString.prefix(8))"
             let provider = S3Provider(configuration: configuration, trash: TrashSettings(folder: base + "/.gateway-trash"))
             let plain = S3Provider(configuration: configuration, trash: TrashSettings(enabled: false))

@@ -1,0 +1,104 @@
+import Foundation
+import GatewayCore
+import GatewayS3Protocol
+import GatewayTransport
+
+/// Object versions, for undo on a bucket that keeps them (``S3VersionTrashVolume``): whether the
+/// bucket does, an object's current version, every version below a prefix, and removing one
+/// version for good.
+extension S3Provider {
+    /// Whether the bucket keeps every version of its objects (`GetBucketVersioning` says
+    /// `Enabled`).
+    func bucketKeepsVersions() async throws -> Bool {
+        try await bucketVersioning() == .enabled
+    }
+
+    /// The bucket's versioning, asked once per provider. A server that refuses the question (no
+    /// permission, not implemented) or answers something else is taken as never versioned.
+    func bucketVersioning() async throws -> S3BucketVersioning {
+        let states: [S3BucketVersioning] = [.enabled, .suspended, .off]
+        let known = versioning.load(ordering: .relaxed)
+        if known > 0 { return states[known - 1] }
+        let (head, body) = try await send("GET", key: nil, query: [("versioning", "")], path: "/")
+        var state = S3BucketVersioning.off
+        if head.isSuccess, let document = try? S3XMLDocument.parse(body), let answer = S3BucketVersioning(document) {
+            state = answer
+        } else {
+            logger.debug("the bucket's versioning could not be read; undo uses the trash prefix",
+                         metadata: ["remote": .string(name), "status": .stringConvertible(head.status)])
+        }
+        versioning.store((states.firstIndex(of: state) ?? 2) + 1, ordering: .relaxed)
+        return state
+    }
+
+    /// The object at `remote` and its current version id (`null` for an object stored before
+    /// versioning was turned on), or `nil` when there is none.
+    func headVersion(_ remote: String) async throws -> (item: FileObject, version: String)? {
+        guard remote != "/" else { return nil }
+        let (head, body) = try await send("HEAD", key: key(remote), path: remote)
+        if head.status == 404 { return nil }
+        guard head.isSuccess else { throw failure(head, body: body, path: remote) }
+        let version = head.header("x-amz-version-id").flatMap { $0.isEmpty ? nil : $0 } ?? "null"
+        return (item(head: head, path: remote), version)
+    }
+
+    /// Every version and delete marker of every key starting with `prefix`, a page of up to 1,000
+    /// at a time (`ListObjectVersions`, paged by key and version-id markers).
+    func versionPages(below prefix: String, path remote: String) -> PullSequence<[S3VersionsPage.Version]> {
+        PullSequence { [self] in
+            var marker: (key: String, version: String?)?
+            var finished = false
+            return {
+                guard !finished else { return nil }
+                var query: [(String, String)] = [("versions", ""), ("encoding-type", "url"), ("max-keys", "1000")]
+                if !prefix.isEmpty { query.append(("prefix", prefix)) }
+                if let marker {
+                    query.append(("key-marker", marker.key))
+                    if let version = marker.version { query.append(("version-id-marker", version)) }
+                }
+                query.sort { $0.0 < $1.0 }
+                let document = try await self.sendXML("GET", key: nil, query: query, path: remote)
+                let page: S3VersionsPage
+                do {
+                    page = try S3VersionsPage(document)
+                } catch {
+                    throw FileProviderError.malformedResponse(path: remote, detail: "invalid version listing from the server: \(error)")
+                }
+                if page.isTruncated, let key = page.nextKeyMarker {
+                    // The same markers again would list the same page forever.
+                    if let marker, marker.key == key, marker.version == page.nextVersionIDMarker {
+                        throw FileProviderError.malformedResponse(path: remote, detail: "the version listing is truncated but gives no new marker")
+                    }
+                    marker = (key, page.nextVersionIDMarker)
+                } else {
+                    finished = true
+                }
+                return page.versions
+            }
+        }
+    }
+
+    /// Removes one version of `objectKey` for good (not a delete marker: the version itself). A
+    /// version already gone is not an error.
+    func deleteVersion(_ objectKey: String, version: String, path remote: String) async throws {
+        let (head, body) = try await send("DELETE", key: objectKey, query: [("versionId", version)], path: remote)
+        guard head.isSuccess || head.status == 404 else { throw failure(head, body: body, path: remote) }
+    }
+
+    /// Copies the version `version` of `sourceKey` to `targetKey` on the server (`CopyObject`; in
+    /// parts over the copy cutoff), making it the target's current version.
+    func copyVersion(_ sourceKey: String, version: String, size: Int64, to targetKey: String, path remote: String) async throws {
+        if size > configuration.copyCutoff {
+            // The parts are copied by path: a key no path names cannot take that way.
+            guard let source = remotePath(ofKey: sourceKey), let target = remotePath(ofKey: targetKey) else {
+                throw FileProviderError.unsupported(operation: "restoring an object over \(configuration.copyCutoff) bytes whose key no path names", path: remote)
+            }
+            try await copyObject(from: source, item: FileObject(path: source, type: .file, size: size), to: target, progress: nil,
+                                 sourceVersion: version)
+            return
+        }
+        var headers: [(name: String, value: String)] = [(name: "x-amz-copy-source", value: copySourceValue(key: sourceKey, version: version))]
+        if let storageClass = configuration.storageClass { headers.append((name: "x-amz-storage-class", value: storageClass)) }
+        _ = try await sendXML("PUT", key: targetKey, headers: headers, path: remote)
+    }
+}
