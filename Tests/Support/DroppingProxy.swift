@@ -61,7 +61,11 @@ public final class DroppingProxy: @unchecked Sendable {
     private func acceptLoop() {
         while true {
             let client = accept(listener, nil, nil)
-            if client < 0 { return }
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                close(listener)  // here, not in stop(): see LoopbackServer
+                return
+            }
             if lock.withLock({ () -> Bool in
                 if refusing { turnedAway += 1 }
                 return refusing
@@ -189,8 +193,7 @@ public final class DroppingProxy: @unchecked Sendable {
 
     /// Stops accepting and cuts every connection.
     public func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        shutdown(listener, Int32(SHUT_RDWR))  // wakes the accept loop, which closes it
         lock.withLock { for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) } }
     }
 }

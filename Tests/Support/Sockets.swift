@@ -62,7 +62,14 @@ public final class LoopbackServer: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             while true {
                 let client = accept(listener, nil, nil)
-                if client < 0 { return }
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    // Closed here, by the only thread that uses it, never by `stop()`: a number
+                    // closed under this loop could be handed to another test's listener, whose
+                    // connections this loop would then accept and answer with its own script.
+                    close(listener)
+                    return
+                }
                 lock.withLock {
                     accepted.append(client)
                     acceptedCount += 1
@@ -80,13 +87,13 @@ public final class LoopbackServer: @unchecked Sendable {
         }
     }
 
-    /// Closes the listener and ends every connection. A serving thread's connection is only shut
+    /// Stops listening and ends every connection. A serving thread's connection is only shut
     /// down here (its thread wakes from `recv`, returns and closes it): closing it under the thread
     /// let the number be reused by a later server's connection, whose requests the old thread then
     /// read and answered.
     public func stop() {
+        // Shutting the listener down wakes `accept` with an error; the accept loop closes it.
         shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
         lock.withLock {
             for client in accepted {
                 shutdown(client, Int32(SHUT_RDWR))
