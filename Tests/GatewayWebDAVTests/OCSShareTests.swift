@@ -9,7 +9,7 @@ import Testing
 @Suite("WebDAV: Nextcloud/ownCloud public link shares (OCS)")
 struct OCSShareTests {
     /// The provider the registry makes for a remote of `vendor` at `url`.
-    static func provider(url: String, vendor: String, password: String = "secret", links: Bool = false) async throws -> any FileProviderBasic {
+    static func provider(url: String, vendor: String, password: String = "alice-Nc-Pa55word", links: Bool = false) async throws -> any FileProviderBasic {
         let linksJSON = links ? #", "links": {"base_url": "https://links.example.com", "secret_env": "LINK_SECRET"}"# : ""
         let json = #"{"remotes": {"cloud": {"type": "webdav", "url": "\#(url)", "user": "alice", "password": "\#(password)", "vendor": "\#(vendor)"}}\#(linksJSON)}"#
         let registry = Gateway.makeRegistry()

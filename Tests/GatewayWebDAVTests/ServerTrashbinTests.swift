@@ -200,7 +200,7 @@ struct ServerTrashbinTests {
         #expect(plain.trash?.locator is ProviderTrashVolume)
         let webdavEndpoint = WebDAVProvider(
             configuration: HTTPClientConfiguration(baseURL: URL(string: "http://127.0.0.1:\(server.port)/remote.php/webdav/")!,
-                                                   remoteName: "w", user: "alice", password: "secret"),
+                                                   remoteName: "w", user: "alice", password: "alice-Nc-Pa55word"),
             vendor: .nextcloud)
         #expect(webdavEndpoint.trash?.locator is ProviderTrashVolume,
                 "remote.php/webdav names no user id (a login name may differ): the gateway's trash folder")

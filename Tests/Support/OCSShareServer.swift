@@ -35,7 +35,7 @@ public final class OCSShareServer: Sendable {
     /// The requests received.
     public var requests: [ScriptedRequest] { http.requests }
 
-    public init(user: String = "alice", password: String = "secret", files: Set<String>, shares: [Share] = []) throws {
+    public init(user: String = "alice", password: String = "alice-Nc-Pa55word", files: Set<String>, shares: [Share] = []) throws {
         let state = Locked((shares: shares, nextID: (shares.map(\.id).max() ?? 0) + 1))
         self.state = state
         self.user = user

@@ -65,7 +65,7 @@ public final class TrashbinDAVServer: Sendable {
     /// the trash bin's URL answers 404.
     /// `trashbinFileIDs: false` leaves `oc:fileid` out of trash bin entries (Nextcloud documents
     /// only its three `nc:` properties there).
-    public init(_ dialect: Dialect, user: String = "alice", password: String = "secret", trashbinEnabled: Bool = true,
+    public init(_ dialect: Dialect, user: String = "alice", password: String = "alice-Nc-Pa55word", trashbinEnabled: Bool = true,
                 trashbinFileIDs: Bool = true) throws {
         self.dialect = dialect
         self.user = user
