@@ -214,11 +214,17 @@ extension S3Provider {
             _ = try await write(path: destination, from: try await readStream(path: source, options: ReadOptions(ifVersion: item.versionTag)), options: options)
             return
         }
-        var headers: [(name: String, value: String)] = [(name: "x-amz-copy-source", value: copySourceValue(key: key(source), version: sourceVersion))]
-        if let etag = item.versionTag { headers.append((name: "x-amz-copy-source-if-match", value: etag)) }
-        if let storageClass = configuration.storageClass { headers.append((name: "x-amz-storage-class", value: storageClass)) }
-        _ = try await sendXML("PUT", key: key(destination), headers: headers, path: destination)
+        try await copyObjectRequest(from: key(source), version: sourceVersion, ifETag: item.versionTag, to: key(destination), path: destination)
         progress?.addBytes(item.size ?? 0)
+    }
+
+    /// One `CopyObject`: `sourceKey` (its version `version`, or the current one; only while its
+    /// ETag is `etag`, when given) to `targetKey`, in the configured storage class.
+    func copyObjectRequest(from sourceKey: String, version: String?, ifETag etag: String?, to targetKey: String, path remote: String) async throws {
+        var headers: [(name: String, value: String)] = [(name: "x-amz-copy-source", value: copySourceValue(key: sourceKey, version: version))]
+        if let etag { headers.append((name: "x-amz-copy-source-if-match", value: etag)) }
+        if let storageClass = configuration.storageClass { headers.append((name: "x-amz-storage-class", value: storageClass)) }
+        _ = try await sendXML("PUT", key: targetKey, headers: headers, path: remote)
     }
 
     /// `x-amz-copy-source`: `/BUCKET/KEY`, URI-encoded, with `?versionId=` for an older version.

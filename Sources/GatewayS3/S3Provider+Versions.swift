@@ -97,8 +97,6 @@ extension S3Provider {
                                  sourceVersion: version)
             return
         }
-        var headers: [(name: String, value: String)] = [(name: "x-amz-copy-source", value: copySourceValue(key: sourceKey, version: version))]
-        if let storageClass = configuration.storageClass { headers.append((name: "x-amz-storage-class", value: storageClass)) }
-        _ = try await sendXML("PUT", key: targetKey, headers: headers, path: remote)
+        try await copyObjectRequest(from: sourceKey, version: version, ifETag: nil, to: targetKey, path: remote)
     }
 }

@@ -95,24 +95,9 @@ final class S3VersionTrashVolume: TrashVolume {
     }
 
     func entries() -> PullSequence<TrashEntry> {
-        let listing = provider.contentsOfDirectory(path: records)
-        return PullSequence {
-            var entries: DirectoryListing.Entries.AsyncIterator? = listing.entries.makeAsyncIterator()
-            return {
-                while var iterator = entries {
-                    let item: FileObject?
-                    do {
-                        item = try await iterator.next()
-                    } catch where error.failureKind == .notFound {
-                        item = nil  // no trash yet
-                    }
-                    entries = item == nil ? nil : iterator
-                    guard let item else { return nil }
-                    guard !item.isDirectory, let attributes = Self.attributes(inName: item.name) else { continue }
-                    return TrashEntry(name: item.name, attributes: Self.item(named: item.name, attributes))
-                }
-                return nil
-            }
+        ProviderTrashVolume.entries(listing: records, of: provider) { item in
+            guard !item.isDirectory, let attributes = Self.attributes(inName: item.name) else { return nil }
+            return TrashEntry(name: item.name, attributes: Self.item(named: item.name, attributes))
         }
     }
 

@@ -304,19 +304,29 @@ public final class ProviderTrashVolume: TrashVolume, TrashLocator {
     }
 
     public func entries() -> PullSequence<TrashEntry> {
-        let listing = provider.contentsOfDirectory(path: files)
+        Self.entries(listing: files, of: provider) { TrashEntry(name: $0.name, attributes: $0) }
+    }
+
+    /// The entries of a trash whose records are the items of the folder `folder` on `provider`,
+    /// each made by `entry` from its item (`nil`: not a record, skipped). A folder not made yet is
+    /// an empty trash.
+    public static func entries(listing folder: String, of provider: any FileProviderBasic,
+                               _ entry: @escaping @Sendable (FileObject) -> TrashEntry?) -> PullSequence<TrashEntry> {
+        let listing = provider.contentsOfDirectory(path: folder)
         return PullSequence {
             var entries: DirectoryListing.Entries.AsyncIterator? = listing.entries.makeAsyncIterator()
             return {
-                guard var iterator = entries else { return nil }
-                let item: FileObject?
-                do {
-                    item = try await iterator.next()
-                } catch where error.failureKind == .notFound {
-                    item = nil  // no trash yet
+                while var iterator = entries {
+                    let item: FileObject?
+                    do {
+                        item = try await iterator.next()
+                    } catch where error.failureKind == .notFound {
+                        item = nil  // no trash yet
+                    }
+                    entries = item == nil ? nil : iterator
+                    if let item, let made = entry(item) { return made }
                 }
-                entries = item == nil ? nil : iterator
-                return item.map { TrashEntry(name: $0.name, attributes: $0) }
+                return nil
             }
         }
     }
