@@ -31,13 +31,26 @@ extension CopyEngine {
         }
     }
 
-    /// Decides, then copies or moves one file, retrying transient failures.
-    func process(_ job: Job, mode: CopyMode, destinationPath: String, from source: TransferEndpoint, to destination: TransferEndpoint,
-                 existing: FileObject?, progress: TransferProgress?, state: RunState) async {
+    /// How two sides compare modification times: within the coarser side's precision, and only
+    /// when times are preserved and both sides keep them (see ``CopyDecision/decide(source:destination:options:precision:comparesTimes:checksum:)``).
+    func timeRules(_ source: TransferEndpoint, _ destination: TransferEndpoint) -> (precision: Duration, comparesTimes: Bool) {
         let precision = max(source.provider.capabilities.modificationTimePrecision, destination.provider.capabilities.modificationTimePrecision)
         let comparesTimes = options.preserveModificationTimes
             && destination.provider.capabilities.supports(.setModificationDate)
             && source.provider.capabilities.supports(.modificationTimes)
+        return (precision, comparesTimes)
+    }
+
+    /// Decides, then copies or moves one file, retrying transient failures; a range of a split
+    /// file goes to ``processRange(_:range:key:destinationPath:from:to:existing:progress:state:)``.
+    func process(_ job: Job, mode: CopyMode, destinationPath: String, from source: TransferEndpoint, to destination: TransferEndpoint,
+                 existing: FileObject?, progress: TransferProgress?, state: RunState) async {
+        if let range = job.range {
+            await processRange(job, range: range, key: job.rangeKey, destinationPath: destinationPath, from: source, to: destination,
+                               existing: existing, progress: progress, state: state)
+            return
+        }
+        let (precision, comparesTimes) = timeRules(source, destination)
         // A single-file run names its endpoints as given; a tree run names each file below them.
         let sourceFile = job.source.path == source.path ? source
             : TransferEndpoint(provider: source.provider, path: job.source.path,
@@ -114,7 +127,7 @@ extension CopyEngine {
     }
 
     /// Removes a moved file's source (after its copy was verified, or found identical).
-    private func removeSource(_ source: TransferEndpoint, relative: String, state: RunState) async {
+    func removeSource(_ source: TransferEndpoint, relative: String, state: RunState) async {
         guard !options.dryRun else {
             state.event(.wouldDo(action: .deleteSource, path: relative))
             return

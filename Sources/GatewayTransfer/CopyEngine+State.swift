@@ -27,6 +27,15 @@ final class RunState: Sendable {
         onEvent(.wouldDo(action: action, path: path))
     }
 
+    /// A range of a split file done (written, or found unneeded): its bytes counted, its outcome
+    /// kept for `gateway finalize`.
+    func range(_ outcome: RangeOutcome, bytes: Int64) {
+        counters.withLock {
+            $0.bytes = $0.bytes.saturatingAdding(bytes)
+            $0.ranges.append(outcome)
+        }
+    }
+
     func skipped(_ path: String, reason: SkipReason) {
         counters.withLock { $0.skipped += 1 }
         onEvent(.skipped(path: path, reason: reason))

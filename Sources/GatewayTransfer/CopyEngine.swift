@@ -29,6 +29,10 @@ public struct CopyEngine: Sendable {
         var relative: String
         /// The destination folder was just created: no need to look the file up.
         var freshFolder: Bool
+        /// A plan's range of a split file (then ``source`` is the whole file), and the key of its
+        /// partial file (``TransferPlan/rangeKey``).
+        var range: PlanEntry.ByteRange? = nil
+        var rangeKey: String? = nil
     }
 
     /// Runs `mode` from `source` to `destination` (a file to a file path, or a folder's contents into a

@@ -109,6 +109,8 @@ public struct CopySummary: Sendable {
     public var elapsed: Duration = .zero
     /// The run was a dry run: nothing changed.
     public var dryRun = false
+    /// A plan's chunk: the ranges of split files it wrote, or found unneeded (in the order done).
+    public var ranges: [RangeOutcome] = []
 
     /// Creates an empty summary.
     public init() {}
@@ -124,6 +126,25 @@ public struct CopySummary: Sendable {
         deleted += other.deleted
         foldersCreated += other.foldersCreated
         bytes = bytes.saturatingAdding(other.bytes)
+        ranges += other.ranges
+    }
+}
+
+/// What a plan's chunk did with one range of a split file (``TransferPlan/SplitFile``): wrote it
+/// into the file's partial file, or left it because the destination already held the file.
+public struct RangeOutcome: Sendable, Hashable, Codable {
+    /// The file's path relative to the plan's source.
+    public var path: String
+    /// Where the range starts.
+    public var offset: Int64
+    /// `true` when its bytes are in the partial file; `false` when the file needed no copy.
+    public var written: Bool
+
+    /// An outcome.
+    public init(path: String, offset: Int64, written: Bool) {
+        self.path = path
+        self.offset = offset
+        self.written = written
     }
 }
 

@@ -317,6 +317,91 @@ struct ScaleOutCLITests {
         #expect(!after.text.contains(".gateway-"), "a temporary was left: \(after.text.split(separator: "\n").filter { $0.contains(".gateway-") })")
     }
 
+    @Test("a file larger than a chunk, from WebDAV to the local disk: 4 workers write its ranges at once, one killed with -9 mid-range and rerun; finalize moves it into place, the old one to the trash; check agrees, undo brings the old one back",
+          .timeLimit(.minutes(3)))
+    func splitLargeFile() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = ProcessInfo.processInfo.environment
+        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: apache), let port = url.port else {
+            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
+        }
+        // The killed worker reads through a proxy that stops passing the server's answers after 4 MiB.
+        let proxy = try DroppingProxy(targetPort: port, dropAfter: .max, maxDrops: 0)
+        defer { proxy.stop() }
+        let user = environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway"
+        func config(_ base: String) -> String {
+            #"{"remotes": {"apache": {"type": "webdav", "url": "\#(base)", "user": "\#(user)", "password_env": "DAV_SECRET"}}}"#
+        }
+        var proxied = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        proxied.port = proxy.port
+        try s.write("direct.json", Data(config(apache).utf8))
+        try s.write("proxied.json", Data(config(proxied.url!.absoluteString).utf8))
+        let direct = ["GATEWAY_CONFIG": s.path("direct.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
+        var slow = direct
+        slow["GATEWAY_CONFIG"] = s.path("proxied.json")
+        let folder = "split-\(UUID().uuidString.prefix(8))"
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "apache:\(folder)"], extraEnvironment: direct) }
+
+        try Self.makeTree(s, count: 20)
+        let big = Bytes.pattern(40 << 20, seed: 4242)
+        try s.write("src/big/large.bin", big)
+        let upload = try await s.runner.run(["copy", "src", "apache:\(folder)"], extraEnvironment: direct)
+        #expect(upload.status == 0, "\(upload.stderr)")
+        try s.write("dst/big/large.bin", Data("the old version\n".utf8))
+
+        let plan = try await s.runner.run(["plan", "apache:\(folder)", "dst", "--out", "plan", "--chunks", "4", "--json"], extraEnvironment: direct)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let planned = try Self.json(plan)
+        #expect(planned["split_files"] as? Int == 1 && planned["files"] as? Int == 29, "\(planned)")
+        #expect(plan.stderr.contains("1 large file split across chunks"), "\(plan.stderr)")
+        // The victim: a chunk holding a range of the large file.
+        var rangesPerChunk: [Int] = []
+        for index in 0..<4 {
+            let lines = String(decoding: try s.read("plan/chunks/00000\(index).tsv"), as: UTF8.self).split(separator: "\n")
+            rangesPerChunk.append(try lines.map { try PlanEntry.parse($0) }.filter { $0.kind == .range && $0.bytes >= 8 << 20 }.count)
+        }
+        #expect(rangesPerChunk.filter { $0 > 0 }.count >= 2, "the file is spread over chunks: \(rangesPerChunk)")
+        let victim = try #require(rangesPerChunk.firstIndex { $0 > 0 })
+
+        proxy.setHoldingDownloads(afterTotal: 4 << 20)
+        let killed = try s.runner.start(["copy", "--plan", "plan", "--shard", "\(victim)"], extraEnvironment: slow)
+        var others: [Task<GatewayRunner.Result, any Error>] = []
+        for shard in 0..<4 where shard != victim {
+            others.append(Task { try await s.runner.run(["copy", "--plan", "plan", "--shard", "\(shard)"], extraEnvironment: direct) })
+        }
+        for task in others {
+            let result = try await task.value
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        func partials() -> [String] { ((try? s.tree("dst")) ?? []).filter { $0.hasSuffix(".partial") } }
+        try await waitUntil("worker \(victim) stalled mid-range", timeout: .seconds(60)) {
+            s.exists("plan/state/00000\(victim).running.json") && proxy.held > 0
+        }
+        killed.kill()
+        proxy.stop()
+        #expect(partials().count == 1, "the ranges meet in one partial file: \(partials())")
+        #expect(try s.read("dst/big/large.bin") == Data("the old version\n".utf8), "the old file keeps its name until finalize")
+        #expect(try await s.runner.run(["finalize", "plan"], extraEnvironment: direct).status == 1)
+
+        let rerun = try await s.runner.run(["copy", "--json", "--plan", "plan", "--shard", "\(victim)"], extraEnvironment: direct)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let finalize = try await s.runner.run(["finalize", "--json", "plan"], extraEnvironment: direct)
+        #expect(finalize.status == 0, "\(finalize.stderr)")
+        let merged = try Self.json(finalize)
+        // The killed worker may have copied small files before it stalled: its rerun skips them.
+        #expect((merged["copied"] as? Int ?? 0) + (merged["skipped"] as? Int ?? 0) == 29 && merged["failed"] as? Int == 0, "\(merged)")
+        #expect(merged["bytes"] as? Int ?? 0 >= 40 << 20, "\(merged)")
+        #expect(try s.read("dst/big/large.bin") == big)
+        #expect(partials().isEmpty, "\(partials())")
+        let check = try await s.runner.run(["check", "apache:\(folder)", "dst"], extraEnvironment: direct)
+        #expect(check.status == 0, "\(check.text) \(check.stderr)")
+        // The finalize run's undo puts the old file back.
+        let undo = try await s.runner.run(["undo"], extraEnvironment: direct)
+        #expect(undo.status == 0, "\(undo.stderr)")
+        #expect(try s.read("dst/big/large.bin") == Data("the old version\n".utf8))
+    }
+
     @Test("docs/scale-out/kubernetes.yaml: an Indexed Job running the chunks and a finalize Job, with the config from a Secret")
     func kubernetesManifest() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

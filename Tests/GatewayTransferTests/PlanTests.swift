@@ -4,6 +4,7 @@ import Glibc
 #endif
 @testable import GatewayTestSupport
 import StorageGateway
+import Synchronization
 @testable import GatewayTransfer
 import Testing
 
@@ -95,7 +96,8 @@ struct PlanTests {
         return all
     }
 
-    /// Checks that the chunks hold every path of `expected` exactly once, that the manifest's
+    /// Checks that the chunks hold every path of `expected` exactly once (a split file as ranges
+    /// that cover it exactly, in order, as the manifest's split files say), that the manifest's
     /// counts and hashes are the files', and that no chunk weighs more than its share plus one
     /// entry (the cut is contiguous).
     static func expectCoverage(_ output: PlanBuilder.Output, expected: Set<String>, chunks: Int,
@@ -106,24 +108,44 @@ struct PlanTests {
         var duplicates: [String] = []
         var weights: [Double] = []
         var heaviest = 0.0
+        // Each split file's ranges, in the order met, and its size.
+        var ranges: [String: (size: Int64, ends: [Int64])] = [:]
         for (index, url) in output.chunkFiles.enumerated() {
             let entries = try entries(of: url)
             let record = output.plan.chunks[index]
             let data = try Data(contentsOf: url)
             #expect(record.length == Int64(data.count), sourceLocation: sourceLocation)
             #expect(record.sha256 == ContentHasher.hash(data, .sha256), sourceLocation: sourceLocation)
-            #expect(record.files == entries.filter { $0.kind != .folder }.count, sourceLocation: sourceLocation)
+            #expect(record.files == entries.filter { $0.kind == .file || $0.kind == .link }.count, sourceLocation: sourceLocation)
             #expect(record.folders == entries.filter { $0.kind == .folder }.count, sourceLocation: sourceLocation)
-            #expect(record.bytes == entries.reduce(0) { $0 + ($1.size ?? 0) }, sourceLocation: sourceLocation)
+            #expect(record.bytes == entries.reduce(0) { $0 + $1.bytes }, sourceLocation: sourceLocation)
             var weight = 0.0
             for entry in entries {
-                if !seen.insert(entry.path).inserted { duplicates.append(entry.path) }
+                if let range = entry.range, let size = entry.size {
+                    // The next range of its file: it starts where the last one ended.
+                    var known = ranges[entry.path] ?? (size, [0])
+                    #expect(known.size == size && known.ends.last == range.offset, "\(entry.path) at \(range.offset)", sourceLocation: sourceLocation)
+                    known.ends.append(range.offset + range.length)
+                    ranges[entry.path] = known
+                    if range.offset == 0 { seen.insert(entry.path) }
+                } else if !seen.insert(entry.path).inserted {
+                    duplicates.append(entry.path)
+                }
                 weight += PlanBuilder.weight(of: entry)
                 heaviest = max(heaviest, PlanBuilder.weight(of: entry))
             }
             weights.append(weight)
         }
         #expect(duplicates.isEmpty, "paths in two chunks: \(duplicates.prefix(5))", sourceLocation: sourceLocation)
+        for (path, file) in ranges {
+            #expect(file.ends.last == file.size && file.ends.count > 2, "\(path): ranges end at \(file.ends.suffix(3))", sourceLocation: sourceLocation)
+        }
+        let split = output.plan.splitFiles ?? []
+        #expect(Set(split.map(\.path)) == Set(ranges.keys) && split.count == ranges.count, sourceLocation: sourceLocation)
+        for file in split {
+            #expect(file.size == ranges[file.path]?.size && file.byteRanges.count == (ranges[file.path]?.ends.count ?? 0) - 1,
+                    sourceLocation: sourceLocation)
+        }
         #expect(seen == expected, "missing \(expected.subtracting(seen).prefix(5)), unexpected \(seen.subtracting(expected).prefix(5))",
                 sourceLocation: sourceLocation)
         let share = weights.reduce(0, +) / Double(chunks)
@@ -148,6 +170,10 @@ struct PlanTests {
         let others = [1, 2, 3, 16]
         for (chunks, output) in zip(others, try await Self.cuts(root, others.map { .count($0) }, into: scratch.path + "/cuts")) {
             try Self.expectCoverage(output, expected: expected, chunks: chunks)
+            // The tree weighs about 37 GiB: the 5 GiB file is larger than a sixteenth (and split
+            // into ranges), smaller than a third; one chunk never splits.
+            if chunks == 16 { #expect(output.plan.splitFiles?.map(\.path) == ["big.bin"]) }
+            if chunks <= 3 { #expect(output.plan.splitFiles == nil) }
         }
         let second = try await Self.build(root, chunking: .count(7), into: scratch.path + "/again-2")
         #expect(first.plan.fingerprint == second.plan.fingerprint)
@@ -218,6 +244,14 @@ struct PlanTests {
                 #expect(!line.contains("\n") && !line.contains("\r"))
                 #expect(try PlanEntry.parse(Substring(line)) == entry)
             }
+            let range = PlanEntry(kind: .range, path: name, size: 10 << 30, modified: date, range: .init(offset: 4 << 30, length: 4 << 30))
+            #expect(try PlanEntry.parse(Substring(range.line)) == range)
+            #expect(range.line.hasPrefix("r\t10737418240\t1795789785.3839052\t4294967296\t4294967296\t"))
+        }
+        // Ranges: inside their file, of a known size, non-empty, six fields.
+        for line in ["r\t10\t-\t5\t6\ta", "r\t10\t-\t10\t1\ta", "r\t-\t-\t0\t1\ta", "r\t10\t-\t0\t0\ta", "r\t10\t-\t-1\t2\ta",
+                     "r\t10\t-\t0\t1", "r\t10\t-\t0\t1\t../a", "r\t9223372036854775807\t-\t9223372036854775806\t9\ta"] {
+            #expect(throws: PlanFormatError.self, "\(line)") { try PlanEntry.parse(Substring(line)) }
         }
         let hostile = ["f\t1\t1\t../escape", "f\t1\t1\t/etc/passwd", "f\t1\t1\ta//b", "f\t1\t1\ta/./b", "f\t1\t1\ta/..", "d\t",
                        "f\t1\t1\ta/", "f\t99999999999999999999\t1\ta", "f\t-1\t1\ta", "f\t1\tnan\ta", "f\t1\tinf\ta", "f\t1\t1e400\ta",
@@ -253,6 +287,29 @@ struct PlanTests {
         #expect(abs(decoded.created.timeIntervalSince(plan.created)) < 0.001)
         decoded.created = plan.created
         #expect(decoded == plan)
+        // Split files read back exactly (their time to the last digit: it is part of the fingerprint).
+        let four = (0..<4).map { index in
+            var record = chunk
+            record.index = index
+            return record
+        }
+        let split = TransferPlan(mode: .copy, source: plan.source, destination: plan.destination, options: .init(), chunks: four,
+                                 splitFiles: [.init(path: "big\tfile", size: 10 << 30, modified: Date(timeIntervalSince1970: 1_795_789_785.383_905_1),
+                                                    rangeLength: 3 << 30)])
+        #expect(split.fingerprint != TransferPlan(mode: .copy, source: plan.source, destination: plan.destination, options: .init(),
+                                                  chunks: four).fingerprint)
+        #expect(try TransferPlan.decode(try split.encoded()).splitFiles == split.splitFiles)
+        #expect(split.splitFiles?[0].byteRanges.map(\.length) == [3 << 30, 3 << 30, 3 << 30, 1 << 30])
+        #expect(split.files == 5)
+        var shorter = split
+        shorter.splitFiles?[0].rangeLength = 10 << 30
+        shorter.fingerprint = shorter.computeFingerprint()
+        #expect(throws: PlanFormatError.self, "a range as long as the file") { try TransferPlan.decode(try shorter.encoded()) }
+        // More ranges than chunks (a hostile manifest asking for billions of them) is refused.
+        var many = split
+        many.splitFiles?[0].rangeLength = 1 << 30
+        many.fingerprint = many.computeFingerprint()
+        #expect(throws: PlanFormatError.self, "10 ranges for 4 chunks") { try TransferPlan.decode(try many.encoded()) }
         var text = String(decoding: data, as: UTF8.self)
         text = text.replacingOccurrences(of: "\"bytes\" : 3", with: "\"bytes\" : 4")
         #expect(throws: PlanFormatError.self) { try TransferPlan.decode(Data(text.utf8)) }
@@ -325,6 +382,119 @@ struct PlanTests {
         }
         #expect(missing == ["a/b/" + Self.awkward[1]])
         #expect(different == ["a/b/" + Self.awkward[0]])
+    }
+
+    @Test("a file larger than a chunk: chunks write its ranges in any order, finalize moves it into place; a rerun, a destination that changed, a lost partial file, a changed source")
+    func splitFile() async throws {
+        let scratch = try TemporaryFolder.make()
+        defer { scratch.remove() }
+        let root = scratch.path + "/tree", copy = scratch.path + "/tree-copy"
+        try FileManager.default.createDirectory(atPath: root + "/sub", withIntermediateDirectories: true)
+        let big = Bytes.pattern(24 << 20, seed: 7)
+        let bigURL = URL(fileURLWithPath: root + "/sub/big.bin"), copiedURL = URL(fileURLWithPath: copy + "/sub/big.bin")
+        try big.write(to: bigURL)
+        for index in 0..<3 { try Data("small \(index)".utf8).write(to: URL(fileURLWithPath: root + "/s\(index)")) }
+        let local = try LocalFileProvider(name: "local", root: "/")
+        let (source, destination) = try Self.endpoints(root, destination: copy)
+        var options = CopyOptions()
+        options.useTrash = false
+        let engine = CopyEngine(options: options)
+
+        func makePlan(_ name: String) async throws -> (TransferPlan, PlanStore) {
+            let output = try await Self.build(root, chunking: .count(4), into: scratch.path + "/work-" + name)
+            let store = PlanStore(provider: local, path: scratch.path + "/plan-" + name)
+            try await store.create(output)
+            return (try await store.manifest(), store)
+        }
+        func run(_ plan: TransferPlan, _ store: PlanStore, chunk index: Int) async throws -> CopySummary {
+            let chunk = try await store.fetchChunk(index, of: plan, to: URL(fileURLWithPath: scratch.path + "/chunk-\(plan.fingerprint.prefix(8))-\(index)"))
+            return try await engine.run(.copy, chunk: chunk, from: source, to: destination)
+        }
+        func runAll(_ plan: TransferPlan, _ store: PlanStore, order: [Int] = [0, 1, 2, 3]) async throws -> [RangeOutcome] {
+            var outcomes: [RangeOutcome] = []
+            for index in order {
+                let summary = try await run(plan, store, chunk: index)
+                #expect(summary.failed == 0, "chunk \(index)")
+                outcomes += summary.ranges
+            }
+            return outcomes
+        }
+        func partials() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: copy + "/sub").filter { $0.hasSuffix(".partial") } }
+        func finalize(_ plan: TransferPlan, _ ranges: [RangeOutcome]) async throws -> CopySummary {
+            try await engine.finishPlan(.copy, from: source, to: destination, splitFiles: plan.splitFiles ?? [], rangeKey: plan.rangeKey, ranges: ranges)
+        }
+        func damageCopy() throws {
+            let handle = try FileHandle(forWritingTo: copiedURL)
+            try handle.truncate(atOffset: 1)
+            try handle.close()
+        }
+
+        // The tree weighs 24 MiB + 6 items: shares of 7.5 MiB, ranges of 8 MiB over three chunks at least.
+        let (plan, store) = try await makePlan("first")
+        let split = try #require(plan.splitFiles)
+        #expect(split.map(\.path) == ["sub/big.bin"] && split[0].byteRanges.map(\.length) == [8 << 20, 8 << 20, 8 << 20])
+        #expect(plan.files == 4 && plan.bytes == Int64(big.count) + 21)
+        #expect(plan.chunks.filter { $0.bytes >= 8 << 20 }.count == 3, "\(plan.chunks.map(\.bytes))")
+        let outcomes = try await runAll(plan, store, order: [3, 2, 1, 0])
+        #expect(outcomes.count == 3 && outcomes.allSatisfy { $0.written })
+        #expect(!FileManager.default.fileExists(atPath: copiedURL.path), "the file takes its name only at finalize")
+        #expect(try partials().count == 1)
+        // A rerun of a chunk writes its range again: nothing changes.
+        #expect(try await run(plan, store, chunk: 1).failed == 0)
+        let done = try await finalize(plan, outcomes)
+        #expect(done.failed == 0 && done.copied == 1 && done.bytes == 0, "finalize had no range left to write")
+        #expect(try Data(contentsOf: copiedURL) == big)
+        #expect(try partials().isEmpty)
+        let times = try [bigURL, copiedURL].map { try FileManager.default.attributesOfItem(atPath: $0.path)[.modificationDate] as? Date }
+        // The plan carries times as seconds since 1970 in a Double: exact to well under a microsecond.
+        #expect(abs((times[0]?.timeIntervalSince1970 ?? 0) - (times[1]?.timeIntervalSince1970 ?? -1)) < 0.000_01, "\(times)")
+        #expect(try await engine.check(source: source, destination: destination).isIdentical)
+
+        // A new plan of the same tree: every range finds the file up to date; nothing is written.
+        let (again, againStore) = try await makePlan("again")
+        let unchanged = try await runAll(again, againStore)
+        #expect(unchanged.count == 3 && unchanged.allSatisfy { !$0.written })
+        #expect(try partials().isEmpty)
+        let quiet = try await finalize(again, unchanged)
+        #expect(quiet.copied == 0 && quiet.skipped == 1 && quiet.failed == 0)
+
+        // The destination changes after the chunk of the first range found it up to date: the
+        // later chunks write theirs, and finalize writes the first.
+        let (third, thirdStore) = try await makePlan("third")
+        var mixed: [RangeOutcome] = []
+        for index in third.chunks.indices {
+            let summary = try await run(third, thirdStore, chunk: index)
+            mixed += summary.ranges
+            if summary.ranges.contains(where: { $0.offset == 0 }) { try damageCopy() }
+        }
+        #expect(mixed.filter { $0.written }.map { $0.offset } == [8 << 20, 16 << 20])
+        let filled = try await finalize(third, mixed)
+        #expect(filled.failed == 0 && filled.copied == 1 && filled.bytes == 8 << 20)
+        #expect(try Data(contentsOf: copiedURL) == big)
+
+        // The partial file is lost after the chunks wrote to it: finalize copies the file whole.
+        try damageCopy()
+        let (fourth, fourthStore) = try await makePlan("fourth")
+        let lost = try await runAll(fourth, fourthStore)
+        #expect(lost.allSatisfy { $0.written })
+        for name in try partials() { try FileManager.default.removeItem(atPath: copy + "/sub/" + name) }
+        let notices = Mutex<[String]>([])
+        let whole = try await engine.finishPlan(.copy, from: source, to: destination, splitFiles: fourth.splitFiles ?? [],
+                                                rangeKey: fourth.rangeKey, ranges: lost) { event in
+            if case .notice(let text) = event { notices.withLock { $0.append(text) } }
+        }
+        #expect(whole.failed == 0 && whole.copied == 1 && whole.bytes == Int64(big.count))
+        #expect(notices.withLock { $0 }.contains { $0.contains("sub/big.bin") && $0.contains("gone") }, "\(notices.withLock { $0 })")
+        #expect(try Data(contentsOf: copiedURL) == big)
+
+        // The source changes after planning: its ranges fail, and nothing takes the name.
+        try damageCopy()
+        let (fifth, fifthStore) = try await makePlan("fifth")
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: bigURL.path)
+        var failures = 0
+        for index in fifth.chunks.indices { failures += try await run(fifth, fifthStore, chunk: index).failed }
+        #expect(failures == 3)
+        #expect(try Data(contentsOf: copiedURL).count == 1)
     }
 
     @Test("a chunk file that changed, and a consistent plan whose chunk climbs out of the destination, are refused")

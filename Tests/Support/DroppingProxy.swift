@@ -16,6 +16,8 @@ public final class DroppingProxy: @unchecked Sendable {
     private var holdAfter: Int?
     private var holdTotalAfter: Int?
     private var clientBytes = 0
+    private var holdDownloadsAfter: Int?
+    private var serverBytes = 0
     private var passed = 0
     private var turnedAway = 0
     private var holds = 0
@@ -88,7 +90,7 @@ public final class DroppingProxy: @unchecked Sendable {
             }
             let budget = Budget(limit: dropAfter)
             Thread.detachNewThread { [self] in pump(from: client, to: server, budget: budget, holdable: true); finished(budget, client, server) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client, budget: budget); finished(budget, client, server) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, budget: budget, download: true); finished(budget, client, server) }
         }
     }
 
@@ -113,14 +115,17 @@ public final class DroppingProxy: @unchecked Sendable {
         }
     }
 
-    private func pump(from source: Int32, to target: Int32, budget: Budget, holdable: Bool = false) {
+    private func pump(from source: Int32, to target: Int32, budget: Budget, holdable: Bool = false, download: Bool = false) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var forwarded = 0
         while true {
             // Held: nothing more is read from a client that sent that much, so its sends stall
             // once the socket buffers are full (a server that stopped taking an upload).
             var holding = false
-            while holdable, lock.withLock({ holdAfter.map { forwarded >= $0 } ?? false || holdTotalAfter.map { clientBytes >= $0 } ?? false }) {
+            while lock.withLock({
+                (holdable && (holdAfter.map { forwarded >= $0 } ?? false || holdTotalAfter.map { clientBytes >= $0 } ?? false))
+                    || (download && holdDownloadsAfter.map { serverBytes >= $0 } ?? false)
+            }) {
                 if !holding {
                     holding = true
                     lock.withLock { holds += 1 }
@@ -130,6 +135,7 @@ public final class DroppingProxy: @unchecked Sendable {
             let count = read(source, &buffer, buffer.count)
             forwarded += max(0, count)
             if holdable, count > 0 { lock.withLock { clientBytes += count } }
+            if download, count > 0 { lock.withLock { serverBytes += count } }
             if count <= 0 { break }
             let exceeded = budget.lock.withLock { () -> Bool in
                 budget.used += count
@@ -189,6 +195,12 @@ public final class DroppingProxy: @unchecked Sendable {
     /// from any of them (every upload stalls, wherever it is); `nil` lets everything pass again.
     public func setHolding(afterTotal bytes: Int?) {
         lock.withLock { holdTotalAfter = bytes }
+    }
+
+    /// While set, once the server sent `bytes` over all connections together, nothing more of its
+    /// answers is passed on (every download stalls, wherever it is); `nil` lets everything pass again.
+    public func setHoldingDownloads(afterTotal bytes: Int?) {
+        lock.withLock { holdDownloadsAfter = bytes }
     }
 
     /// Stops accepting and cuts every connection.

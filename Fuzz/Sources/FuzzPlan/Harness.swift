@@ -24,6 +24,13 @@ public func fuzzPlan(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         _ = plan.files + plan.folders
         _ = plan.bytes
         if plan.computeFingerprint() != plan.fingerprint { fatalError("a manifest with a wrong fingerprint was accepted") }
+        for file in plan.splitFiles ?? [] {
+            // Bounded by the chunks, and covering the file exactly.
+            let ranges = file.byteRanges
+            if ranges.count > plan.chunks.count || ranges.last.map({ $0.offset + $0.length }) != file.size {
+                fatalError("a split file whose ranges do not cover it, or outnumber the chunks, was accepted")
+            }
+        }
     }
     if let marker = ChunkMarker.decode(data) { _ = try? marker.encoded() }
     _ = ChunkMarker.parse(fileName: text)

@@ -320,7 +320,10 @@ enum SummaryPrinter {
         }
         guard !quiet else { return }
         let verb = operation == "move" ? "moved" : "copied"
-        var line = "\(prefix)\(summary.dryRun ? "dry run: would have " : "")\(verb) \(summary.copied) file\(summary.copied == 1 ? "" : "s") "
+        // A plan's chunk may write ranges of split files, which `finalize` counts as copied.
+        let ranges = summary.ranges.filter(\.written).count
+        let rangeText = ranges == 0 ? "" : " and \(ranges) range\(ranges == 1 ? "" : "s") of split files"
+        var line = "\(prefix)\(summary.dryRun ? "dry run: would have " : "")\(verb) \(summary.copied) file\(summary.copied == 1 ? "" : "s")\(rangeText) "
             + "(\(Format.bytes(summary.bytes))), skipped \(summary.skipped), failed \(summary.failed)"
         if operation == "sync" { line += ", deleted \(summary.deleted)" }
         line += String(format: ", %.1fs", seconds)

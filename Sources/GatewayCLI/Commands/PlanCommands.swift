@@ -26,6 +26,10 @@ struct PlanCommand: AsyncParsableCommand {
 
         Without --chunks or --chunk-size, chunks weigh about 4 GiB each, and there are at most 1000
         (Slurm's default MaxArraySize allows indices 0 to 1000).
+
+        A file larger than a chunk is split into byte ranges that several chunks write at once, where
+        the destination takes that (a local or shared file system); `finalize` then moves it into
+        place. Elsewhere, and for check or --checksum, it is copied whole by one chunk.
         """)
     )
 
@@ -113,12 +117,14 @@ struct PlanCommand: AsyncParsableCommand {
                 "plan": JSONField.string(planLocation.original), "mode": .string(plan.mode.rawValue),
                 "fingerprint": .string(plan.fingerprint), "chunks": .integer(Int64(plan.chunks.count)),
                 "files": .integer(Int64(plan.files)), "folders": .integer(Int64(plan.folders)), "bytes": .integer(plan.bytes),
-                "left_out": .integer(Int64(plan.leftOut)), "elapsed_seconds": .number(elapsed),
+                "left_out": .integer(Int64(plan.leftOut)), "split_files": .integer(Int64(plan.splitFiles?.count ?? 0)),
+                "elapsed_seconds": .number(elapsed),
             ]) + "\n").utf8))
         }
         if !global.quiet {
             Diagnostics.printLine("planned \(plan.mode.rawValue) of \(plan.files) file\(plan.files == 1 ? "" : "s") (\(Format.bytes(plan.bytes))) "
                                   + "and \(plan.folders) folder\(plan.folders == 1 ? "" : "s") in \(plan.chunks.count) chunk\(plan.chunks.count == 1 ? "" : "s") "
+                                  + (plan.splitFiles.map { "(\($0.count) large file\($0.count == 1 ? "" : "s") split across chunks) " } ?? "")
                                   + "at \(planLocation.original), \(String(format: "%.1fs", elapsed)); run chunks 0 to \(plan.chunks.count - 1) "
                                   + "with `gateway \(plan.mode.rawValue) --plan \(planLocation.original) --shard K`, then `gateway finalize \(planLocation.original)`")
         }
@@ -133,7 +139,8 @@ struct FinalizeCommand: AsyncParsableCommand {
         Verifies that every chunk has its done-marker. If any chunk failed, is still running or never
         ran, it lists them, changes nothing and exits 1: rerun those chunks, then finalize again.
         Otherwise it merges the chunks' summaries into one (--json as copy's, with "chunks"), and
-        finishes the run: a sync deletes what the destination has and the source lacks (through
+        finishes the run: files split across chunks are moved into place (any range no chunk wrote is
+        written first), then a sync deletes what the destination has and the source lacks (through
         the trash unless the plan said --no-trash), a move removes the source folders it emptied, a
         check lists the extra files and all differences (exit 1 when there are any).
         """)
@@ -195,7 +202,8 @@ struct FinalizeCommand: AsyncParsableCommand {
                                     sourceIsFolder: true, verbose: global.verbose, quiet: global.quiet,
                                     emit: { Diagnostics.printLine($0) })
         let finish = try await context.perform("finalize", location) {
-            try await engine.finishPlan(manifest.mode.copyMode ?? .copy, from: source, to: destination) { reporter.print($0) }
+            try await engine.finishPlan(manifest.mode.copyMode ?? .copy, from: source, to: destination, splitFiles: manifest.splitFiles ?? [],
+                                        rangeKey: manifest.rangeKey, ranges: done.flatMap { $0.ranges ?? [] }) { reporter.print($0) }
         }
         summary.add(finish)
         summary.dryRun = dryRun

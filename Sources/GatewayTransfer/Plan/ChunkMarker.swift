@@ -31,10 +31,12 @@ public struct ChunkMarker: Sendable, Hashable, Codable {
     public var matching: Int?
     /// `check` only: files that could not be compared, with the reason.
     public var errors: [String]?
+    /// The ranges of split files the chunk wrote or found unneeded (``TransferPlan/splitFiles``).
+    public var ranges: [RangeOutcome]?
 
     enum CodingKeys: String, CodingKey {
         case fingerprint, chunk, state, host, pid, started, finished, copied, skipped, failed, deleted, bytes
-        case missing, different, matching, errors
+        case missing, different, matching, errors, ranges
         case foldersCreated = "folders_created", elapsedSeconds = "elapsed_seconds"
     }
 
@@ -57,6 +59,7 @@ public struct ChunkMarker: Sendable, Hashable, Codable {
         summary.deleted = deleted
         summary.foldersCreated = foldersCreated
         summary.bytes = bytes
+        summary.ranges = ranges ?? []
         return summary
     }
 
@@ -68,6 +71,7 @@ public struct ChunkMarker: Sendable, Hashable, Codable {
         deleted = summary.deleted
         foldersCreated = summary.foldersCreated
         bytes = summary.bytes
+        ranges = summary.ranges.isEmpty ? nil : summary.ranges
         elapsedSeconds = Double(summary.elapsed.components.seconds) + Double(summary.elapsed.components.attoseconds) / 1e18
     }
 

@@ -22,18 +22,26 @@ extension CopyEngine {
             var entries = try chunk.entries()
             while let entry = try entries.next() {
                 try Task.checkCancellation()
-                guard entry.kind != .folder else { continue }
+                // A split file is compared once, as a whole (check plans split nothing).
+                guard entry.kind != .folder, entry.range.map({ $0.offset == 0 }) ?? true else { continue }
                 await queue.send((entry.item(at: try RemotePath.join(source.path, entry.path)), entry.path))
             }
         }
     }
 
-    /// What finishes a planned run once every chunk is done: a sync deletes what the destination
-    /// has and the source lacks (never when anything failed: the caller checks the chunks first),
-    /// a move removes the source folders it emptied; a copy has nothing left to do.
+    /// What finishes a planned run once every chunk is done: first the plan's split files are
+    /// moved into place (`splitFiles`, whose partial files are named by `rangeKey`, with the
+    /// `ranges` the chunks' markers recorded); then a sync deletes what the destination has and the
+    /// source lacks, a move removes the source folders it emptied (neither when anything failed:
+    /// the caller checks the chunks first); a copy has nothing more to do.
     public func finishPlan(_ mode: CopyMode, from source: TransferEndpoint, to destination: TransferEndpoint,
+                           splitFiles: [TransferPlan.SplitFile] = [], rangeKey: String = "", ranges: [RangeOutcome] = [],
                            onEvent: @escaping @Sendable (CopyEvent) -> Void = { _ in }) async throws -> CopySummary {
         try await measured(onEvent: onEvent) { state in
+            if !splitFiles.isEmpty {
+                await assemble(splitFiles, key: rangeKey, outcomes: ranges, mode: mode, from: source, to: destination, state: state)
+                try Task.checkCancellation()
+            }
             try await finish(mode, from: source, to: destination, state: state)
         }
     }
@@ -60,12 +68,12 @@ extension CopyEngine {
             switch entry.kind {
             case .folder:
                 _ = try await folders.ensure(entry.path, engine: self, destination: destination, target: target, index: index, state: state)
-            case .file, .link:
+            case .file, .link, .range:
                 let parent = entry.path.lastIndex(of: "/").map { String(entry.path[..<$0]) } ?? ""
                 let parentFresh = try await folders.ensure(parent, engine: self, destination: destination, target: target, index: index, state: state)
                 let item = entry.item(at: try RemotePath.join(source.path, entry.path))
-                progress?.addToTotals(bytes: entry.size ?? 0, files: 1)
-                await checks.send(Job(source: item, relative: entry.path, freshFolder: parentFresh))
+                progress?.addToTotals(bytes: entry.bytes, files: entry.range == nil ? 1 : 0)
+                await checks.send(Job(source: item, relative: entry.path, freshFolder: parentFresh, range: entry.range, rangeKey: chunk.rangeKey))
             }
         }
     }

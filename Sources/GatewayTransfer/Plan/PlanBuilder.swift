@@ -9,8 +9,13 @@ import GatewayCore
 /// the listing in walk order, so a folder's files mostly share a chunk and a worker lists each
 /// destination folder once. Each item weighs its bytes plus ``itemWeight`` (the cost of its
 /// requests, about what 1 MiB takes to move); chunk `k` takes the items whose middle falls in the
-/// `k`-th equal share of the total weight. A file heavier than a share stays whole: some chunks
-/// may then be empty.
+/// `k`-th equal share of the total weight.
+///
+/// A file heavier than a share is cut into byte ranges of about a share each (``PlanEntry/Kind/range``
+/// lines, listed in the manifest's ``TransferPlan/splitFiles``), so one file cannot be the long
+/// pole, where the destination takes ranges from several processes (``FileProviderRangedWrite``)
+/// and the run copies (not for `check`, nor `--checksum`, which compare whole files). Elsewhere it
+/// stays whole, and some chunks may then be empty.
 public struct PlanBuilder: Sendable {
     /// How many chunks to cut.
     public enum Chunking: Sendable, Hashable {
@@ -30,6 +35,8 @@ public struct PlanBuilder: Sendable {
     public static let defaultMaximumChunks = 1000
     /// The most chunks a plan may have.
     public static let maximumChunks = 100_000
+    /// The smallest range a split file is cut into.
+    public static let minimumRange: Int64 = 4 << 20
 
     /// The run the plan is for.
     public var mode: PlanMode
@@ -52,6 +59,11 @@ public struct PlanBuilder: Sendable {
         self.destinationLocation = destinationLocation
         self.options = options
         self.chunking = chunking
+    }
+
+    /// Whether files heavier than a chunk's share are split into ranges (see the type's description).
+    public var splitsLargeFiles: Bool {
+        mode != .check && !options.checksum && destination.provider is any FileProviderRangedWrite
     }
 
     /// What a build made: the manifest and its chunk files (`chunks[k]` is chunk `k`'s).
@@ -125,13 +137,17 @@ public struct PlanBuilder: Sendable {
             count = min(Self.defaultMaximumChunks, max(1, Int((listing.weight / Double(max(1, weight))).rounded(.up))))
         }
         let share = max(listing.weight / Double(count), 1)
+        // Ranges of whole MiBs, about a share each.
+        let unit: Int64 = 1 << 20
+        let rangeLength = max(Self.minimumRange, (Int64(min(share, 1e18)) + unit - 1) / unit * unit)
+        let splits = splitsLargeFiles && count > 1
+        var splitFiles: [TransferPlan.SplitFile] = []
         var chunks: [TransferPlan.Chunk] = []
         var files: [URL] = []
         var current: ChunkWriter?
         var done: Double = 0
         var reader = try LineReader(file: listing.file)
-        while let line = try reader.next() {
-            let entry = try PlanEntry.parse(line)
+        func place(_ entry: PlanEntry, line: Substring) throws {
             let weight = Self.weight(of: entry)
             let target = min(count - 1, Int((done + weight / 2) / share))
             done += weight
@@ -144,6 +160,21 @@ public struct PlanBuilder: Sendable {
             }
             try current?.add(entry, line: line)
         }
+        while let line = try reader.next() {
+            let entry = try PlanEntry.parse(line)
+            guard splits, entry.kind == .file, let size = entry.size, size > rangeLength else {
+                try place(entry, line: line)
+                continue
+            }
+            let split = TransferPlan.SplitFile(path: entry.path, size: size, modified: entry.modified, rangeLength: rangeLength)
+            for range in split.byteRanges {
+                var piece = entry
+                piece.kind = .range
+                piece.range = range
+                try place(piece, line: Substring(piece.line))
+            }
+            splitFiles.append(split)
+        }
         if let finished = try current?.close() { chunks.append(finished) }
         while chunks.count < count {
             let url = folder.appendingPathComponent(PlanLayout.chunkFile(chunks.count))
@@ -152,13 +183,15 @@ public struct PlanBuilder: Sendable {
             chunks.append(try empty.close())
         }
         let plan = TransferPlan(mode: mode, source: sourceLocation, destination: destinationLocation, options: options,
-                                leftOut: listing.leftOut, chunks: chunks)
+                                leftOut: listing.leftOut, chunks: chunks, splitFiles: splitFiles)
         return Output(plan: plan, chunkFiles: files)
     }
 
-    /// What an entry weighs: its bytes plus ``itemWeight``.
+    /// What an entry weighs: its bytes plus ``itemWeight``; a range, its bytes and its share of
+    /// its file's ``itemWeight`` (so a split file weighs what it did whole).
     static func weight(of entry: PlanEntry) -> Double {
-        Double(entry.size ?? 0) + Double(itemWeight)
+        guard let range = entry.range, let size = entry.size, size > 0 else { return Double(entry.bytes) + Double(itemWeight) }
+        return Double(range.length) * (1 + Double(itemWeight) / Double(size))
     }
 }
 
@@ -182,9 +215,14 @@ private struct ChunkWriter {
         hasher.update(data)
         length += Int64(data.count)
         try writer.write(data)
-        if entry.kind == .folder { folders += 1 } else {
+        switch entry.kind {
+        case .folder: folders += 1
+        case .file, .link:
             files += 1
             bytes = bytes.saturatingAdding(entry.size ?? 0)
+        case .range:
+            // The file counts once, in the manifest's split files; its bytes where they move.
+            bytes = bytes.saturatingAdding(entry.bytes)
         }
     }
 

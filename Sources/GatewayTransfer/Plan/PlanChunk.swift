@@ -5,10 +5,14 @@ public import Foundation
 public struct PlanChunk: Sendable {
     /// The local file holding the chunk's lines.
     public let file: URL
+    /// The plan's ``TransferPlan/rangeKey``, which names the partial files its ranges go to;
+    /// a chunk without one fails its ranges.
+    public let rangeKey: String?
 
-    /// The chunk in the local file `file`.
-    public init(file: URL) {
+    /// The chunk in the local file `file`, of the plan whose range key is `rangeKey`.
+    public init(file: URL, rangeKey: String? = nil) {
         self.file = file
+        self.rangeKey = rangeKey
     }
 
     /// A reader of the chunk's entries, from the first line.

@@ -4,8 +4,10 @@ public import GatewayCore
 /// One line of a plan's chunk file: a folder to create or a file to copy, named by its path
 /// relative to the plan's source.
 ///
-/// A line is tab-separated: `d PATH` for a folder, `f SIZE MTIME PATH` for a file and `l SIZE MTIME
-/// PATH` for a symbolic link to a file (copied as the file it names). `SIZE` is decimal bytes and
+/// A line is tab-separated: `d PATH` for a folder, `f SIZE MTIME PATH` for a file, `l SIZE MTIME
+/// PATH` for a symbolic link to a file (copied as the file it names), and `r SIZE MTIME OFFSET
+/// LENGTH PATH` for the bytes `OFFSET..<OFFSET+LENGTH` of a file too large for one chunk, which
+/// the plan splits across several (see ``TransferPlan/SplitFile``). `SIZE` is decimal bytes and
 /// `MTIME` seconds since 1970 (the shortest decimal that reads back as the same `Double`), each `-`
 /// when the source did not say. In `PATH`, a backslash, tab, line feed or carriage return is
 /// written `\\`, `\t`, `\n`, `\r`, and any other control character as `\xHH`, so every name a
@@ -24,6 +26,21 @@ public struct PlanEntry: Sendable, Hashable {
         case file = "f"
         /// A symbolic link to a file, copied as the file it names.
         case link = "l"
+        /// A byte range of a file (``PlanEntry/range``), written into the file's shared partial
+        /// file; `gateway finalize` moves the whole file into place.
+        case range = "r"
+    }
+
+    /// Bytes of a file: `length` of them from `offset`.
+    public struct ByteRange: Sendable, Hashable {
+        public var offset: Int64
+        public var length: Int64
+
+        /// A range.
+        public init(offset: Int64, length: Int64) {
+            self.offset = offset
+            self.length = length
+        }
     }
 
     /// The longest line a chunk file may hold, in bytes (a path of 16,384 bytes, escaped, fits).
@@ -37,14 +54,20 @@ public struct PlanEntry: Sendable, Hashable {
     public var size: Int64?
     /// The file's modification time, when the source said.
     public var modified: Date?
+    /// A ``Kind/range`` entry's bytes (then ``size`` is the whole file's); `nil` for the others.
+    public var range: ByteRange?
 
     /// Creates an entry.
-    public init(kind: Kind, path: String, size: Int64? = nil, modified: Date? = nil) {
+    public init(kind: Kind, path: String, size: Int64? = nil, modified: Date? = nil, range: ByteRange? = nil) {
         self.kind = kind
         self.path = path
         self.size = size
         self.modified = modified
+        self.range = range
     }
+
+    /// The bytes this entry moves: a range's length, a file's size.
+    public var bytes: Int64 { range?.length ?? size ?? 0 }
 
     /// The entry for a source item at `relative` below the plan's source; `nil` for what a plan
     /// leaves out (links to folders, devices, sockets).
@@ -70,6 +93,9 @@ public struct PlanEntry: Sendable, Hashable {
         guard kind != .folder else { return "d\t" + escaped }
         let size = self.size.map { String($0) } ?? "-"
         let time = modified.map { String($0.timeIntervalSince1970) } ?? "-"
+        if kind == .range, let range {
+            return "r\t\(size)\t\(time)\t\(range.offset)\t\(range.length)\t\(escaped)"
+        }
         return "\(kind.rawValue)\t\(size)\t\(time)\t\(escaped)"
     }
 
@@ -84,15 +110,13 @@ public struct PlanEntry: Sendable, Hashable {
         case .folder:
             guard fields.count == 2 else { throw PlanFormatError.malformedLine("a folder line has 2 fields, not \(fields.count)") }
             return PlanEntry(kind: .folder, path: try checkedPath(fields[1]))
-        case .file, .link:
-            guard fields.count == 4 else { throw PlanFormatError.malformedLine("a file line has 4 fields, not \(fields.count)") }
-            var size: Int64?
-            if fields[1] != "-" {
-                guard fields[1].utf8.count <= 19, fields[1].allSatisfy({ $0.isASCII && $0.isWholeNumber }), let value = Int64(fields[1]) else {
-                    throw PlanFormatError.malformedLine("size \"\(TerminalText.escaped(String(fields[1].prefix(24))))\" is not a byte count")
-                }
-                size = value
+        case .file, .link, .range:
+            let count = kind == .range ? 6 : 4
+            guard fields.count == count else {
+                throw PlanFormatError.malformedLine("a \(kind == .range ? "range" : "file") line has \(count) fields, not \(fields.count)")
             }
+            var size: Int64?
+            if fields[1] != "-" { size = try byteCount(fields[1], "size") }
             var modified: Date?
             if fields[2] != "-" {
                 // Any year from 1 BC to 9999 AD; no NaN, no infinity, no exponent games.
@@ -102,8 +126,22 @@ public struct PlanEntry: Sendable, Hashable {
                 }
                 modified = Date(timeIntervalSince1970: seconds)
             }
-            return PlanEntry(kind: kind, path: try checkedPath(fields[3]), size: size, modified: modified)
+            guard kind == .range else { return PlanEntry(kind: kind, path: try checkedPath(fields[3]), size: size, modified: modified) }
+            let offset = try byteCount(fields[3], "offset"), length = try byteCount(fields[4], "length")
+            guard let size, length > 0, offset < size, length <= size - offset else {
+                throw PlanFormatError.malformedLine("the range \(offset)+\(length) does not lie inside its file")
+            }
+            return PlanEntry(kind: .range, path: try checkedPath(fields[5]), size: size, modified: modified,
+                             range: ByteRange(offset: offset, length: length))
         }
+    }
+
+    /// A decimal byte count of at most 19 digits.
+    private static func byteCount(_ field: Substring, _ name: String) throws -> Int64 {
+        guard field.utf8.count <= 19, field.allSatisfy({ $0.isASCII && $0.isWholeNumber }), let value = Int64(field) else {
+            throw PlanFormatError.malformedLine("\(name) \"\(TerminalText.escaped(String(field.prefix(24))))\" is not a byte count")
+        }
+        return value
     }
 
     /// `path` with backslashes and control characters escaped (see the type's description).

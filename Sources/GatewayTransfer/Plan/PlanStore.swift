@@ -87,7 +87,7 @@ public struct PlanStore: Sendable {
                 ? "it is longer than the \(record.length) bytes planned" : "it has \(length) of the \(record.length) bytes planned")
         }
         guard hasher.finalize() == record.sha256 else { throw PlanFormatError.chunkChanged(index: index, reason: "its SHA-256 differs") }
-        return PlanChunk(file: file)
+        return PlanChunk(file: file, rangeKey: plan.rangeKey)
     }
 
     // MARK: Markers

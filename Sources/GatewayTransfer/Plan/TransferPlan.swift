@@ -96,6 +96,44 @@ public struct TransferPlan: Sendable, Hashable, Codable {
         }
     }
 
+    /// A file too large for one chunk, split into byte ranges (``PlanEntry/Kind/range`` lines) that
+    /// several chunks write into one partial file at the destination (``FileProviderRangedWrite``);
+    /// `gateway finalize` moves it into place once every chunk is done.
+    public struct SplitFile: Sendable, Hashable, Codable {
+        /// The path relative to the plan's source (and destination).
+        public var path: String
+        /// The whole file's size, as listed.
+        public var size: Int64
+        /// Its modification time as listed, in seconds since 1970 (as exact as its chunk lines).
+        public var modified: Double?
+        /// The length of its ranges (the last one may be shorter).
+        public var rangeLength: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case path, size, modified
+            case rangeLength = "range_length"
+        }
+
+        /// A split file's record.
+        public init(path: String, size: Int64, modified: Date?, rangeLength: Int64) {
+            self.path = path
+            self.size = size
+            self.modified = modified?.timeIntervalSince1970
+            self.rangeLength = rangeLength
+        }
+
+        /// Its ranges, in order: `rangeLength` bytes each from 0, the last one up to the end.
+        public var byteRanges: [PlanEntry.ByteRange] {
+            guard rangeLength > 0 else { return [] }
+            return stride(from: Int64(0), to: size, by: Int(rangeLength)).map {
+                PlanEntry.ByteRange(offset: $0, length: min(rangeLength, size - $0))
+            }
+        }
+
+        /// The modification time as a date.
+        public var modificationDate: Date? { modified.map(Date.init(timeIntervalSince1970:)) }
+    }
+
     public var format = Self.formatName
     public var version = Self.formatVersion
     public var mode: PlanMode
@@ -108,17 +146,19 @@ public struct TransferPlan: Sendable, Hashable, Codable {
     public var leftOut: Int
     /// The chunks, in order (`chunks[k].index == k`).
     public var chunks: [Chunk]
+    /// The files split into ranges across chunks, in listing order; `nil` when none is.
+    public var splitFiles: [SplitFile]?
     /// SHA-256 over everything above except ``created`` (see ``computeFingerprint()``).
     public var fingerprint: String
 
     enum CodingKeys: String, CodingKey {
         case format, version, mode, source, destination, options, created, chunks, fingerprint
-        case leftOut = "left_out"
+        case leftOut = "left_out", splitFiles = "split_files"
     }
 
     /// A plan; its fingerprint is computed.
     public init(mode: PlanMode, source: Location, destination: Location, options: Options, created: Date = Date(),
-                leftOut: Int = 0, chunks: [Chunk]) {
+                leftOut: Int = 0, chunks: [Chunk], splitFiles: [SplitFile] = []) {
         self.mode = mode
         self.source = source
         self.destination = destination
@@ -126,12 +166,17 @@ public struct TransferPlan: Sendable, Hashable, Codable {
         self.created = created
         self.leftOut = leftOut
         self.chunks = chunks
+        self.splitFiles = splitFiles.isEmpty ? nil : splitFiles
         fingerprint = ""
         fingerprint = computeFingerprint()
     }
 
-    /// Files in the whole plan.
-    public var files: Int { chunks.reduce(0) { $0 + $1.files } }
+    /// Files in the whole plan (a split file once).
+    public var files: Int { chunks.reduce(0) { $0 + $1.files } + (splitFiles?.count ?? 0) }
+
+    /// The key naming the partial files of this plan's split files at the destination
+    /// (``FileProviderRangedWrite``): another plan of the same file never shares them.
+    public var rangeKey: String { "plan" + fingerprint.prefix(16) }
     /// Folders in the whole plan.
     public var folders: Int { chunks.reduce(0) { $0 + $1.folders } }
     /// Bytes of the whole plan's files.
@@ -145,6 +190,10 @@ public struct TransferPlan: Sendable, Hashable, Codable {
         for side in [source, destination] { add("\(side.remote.map { "r" + $0 } ?? "-")\t\(PlanEntry.escape(side.path))") }
         add("\(options.checksum) \(options.sizeOnly) \(options.ignoreExisting) \(options.update) \(options.trash) \(leftOut)")
         for chunk in chunks { add("\(chunk.index) \(chunk.files) \(chunk.folders) \(chunk.bytes) \(chunk.length) \(chunk.sha256)") }
+        // Only where there are any: a plan without split files keeps the fingerprint it always had.
+        for file in splitFiles ?? [] {
+            add("s \(file.size) \(file.modified.map { String($0) } ?? "-") \(file.rangeLength)\t\(PlanEntry.escape(file.path))")
+        }
         return hasher.finalize()
     }
 
@@ -179,6 +228,13 @@ public struct TransferPlan: Sendable, Hashable, Codable {
             }
         }
         guard plan.leftOut >= 0 else { throw PlanFormatError.badManifest("left_out is negative") }
+        for file in plan.splitFiles ?? [] {
+            // A real plan cuts a file into at most as many ranges as it has chunks (each is at least a share).
+            guard file.size > 0, file.rangeLength > 0, file.rangeLength < file.size, file.modified?.isFinite ?? true,
+                  (file.size - 1) / file.rangeLength < Int64(plan.chunks.count), (try? PlanEntry.checkedPath(Substring(PlanEntry.escape(file.path)))) != nil else {
+                throw PlanFormatError.badManifest("split file record \"\(TerminalText.escaped(String(file.path.prefix(80))))\" is malformed")
+            }
+        }
         guard plan.computeFingerprint() == plan.fingerprint else {
             throw PlanFormatError.badManifest("its fingerprint does not match its contents (edited or damaged)")
         }

@@ -1,0 +1,29 @@
+/// Files assembled from byte ranges that separate processes write, on this machine or on others
+/// that share the destination, and that one of them moves into place once every range is there:
+/// how a plan (`gateway plan`) splits a file too large for one chunk across several workers.
+///
+/// Unlike ``FileProviderPositionalWrite`` (one process, one writer object), the pieces meet in a
+/// partial file named after the path and a caller's key (a resumable write's name,
+/// `.NAME.gateway-resume-KEY.partial`), so every writer of one file finds the same one, on any
+/// machine. Writing a range again overwrites it, so a retried or rerun worker is safe. The final
+/// name only ever receives the whole file, by ``commitRanges(path:key:size:options:)``.
+public protocol FileProviderRangedWrite: FileProviderReadWrite {
+    /// Writes exactly `length` bytes of `stream` at `offset` into the partial file of `path` under
+    /// `key`, a file of `size` bytes that the first writer makes (sparse where the file system
+    /// allows), and flushes them to stable storage before returning. Fails with
+    /// ``FileProviderError/truncated(path:reason:)`` when the stream holds other than `length`
+    /// bytes. `progress` is told every byte written.
+    func writeRange(path: String, key: String, size: Int64, offset: Int64, length: Int64, from stream: ByteStream,
+                    progress: TransferProgress?) async throws
+
+    /// The size of the partial file of `path` under `key`, `nil` when there is none.
+    func rangedWriteSize(path: String, key: String) async throws -> Int64?
+
+    /// Moves the partial file of `path` under `key` into place once every range is written: checks
+    /// it holds `size` bytes, gives it `options.modificationDate`, calls `options.beforeReplacing`,
+    /// and honours `options.overwrite`. Returns the file's attributes.
+    func commitRanges(path: String, key: String, size: Int64, options: WriteOptions) async throws -> FileObject
+
+    /// Removes the partial file of `path` under `key`, if there is one.
+    func discardRanges(path: String, key: String) async throws
+}
