@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says when it starts (seconds since this script did), so a slow CI run shows where
+# its time went.
+started=$(date +%s)
+step() { printf '\n==> %s  [%ds]\n' "$*" "$(( $(date +%s) - started ))"; }
 
 step "system packages"
 bash scripts/setup-deps.sh
@@ -95,4 +98,5 @@ set +e
 swift test --disable-xctest "${mode[@]}" 2>&1 | grep --line-buffered -vE '^◇'
 status=${PIPESTATUS[0]}
 set -e
+step "done (exit $status)"
 exit "$status"

@@ -61,14 +61,15 @@ enum HTTPService {
             configuration: ServerConfiguration(address: .hostname(host, port: port), serverName: "gateway"),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: serverLogger,
-            responder: { request, responseWriter, _ in
+            responder: { request, responseWriter, channel in
                 if request.headers[.expect]?.lowercased() == "100-continue", acceptsBody(request) {
                     try await responseWriter.writeInformationalHead(HTTPResponse(status: .continue))
                 }
                 var response = await respond(request)
                 response.headers[.date] = ServeText.httpDate(Date())
                 response.headers[.server] = "gateway"
-                try await responseWriter.write(response: response.head, body: response.body)
+                // Large bodies wait for the socket even when the event loop is short of CPU.
+                try await responseWriter.write(response: response.head, body: response.body.paced(on: channel.eventLoop))
             },
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) }
         )

@@ -860,6 +860,7 @@ def check_download_all(run):
     except urllib.error.HTTPError as error:
         findings.check(False, f"?download=zip with a browser's Accept: status {error.code}")
     archive, peak, done = os.path.join(run.tmp, "all.zip"), [run.server_rss()], threading.Event()
+    before = peak[0]
 
     def sample():
         while not done.wait(0.2):
@@ -880,7 +881,8 @@ def check_download_all(run):
         sampler.join()
     seconds, size = time.monotonic() - started, os.path.getsize(archive)
     findings.check(status == 200 and kind.split(";")[0].strip() == "application/zip", f"?download=zip: status {status}, Content-Type {kind!r}")
-    findings.check(peak[0] < RSS_LIMIT, f"the server's resident memory reached {peak[0] / MIB:.0f} MiB (limit {RSS_LIMIT // MIB} MiB)")
+    findings.check(peak[0] < RSS_LIMIT, f"the server's resident memory reached {peak[0] / MIB:.0f} MiB (limit {RSS_LIMIT // MIB} MiB; "
+                                         f"{before / MIB:.0f} MiB when the download began)")
     tested = subprocess.run(["unzip", "-tqq", archive], capture_output=True, text=True, timeout=1200)
     findings.check(tested.returncode == 0, f"unzip -t exited {tested.returncode}: {(tested.stdout + tested.stderr).strip()[-600:]}")
     sources = {}
@@ -916,7 +918,7 @@ def check_download_all(run):
     finally:
         os.remove(archive)
     findings.done()
-    return f"{size / MIB:,.1f} MiB in {seconds:.1f} s ({size / MIB / max(seconds, 0.001):,.0f} MiB/s), peak server RSS {peak[0] / MIB:.1f} MiB"
+    return f"{size / MIB:,.1f} MiB in {seconds:.1f} s ({size / MIB / max(seconds, 0.001):,.0f} MiB/s), peak server RSS {peak[0] / MIB:.1f} MiB ({before / MIB:.1f} MiB before)"
 
 
 CHECKS = [check_folder_page, check_breadcrumbs, check_sorting, check_paging, check_previews, check_file_page, check_other_clients,

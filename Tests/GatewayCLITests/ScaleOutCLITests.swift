@@ -25,6 +25,33 @@ struct ScaleOutCLITests {
         return try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(result.text) \(result.stderr)")
     }
 
+    /// The WebDAV server that `server` (an environment variable) names as remote `apache`, directly
+    /// and through a ``DroppingProxy``: the proxy, and the environments of a worker using each.
+    static func proxiedRemote(_ s: CLIScratch, server: String) throws -> (DroppingProxy, direct: [String: String], slow: [String: String]) {
+        let environment = ProcessInfo.processInfo.environment
+        guard let base = environment[server], let url = URL(string: base), let port = url.port else {
+            throw CLITestSetupError("\(server) not set: run ./scripts/test.sh (it starts the WebDAV servers)")
+        }
+        let proxy = try DroppingProxy(targetPort: port, dropAfter: .max, maxDrops: 0)
+        let user = environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway"
+        func config(_ base: String) -> String {
+            #"{"remotes": {"apache": {"type": "webdav", "url": "\#(base)", "user": "\#(user)", "password_env": "DAV_SECRET"}}}"#
+        }
+        var proxied = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        proxied.port = proxy.port
+        do {
+            try s.write("direct.json", Data(config(base).utf8))
+            try s.write("proxied.json", Data(config(proxied.url!.absoluteString).utf8))
+        } catch {
+            proxy.stop()
+            throw error
+        }
+        let direct = ["GATEWAY_CONFIG": s.path("direct.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
+        var slow = direct
+        slow["GATEWAY_CONFIG"] = s.path("proxied.json")
+        return (proxy, direct, slow)
+    }
+
     @Test("sync in 3 chunks: a failed chunk stops finalize from deleting; after its rerun, finalize deletes exactly the extras")
     func syncWithFailedChunk() async throws {
         let s = try CLIScratch()
@@ -221,25 +248,10 @@ struct ScaleOutCLITests {
     func killedWorker(server: String) async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        let environment = ProcessInfo.processInfo.environment
-        guard let apache = environment[server], let url = URL(string: apache), let port = url.port else {
-            throw CLITestSetupError("\(server) not set: run ./scripts/test.sh (it starts the WebDAV servers)")
-        }
         // The killed worker reaches the server through a proxy that stops taking anything from it
         // after 1 MiB: it is caught mid-chunk, for sure, when it is killed.
-        let proxy = try DroppingProxy(targetPort: port, dropAfter: .max, maxDrops: 0)
+        let (proxy, direct, slow) = try Self.proxiedRemote(s, server: server)
         defer { proxy.stop() }
-        let user = environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway"
-        func config(_ base: String) -> String {
-            #"{"remotes": {"apache": {"type": "webdav", "url": "\#(base)", "user": "\#(user)", "password_env": "DAV_SECRET"}}}"#
-        }
-        var proxied = URLComponents(url: url, resolvingAgainstBaseURL: false)!
-        proxied.port = proxy.port
-        try s.write("direct.json", Data(config(apache).utf8))
-        try s.write("proxied.json", Data(config(proxied.url!.absoluteString).utf8))
-        let direct = ["GATEWAY_CONFIG": s.path("direct.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
-        var slow = direct
-        slow["GATEWAY_CONFIG"] = s.path("proxied.json")
         let folder = "scale-\(UUID().uuidString.prefix(8))"
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "apache:\(folder)"], extraEnvironment: direct) }
 
@@ -322,24 +334,9 @@ struct ScaleOutCLITests {
     func splitLargeFile() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        let environment = ProcessInfo.processInfo.environment
-        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let url = URL(string: apache), let port = url.port else {
-            throw CLITestSetupError("GATEWAY_TEST_WEBDAV_APACHE_URL not set: run ./scripts/test.sh (it starts the WebDAV servers)")
-        }
         // The killed worker reads through a proxy that stops passing the server's answers after 4 MiB.
-        let proxy = try DroppingProxy(targetPort: port, dropAfter: .max, maxDrops: 0)
+        let (proxy, direct, slow) = try Self.proxiedRemote(s, server: "GATEWAY_TEST_WEBDAV_APACHE_URL")
         defer { proxy.stop() }
-        let user = environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway"
-        func config(_ base: String) -> String {
-            #"{"remotes": {"apache": {"type": "webdav", "url": "\#(base)", "user": "\#(user)", "password_env": "DAV_SECRET"}}}"#
-        }
-        var proxied = URLComponents(url: url, resolvingAgainstBaseURL: false)!
-        proxied.port = proxy.port
-        try s.write("direct.json", Data(config(apache).utf8))
-        try s.write("proxied.json", Data(config(proxied.url!.absoluteString).utf8))
-        let direct = ["GATEWAY_CONFIG": s.path("direct.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
-        var slow = direct
-        slow["GATEWAY_CONFIG"] = s.path("proxied.json")
         let folder = "split-\(UUID().uuidString.prefix(8))"
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "apache:\(folder)"], extraEnvironment: direct) }
 
