@@ -32,20 +32,14 @@ extension LocalFileProvider: FileProviderRangedWrite {
         // Every writer makes it the full size (the same size: the order does not matter); the
         // ranges not yet written read as zeros until their writers come.
         if Int64(info.st_size) < size, ftruncate(fd, off_t(size)) != 0 { throw posixError(errno, remote, writing: true) }
+        // Exactly `length` bytes: fewer or more fail (more before a byte lands past the range).
         var position = offset
-        let end = offset + length
-        for try await chunk in stream {
+        for try await chunk in stream.exactly(length, path: remote, what: "the range at \(offset)") {
             try progress.checkCancellation()
-            guard Int64(chunk.count) <= end - position else {
-                throw FileProviderError.truncated(path: remote, reason: "the range at \(offset) got more than its \(length) bytes")
-            }
             let failure = chunk.withUnsafeBytes { FileDescriptorIO.writeAll(fd, $0, at: position) }
             if failure != 0 { throw posixError(failure, remote, writing: true) }
             position += Int64(chunk.count)
             progress?.addBytes(Int64(chunk.count))
-        }
-        guard position == end else {
-            throw FileProviderError.truncated(path: remote, reason: "the range at \(offset) got \(position - offset) of its \(length) bytes")
         }
         // On stable storage before the worker says the range is done.
         guard fsync(fd) == 0 else { throw posixError(errno, remote, writing: true) }
