@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 @testable import GatewayS3
 @testable import GatewayTestSupport
 import StorageGateway
@@ -10,12 +11,12 @@ import Testing
 /// and a slow server that keeps requests waiting for a connection.
 @Suite("S3 hostile servers")
 struct S3HostileServerTests {
-    func provider(_ server: ScriptedHTTPServer, maxConnections: Int = 4) -> S3Provider {
+    func provider(_ server: ScriptedHTTPServer, maxConnections: Int = 4, requestAttempts: Int = 1) -> S3Provider {
         let configuration = S3Configuration(
             endpoint: server.url(), region: "us-east-1", bucket: "b", pathStyle: true,
             credentials: S3Credentials(accessKeyID: "hostile-key", secretAccessKey: "hostile-secret-4f9c2a"),
             http: HTTPClientConfiguration(baseURL: server.url(), remoteName: "hostile", maxConnections: maxConnections,
-                                          connectTimeout: .seconds(5), idleTimeout: .seconds(10), requestAttempts: 1))
+                                          connectTimeout: .seconds(5), idleTimeout: .seconds(10), requestAttempts: requestAttempts))
         return S3Provider(configuration: configuration, stateDirectory: FileManager.default.temporaryDirectory
             .appendingPathComponent("gateway-test-s3-hostile-\(UUID().uuidString)"))
     }
@@ -167,6 +168,48 @@ struct S3HostileServerTests {
                     #expect(error.failureKind == .permissionDenied, "\(error)")
                     #expect((error as? FileProviderHTTPError)?.path == "/d/b", "\(error)")
                 }
+            }
+        }
+    }
+
+    @Test("a 500 InternalError to a copy is asked again (S3 says to retry it), up to the request attempts")
+    func internalErrorRetried() async throws {
+        for failures in [1, 5] {
+            let copies = Mutex(0)
+            let server = try ScriptedHTTPServer { request in
+                if request.method == "HEAD" {
+                    guard request.target == "/b/src" else { return .http("404 Not Found") }
+                    return ScriptedReply([.bytes(ScriptedReply.head("200 OK", headers: [
+                        ("Content-Length", "3"), ("ETag", "\"e\""), ("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT"),
+                    ]))])
+                }
+                if request.method == "GET" { return Self.listing(token: nil, keys: []) }
+                guard request.method == "PUT", request.headers["x-amz-copy-source"] != nil else {
+                    return .http("400 Bad Request", body: "<Error><Code>Unexpected</Code><Message>\(request.method) \(request.target)</Message></Error>")
+                }
+                let attempt = copies.withLock { count in count += 1; return count }
+                if attempt <= failures {
+                    return .http("500 Internal Server Error", headers: [("Content-Type", "application/xml")],
+                                 body: "<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>")
+                }
+                return .http("200 OK", headers: [("Content-Type", "application/xml")],
+                             body: "<CopyObjectResult><ETag>\"e\"</ETag><LastModified>2026-01-01T00:00:00.000Z</LastModified></CopyObjectResult>")
+            }
+            defer { server.stop() }
+            let s3 = provider(server, requestAttempts: 3)
+            if failures < 3 {
+                try await s3.copyItem(path: "/src", to: "/dst", overwrite: false, progress: nil)
+                #expect(copies.withLock { $0 } == failures + 1)
+            } else {
+                // Still failing after the attempts: the error is the server's, marked transient for the layers above.
+                do {
+                    try await s3.copyItem(path: "/src", to: "/dst", overwrite: false, progress: nil)
+                    Issue.record("a copy the server never made was reported as done")
+                } catch let error as FileProviderHTTPError {
+                    #expect(error.statusCode == 500)
+                    #expect(error.isTransient)
+                }
+                #expect(copies.withLock { $0 } == 3)
             }
         }
     }

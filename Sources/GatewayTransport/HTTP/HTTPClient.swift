@@ -65,8 +65,9 @@ public final class HTTPClient: Sendable {
         // stream). Streamed bodies are not: they cannot be read twice. A collected answer (`send`)
         // reaches this caller only whole, so a connection lost in the middle of its body is retried
         // too: these methods can be repeated, and the answer is collected again from the start.
-        // Busy answers (429, 502, 503, 504) to such requests are retried the same way, after the
-        // server's Retry-After when it gives one.
+        // Busy answers (429, 500, 502, 503, 504) to such requests are retried the same way, after
+        // the server's Retry-After when it gives one: S3 asks for a retry of a 500 InternalError,
+        // and file-backed servers answer 500 to a race inside them (two writes making one folder).
         let repeatable: Bool = if case .stream = request.body { false } else { Self.retriableMethods.contains(request.method) }
         var attempt = 1
         while true {
@@ -93,8 +94,8 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Answers that mean "try again later".
-    static let busyStatuses: Set<Int> = [429, 502, 503, 504]
+    /// Answers that mean "try again later" (as ErrorClassification counts them transient).
+    static let busyStatuses: Set<Int> = [429, 500, 502, 503, 504]
     /// Methods sent again after such a failure: those whose repetition cannot change the outcome.
     /// (A MOVE or DELETE the server did carry out before the connection broke would answer 404 the
     /// second time, hiding the success.)
