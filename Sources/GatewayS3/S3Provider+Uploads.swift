@@ -116,6 +116,11 @@ extension S3Provider: FileProviderIncompleteUploads {
             } catch let error as FileProviderHTTPError where error.statusCode == 404 {
                 try? ledger.finish(remote: bucketIdentity, uploadID: id)
                 return nil  // completed or aborted meanwhile
+            } catch {
+                // Not known now: the claim is given back, so that the next attempt of this
+                // process (or the next run) can continue the upload instead of starting over.
+                ledger.release(remote: bucketIdentity, uploadID: id)
+                throw error
             }
             for record in document.records(named: "Part") {
                 guard let number = record.values["PartNumber"].flatMap({ Int($0) }), (1...S3Limits.maximumParts).contains(number),

@@ -123,7 +123,19 @@ extension S3Provider {
         let metadata = metadataHeaders(options, multipart: true)
         let fingerprint = uploadFingerprint(metadata, partSize: reader.partSize)
         let ledger = try? UploadLedger.open(directory: stateDirectory)
-        let resumed = try? await resumableUpload(key: objectKey, fingerprint: fingerprint, ledger: ledger, path: remote)
+        // An upload that may be there but could not be listed now (a server slow to answer) is
+        // not replaced by a new one: the transient error goes to the caller's retry, which looks
+        // again. (Starting over would send every part again.)
+        let resumed: (id: String, parts: [Int: (size: Int64, etag: String)])?
+        do {
+            resumed = try await resumableUpload(key: objectKey, fingerprint: fingerprint, ledger: ledger, path: remote)
+        } catch where error.isTransient {
+            throw error
+        } catch {
+            logger.debug("an interrupted upload could not be looked for; starting a new one",
+                         metadata: ["path": .string(remote), "error": .string(ErrorMessage.reason(for: error))])
+            resumed = nil
+        }
         let uploadID: String
         if let resumed {
             uploadID = resumed.id

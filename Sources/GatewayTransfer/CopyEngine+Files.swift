@@ -16,10 +16,7 @@ extension CopyEngine {
                                                                  isTentative: true), on: target)
             // Retried when transient: a server may answer 423 Locked to one of two MKCOLs of the
             // same folder at once (`rclone serve webdav`, when workers of a plan race).
-            try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
-                                onRetry: { attempt, delay, error in
-                                    state.event(.retrying(path: relative, attempt: attempt, delay: delay, error: ErrorMessage.reason(for: error)))
-                                }) {
+            try await retrying(relative, state: state) { _ in
                 try await target.createFolder(path: path, withIntermediateDirectories: true)
             }
             if let handle { options.undoRecorder?.confirm(handle) }
@@ -91,24 +88,13 @@ extension CopyEngine {
                             serverSideMove: serverSideMove)
         undo.begin(&transferOptions, source: sourceFile, existing: existing, serverSideMove: serverSideMove)
         do {
-            try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
-                                onRetry: { attempt, delay, error in
-                                    state.event(.retrying(path: job.relative, attempt: attempt, delay: delay, error: ErrorMessage.reason(for: error)))
-                                }) {
-                let attempt = progress?.makeChild(totalBytes: job.source.size, name: job.relative)
-                defer { attempt?.finish() }
-                do {
-                    if mode == .move {
-                        try await Transfer.moveFile(from: sourceFile, to: target, options: transferOptions, progress: attempt,
-                                                    sourceAttributes: job.source)
-                    } else {
-                        try await Transfer.copyFile(from: sourceFile, to: target, options: transferOptions, progress: attempt,
-                                                    sourceAttributes: job.source)
-                    }
-                } catch {
-                    // Take back the bytes of the failed attempt, so progress stays true on a retry.
-                    if let attempt { attempt.removeBytes(attempt.snapshot.completedBytes) }
-                    throw error
+            try await retrying(job.relative, state: state, progress: progress, bytes: job.source.size) { attempt in
+                if mode == .move {
+                    try await Transfer.moveFile(from: sourceFile, to: target, options: transferOptions, progress: attempt,
+                                                sourceAttributes: job.source)
+                } else {
+                    try await Transfer.copyFile(from: sourceFile, to: target, options: transferOptions, progress: attempt,
+                                                sourceAttributes: job.source)
                 }
             }
             progress?.addFile()

@@ -30,3 +30,26 @@ enum Retry {
         return min(cap, exponential * jitter)
     }
 }
+
+extension CopyEngine {
+    /// Runs `body` under the run's retry policy (`--retries`, its delays), each retry reported as
+    /// a `.retrying` event for `relative`. With `progress`, each attempt counts its bytes in a child
+    /// of it (of `bytes` in all, named `relative`), and a failed attempt takes its bytes back, so
+    /// that progress stays true when the work is done again.
+    func retrying<T>(_ relative: String, state: RunState, progress: TransferProgress? = nil, bytes: Int64? = nil,
+                     _ body: (TransferProgress?) async throws -> T) async throws -> T {
+        try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
+                            onRetry: { attempt, delay, error in
+                                state.event(.retrying(path: relative, attempt: attempt, delay: delay, error: ErrorMessage.reason(for: error)))
+                            }) {
+            let attempt = progress?.makeChild(totalBytes: bytes, name: relative)
+            defer { attempt?.finish() }
+            do {
+                return try await body(attempt)
+            } catch {
+                if let attempt { attempt.removeBytes(attempt.snapshot.completedBytes) }
+                throw error
+            }
+        }
+    }
+}

@@ -464,6 +464,54 @@ struct MountCLITests {
         }
     }
 
+    // Apache only: polled, the mount's own mkdir comes back as a change after the program is in
+    // the folder (Local's inotify reports it within milliseconds, before any program gets there).
+    @Test("programs working in a folder keep it as their working directory while the remote reports it made or changed",
+          .timeLimit(.minutes(2)), arguments: ["apache"])
+    func workingDirectoryKept(backend: String) async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        try s.write("src/old/file.txt", Data("x\n".utf8))
+        let source = try await source(backend, s)
+        defer { source.remove(s) }
+        let serverFolder = source.serverFolder
+        try await withMount(s, source.location, environment: source.environment, extra: ["--poll-interval", "2"]) { mount in
+            let root = mount.mountpoint
+            // One program makes a folder through the mount and goes into it at once (its creation
+            // comes back from the monitor at the next poll, up to 2 s later); another is in a
+            // folder already there. Each asks for its working directory (getcwd, as git does
+            // first) after the changes were applied. (Not /bin/pwd: when getcwd fails, it finds
+            // the path by walking up through ".."; not a pyenv shim, which goes back in by $PWD.)
+            // First, the monitor is known to follow changes: a file made on the server shows.
+            try Data("ready\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/ready.txt"))
+            _ = try? Mounted.command("/bin/chown", ["-R", "www-data:www-data", serverFolder])
+            let readyBy = ContinuousClock.now + .seconds(30)
+            var ready = false
+            while !ready, ContinuousClock.now < readyBy {
+                ready = try await mount.blocking { access(root + "/ready.txt", F_OK) == 0 }
+                if !ready { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            try #require(ready, "a file made on the server never showed in the mount")
+            let getcwd = "sleep 5 && /usr/bin/python3 -c 'import os; print(os.getcwd())'"
+            async let made = mount.blocking { try Mounted.command("/bin/sh", ["-c", "mkdir made && cd made && echo here > marker && " + getcwd], in: root) }
+            async let old = mount.blocking { try Mounted.command("/bin/sh", ["-c", "echo here > marker && " + getcwd], in: root + "/old") }
+            try await waitUntil("the folder made through the mount is on the server") {
+                FileManager.default.fileExists(atPath: serverFolder + "/made")
+            }
+            // On the server: a file added in each folder (each folder's time changes).
+            for folder in ["made", "old"] {
+                try Data("later\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/" + folder + "/later.txt"))
+            }
+            _ = try? Mounted.command("/bin/chown", ["-R", "www-data:www-data", serverFolder])
+            let (inMade, inOld) = try await (made, old)
+            #expect(inMade.status == 0 && inMade.output == root + "/made\n", "\(inMade.status) \(inMade.output)")
+            #expect(inOld.status == 0 && inOld.output == root + "/old\n", "\(inOld.status) \(inOld.output)")
+            // And the change itself was seen.
+            let listed = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root + "/old").sorted() }
+            #expect(listed == ["file.txt", "later.txt", "marker"])
+        }
+    }
+
     @Test("programs inside the mount: git clone/status/commit/fsck, sqlite3 in WAL mode, rsync -a twice, fio random writes with verify",
           .timeLimit(.minutes(5)), arguments: ["local", "apache"])
     func programs(backend: String) async throws {

@@ -144,7 +144,7 @@ struct Coherence: Sendable {
         }
         switch event.kind {
         case .created:
-            invalidateName(event.path)
+            invalidateName(event.path, item: event.item)
         case .modified:
             guard let resolved = fileSystem.table.withLock({ $0.resolve(event.path) }) else { return }
             if let inode = resolved.inode {
@@ -156,6 +156,7 @@ struct Coherence: Sendable {
                     fileSystem.table.withLock { $0.update(inode, item: item) }
                 }
                 session.invalidateInode(inode)
+                if keepsEntry(inode, item: event.item) { return }
             }
             if let parent = resolved.parent { session.invalidateEntry(parent: parent, name: resolved.name) }
         case .removed:
@@ -179,7 +180,7 @@ struct Coherence: Sendable {
                     session.invalidateEntry(parent: parent, name: resolved.name)
                 }
             }
-            invalidateName(event.path)
+            invalidateName(event.path, item: event.item)
         }
     }
 
@@ -196,10 +197,26 @@ struct Coherence: Sendable {
     }
 
     /// Drops the kernel's entry for `path` (a cached absence included), and the folder's pages.
-    private func invalidateName(_ path: String) {
+    /// A folder the kernel already knows under that name, and which is still a folder (often the
+    /// mount's own `mkdir` coming back as a change), keeps its entry: only its attributes and
+    /// pages are dropped (see `keepsEntry`).
+    private func invalidateName(_ path: String, item: FileObject? = nil) {
         guard let resolved = fileSystem.table.withLock({ $0.resolve(path) }), let parent = resolved.parent else { return }
-        session.invalidateEntry(parent: parent, name: resolved.name)
+        if let inode = resolved.inode, keepsEntry(inode, item: item) {
+            session.invalidateInode(inode)
+        } else {
+            session.invalidateEntry(parent: parent, name: resolved.name)
+        }
         session.invalidateInode(parent)
+    }
+
+    /// Whether the kernel's entry for the folder `inode` stays right after a change that says the
+    /// item under its name is the folder `item`: the name still leads to the same inode. Dropping
+    /// it anyway would unhash the folder's dentry, and every program working in it (a `git` in a
+    /// clone it is writing) would lose its working directory: `getcwd` fails with ENOENT.
+    private func keepsEntry(_ inode: UInt64, item: FileObject?) -> Bool {
+        guard item?.isDirectory == true else { return false }
+        return fileSystem.table.withLock { $0.node(inode)?.item.isDirectory } == true
     }
 
     /// Whether `inode` has changes not yet uploaded and the remote now holds another version

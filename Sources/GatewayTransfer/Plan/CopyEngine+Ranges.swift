@@ -41,19 +41,9 @@ extension CopyEngine {
         }
         progress?.setCurrentItem(job.relative)
         do {
-            try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
-                                onRetry: { attempt, delay, error in
-                                    state.event(.retrying(path: job.relative, attempt: attempt, delay: delay, error: ErrorMessage.reason(for: error)))
-                                }) {
-                let attempt = progress?.makeChild(totalBytes: range.length, name: job.relative)
-                defer { attempt?.finish() }
-                do {
-                    try await copyRange(range, of: job.source, from: reader, source: source, to: writer, path: destinationPath, key: key,
-                                        progress: attempt)
-                } catch {
-                    if let attempt { attempt.removeBytes(attempt.snapshot.completedBytes) }
-                    throw error
-                }
+            try await retrying(job.relative, state: state, progress: progress, bytes: range.length) { attempt in
+                try await copyRange(range, of: job.source, from: reader, source: source, to: writer, path: destinationPath, key: key,
+                                    progress: attempt)
             }
             state.range(RangeOutcome(path: job.relative, offset: range.offset, written: true), bytes: range.length)
         } catch {
@@ -62,11 +52,13 @@ extension CopyEngine {
     }
 
     /// Reads `range` of the planned source file `planned` (after checking it is unchanged) into
-    /// the partial file of `path` under `key`.
+    /// the partial file of `path` under `key`. `checked`: the source's attributes, when the caller
+    /// has just checked them (the read is still made on that version only).
     private func copyRange(_ range: PlanEntry.ByteRange, of planned: FileObject, from reader: any FileProviderReadWrite,
                            source: TransferEndpoint, to writer: any FileProviderRangedWrite, path: String, key: String,
-                           progress: TransferProgress?) async throws {
-        let current = try await unchangedSource(planned, on: reader, source: source)
+                           checked: FileObject? = nil, progress: TransferProgress?) async throws {
+        let current: FileObject
+        if let checked { current = checked } else { current = try await unchangedSource(planned, on: reader, source: source) }
         let stream = try await reader.readStream(path: planned.path, options: ReadOptions(offset: range.offset, length: range.length,
                                                                                          ifVersion: current.versionTag))
         try await writer.writeRange(path: path, key: key, size: planned.size ?? 0, offset: range.offset, length: range.length,
@@ -158,12 +150,14 @@ extension CopyEngine {
                             serverSideMove: false)
         undo.begin(&transfer, source: sourceFile, existing: existing, serverSideMove: false)
         do {
-            for range in file.byteRanges where !written.contains(range.offset) {
-                try await Retry.run(attempts: options.retries, base: options.retryDelay, cap: options.maxRetryDelay,
-                                    onRetry: { attempt, delay, error in
-                                        state.event(.retrying(path: relative, attempt: attempt, delay: delay, error: ErrorMessage.reason(for: error)))
-                                    }) {
-                    try await copyRange(range, of: planned, from: reader, source: source, to: writer, path: target.path, key: key, progress: nil)
+            // The source is checked once before the ranges to fill (each is read on that version),
+            // and once more before the file takes its name.
+            let missing = file.byteRanges.filter { !written.contains($0.offset) }
+            let checked = missing.isEmpty ? nil : try await unchangedSource(planned, on: reader, source: source)
+            for range in missing {
+                try await retrying(relative, state: state) { _ in
+                    try await copyRange(range, of: planned, from: reader, source: source, to: writer, path: target.path, key: key,
+                                        checked: checked, progress: nil)
                 }
                 filled += range.length
             }
