@@ -120,7 +120,7 @@ let package = Package(
         // event reader), on their own: no transport, so the fuzz harness builds it alone.
         .target(
             name: "GatewayS3Protocol",
-            dependencies: ["GatewayServeRequests", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["GatewayCore", "GatewayServeRequests", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // The S3 backend: signed requests over the shared libcurl transport.

@@ -45,16 +45,14 @@ extension FTPProvider {
                     }
                 }
                 var entries: [FileObject] = []
+                let tooLong = FileProviderError.malformedResponse(
+                    path: folder, detail: "the server's listing has a line longer than \(LineSplitter.maximumLineLength / 1024) KiB")
                 while entries.count < pageSize {
-                    var line = lines.next()
+                    var line: String?
+                    do { line = try lines.next() } catch { throw tooLong }
                     if line == nil {
                         if let chunk = try await body!.next() {
-                            do {
-                                try lines.append(chunk)
-                            } catch {
-                                throw FileProviderError.malformedResponse(
-                                    path: folder, detail: "the server's listing has a line longer than \(LineSplitter.maximumLineLength / 1024) KiB")
-                            }
+                            do { try lines.append(chunk) } catch { throw tooLong }
                             continue
                         }
                         line = lines.finish()
@@ -180,58 +178,30 @@ extension FTPProvider {
     }
 }
 
-/// Splits a byte stream into lines (LF or CRLF), decoded in the server's encoding.
-///
-/// A line may be at most ``maximumLineLength`` bytes: a server that sends a line that never ends
-/// fails the listing (``LineTooLong``) instead of growing memory, and each byte is scanned once.
+/// Splits a listing into lines (LF or CRLF), decoded in the server's encoding: GatewayCore's
+/// ``LineBuffer``, bounded at ``maximumLineLength``.
 struct LineSplitter {
     /// The longest listing line accepted: real ones are a few hundred bytes (a 4 KiB name is long).
     static let maximumLineLength = 64 * 1024
 
     /// A line longer than ``maximumLineLength``.
-    struct LineTooLong: Error {}
+    typealias LineTooLong = LineBuffer.LineTooLong
 
     let encoding: String.Encoding
-    private var buffer: [UInt8] = []
-    private var start = 0
-    /// Where the search for the next line ending resumes (everything before it was scanned).
-    private var scanned = 0
+    private var lines = LineBuffer(maximumLength: Self.maximumLineLength, dropsCarriageReturn: true)
 
     init(encoding: String.Encoding) { self.encoding = encoding }
 
     /// Adds the next chunk; throws when the line in progress passes ``maximumLineLength``.
-    mutating func append(_ data: Data) throws(LineTooLong) {
-        if start > 0 {
-            buffer.removeFirst(start)
-            scanned -= start
-            start = 0
-        }
-        buffer.append(contentsOf: data)
-        if buffer.count > Self.maximumLineLength, !buffer[scanned...].contains(UInt8(ascii: "\n")) { throw LineTooLong() }
-    }
+    mutating func append(_ data: Data) throws(LineTooLong) { try lines.append(data) }
 
     /// The next complete line, without its line ending.
-    mutating func next() -> String? {
-        guard let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) else {
-            scanned = buffer.count
-            return nil
-        }
-        var end = newline
-        if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        let line = decode(buffer[start..<end])
-        start = newline + 1
-        scanned = start
-        return line
-    }
+    mutating func next() throws(LineTooLong) -> String? { try lines.next().map(decode) }
 
     /// What is left after the last line ending (a last line without one), or `nil`.
     mutating func finish() -> String? {
-        guard start < buffer.count else { return nil }
-        var end = buffer.count
-        if buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        let line = decode(buffer[start..<end])
-        start = buffer.count
-        return line.isEmpty ? nil : line
+        guard let rest = lines.finish(), !rest.isEmpty else { return nil }
+        return decode(rest)
     }
 
     private func decode(_ bytes: ArraySlice<UInt8>) -> String {

@@ -1,4 +1,5 @@
 public import Foundation
+import GatewayCore
 
 /// The record of one item trashed on a bucket that keeps versions: which version of each key the
 /// item was made of when it was removed, so that undo can copy those versions back. A small text
@@ -93,30 +94,26 @@ public enum S3VersionManifest {
         return Entry(version: version, size: size, relativeKey: key)
     }
 
-    /// Cuts a manifest read in chunks into lines, holding at most one line and a chunk.
+    /// Cuts a manifest read in chunks into lines, holding at most one line and a chunk
+    /// (GatewayCore's ``LineBuffer``, bounded at ``maximumLineLength``).
     public struct LineReader: Sendable {
-        private var pending: [UInt8] = []
+        private var buffer = LineBuffer(maximumLength: S3VersionManifest.maximumLineLength)
 
         public init() {}
 
         /// The lines completed by `chunk`, without their line breaks.
         public mutating func lines(in chunk: Data) throws(Failure) -> [Substring] {
-            var lines: [Substring] = []
-            for byte in chunk {
-                if byte == UInt8(ascii: "\n") {
-                    lines.append(Substring(String(decoding: pending, as: UTF8.self)))
-                    pending.removeAll(keepingCapacity: true)
-                } else {
-                    guard pending.count < S3VersionManifest.maximumLineLength else {
-                        throw Failure("a line longer than \(S3VersionManifest.maximumLineLength) bytes")
-                    }
-                    pending.append(byte)
-                }
+            do {
+                try buffer.append(chunk)
+                var lines: [Substring] = []
+                while let line = try buffer.next() { lines.append(Substring(String(decoding: line, as: UTF8.self))) }
+                return lines
+            } catch {
+                throw Failure("a line longer than \(S3VersionManifest.maximumLineLength) bytes")
             }
-            return lines
         }
 
         /// Whether a last line was left without its line break (a manifest cut short).
-        public var isCutShort: Bool { !pending.isEmpty }
+        public var isCutShort: Bool { buffer.hasPartialLine }
     }
 }

@@ -27,6 +27,20 @@ struct ScaleOutCLITests {
 
     /// The WebDAV server that `server` (an environment variable) names as remote `apache`, directly
     /// and through a ``DroppingProxy``: the proxy, and the environments of a worker using each.
+    /// Runs the plan's chunks `0..<count` but `except` at once, as workers on other nodes would,
+    /// and expects each to exit 0.
+    static func runShards(_ s: CLIScratch, of count: Int, except: Int, environment: [String: String],
+                          sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await withThrowingTaskGroup(of: (Int, GatewayRunner.Result).self) { group in
+            for shard in 0..<count where shard != except {
+                group.addTask { (shard, try await s.runner.run(["copy", "--plan", "plan", "--shard", "\(shard)"], extraEnvironment: environment)) }
+            }
+            for try await (shard, result) in group {
+                #expect(result.status == 0, "chunk \(shard): \(result.stderr)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
     static func proxiedRemote(_ s: CLIScratch, server: String) throws -> (DroppingProxy, direct: [String: String], slow: [String: String]) {
         let environment = ProcessInfo.processInfo.environment
         guard let base = environment[server], let url = URL(string: base), let port = url.port else {
@@ -268,14 +282,7 @@ struct ScaleOutCLITests {
 
         proxy.setHolding(afterTotal: 1 << 20)
         let killed = try s.runner.start(["copy", "--plan", "plan", "--shard", "\(victim)", "--transfers", "2"], extraEnvironment: slow)
-        var others: [Task<GatewayRunner.Result, any Error>] = []
-        for shard in 0..<4 where shard != victim {
-            others.append(Task { try await s.runner.run(["copy", "--plan", "plan", "--shard", "\(shard)"], extraEnvironment: direct) })
-        }
-        for task in others {
-            let result = try await task.value
-            #expect(result.status == 0, "\(result.stderr)")
-        }
+        try await Self.runShards(s, of: 4, except: victim, environment: direct)
         // Wait until the victim has started and its uploads stall at the proxy, then kill it.
         try await waitUntil("worker \(victim) started and its uploads stalled", timeout: .seconds(60)) {
             s.exists("plan/state/000001.running.json") && proxy.held > 0
@@ -363,14 +370,7 @@ struct ScaleOutCLITests {
 
         proxy.setHoldingDownloads(afterTotal: 4 << 20)
         let killed = try s.runner.start(["copy", "--plan", "plan", "--shard", "\(victim)"], extraEnvironment: slow)
-        var others: [Task<GatewayRunner.Result, any Error>] = []
-        for shard in 0..<4 where shard != victim {
-            others.append(Task { try await s.runner.run(["copy", "--plan", "plan", "--shard", "\(shard)"], extraEnvironment: direct) })
-        }
-        for task in others {
-            let result = try await task.value
-            #expect(result.status == 0, "\(result.stderr)")
-        }
+        try await Self.runShards(s, of: 4, except: victim, environment: direct)
         func partials() -> [String] { ((try? s.tree("dst")) ?? []).filter { $0.hasSuffix(".partial") } }
         try await waitUntil("worker \(victim) stalled mid-range", timeout: .seconds(60)) {
             s.exists("plan/state/00000\(victim).running.json") && proxy.held > 0

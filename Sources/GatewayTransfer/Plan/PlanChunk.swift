@@ -1,4 +1,5 @@
 public import Foundation
+import GatewayCore
 
 /// A chunk file of a plan, fetched to a local file and checked against its manifest: the entries
 /// one worker runs, read a line at a time (memory stays flat whatever the chunk's size).
@@ -33,11 +34,10 @@ public struct PlanChunk: Sendable {
 }
 
 /// Lines of a local file, read in blocks: each at most ``PlanEntry/maximumLineLength`` bytes (a
-/// longer one throws), the last one with or without its line feed.
+/// longer one throws), the last one with or without its line feed (GatewayCore's ``LineBuffer``).
 struct LineReader {
     private let handle: FileHandle
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var lines = LineBuffer(maximumLength: PlanEntry.maximumLineLength)
     private var atEnd = false
 
     init(file: URL) throws {
@@ -46,29 +46,19 @@ struct LineReader {
 
     /// The next line without its line feed, `nil` at the end of the file.
     mutating func next() throws -> Substring? {
-        while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0A) {
-                let line = buffer[start..<newline]
-                start = newline + 1
-                return try Self.text(line)
+        do {
+            while true {
+                if let line = try lines.next() { return try Self.text(line) }
+                if atEnd { return try lines.finish().map(Self.text) }
+                if let data = try handle.read(upToCount: 1 << 18), !data.isEmpty {
+                    try lines.append(data)
+                } else {
+                    atEnd = true
+                    try? handle.close()
+                }
             }
-            guard buffer.count - start <= PlanEntry.maximumLineLength else {
-                throw PlanFormatError.lineTooLong(buffer.count - start)
-            }
-            if atEnd {
-                guard start < buffer.count else { return nil }
-                let line = buffer[start...]
-                start = buffer.count
-                return try Self.text(line)
-            }
-            buffer.removeSubrange(0..<start)
-            start = 0
-            if let data = try handle.read(upToCount: 1 << 18), !data.isEmpty {
-                buffer.append(contentsOf: data)
-            } else {
-                atEnd = true
-                try? handle.close()
-            }
+        } catch let error as LineBuffer.LineTooLong {
+            throw PlanFormatError.lineTooLong(error.length)
         }
     }
 
