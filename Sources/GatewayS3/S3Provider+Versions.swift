@@ -4,8 +4,8 @@ import GatewayS3Protocol
 import GatewayTransport
 
 /// Object versions, for undo on a bucket that keeps them (``S3VersionTrashVolume``): whether the
-/// bucket does, an object's current version, every version below a prefix, and removing one
-/// version for good.
+/// bucket does, an object's current version, every version below a prefix, removing one version
+/// for good, and the delete markers nothing is left behind.
 extension S3Provider {
     /// Whether the bucket keeps every version of its objects (`GetBucketVersioning` says
     /// `Enabled`).
@@ -83,6 +83,59 @@ extension S3Provider {
     func deleteVersion(_ objectKey: String, version: String, path remote: String) async throws {
         let (head, body) = try await send("DELETE", key: objectKey, query: [("versionId", version)], path: remote)
         guard head.isSuccess || head.status == 404 else { throw failure(head, body: body, path: remote) }
+    }
+
+    /// Removes the delete markers of each key below `prefix` (of `prefix` itself only, with
+    /// `exactKey`) that has no version with content left: such a key is gone either way, and its
+    /// markers are all that still lists it (moto rolls them into common prefixes) and costs. A key
+    /// with any other version keeps its markers, which hide that version. Up to 8 at once; returns
+    /// how many went. A listing whose keys are not in order fails, removing nothing more.
+    @discardableResult
+    func removeLoneDeleteMarkers(below prefix: String, exactKey: Bool, path remote: String) async throws -> Int {
+        var key: String?
+        var markers: [String] = []
+        var hasContent = false
+        var doomed: [(key: String, version: String)] = []
+        var removed = 0
+        func flush() async throws {
+            let batch = doomed
+            doomed = []
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var running = 0
+                for (objectKey, version) in batch {
+                    if running >= 8 { try await group.next(); running -= 1 }
+                    group.addTask { [self] in try await deleteVersion(objectKey, version: version, path: remote) }
+                    running += 1
+                }
+                try await group.waitForAll()
+            }
+            removed += batch.count
+        }
+        // A key's versions come together (ListObjectVersions lists by key, in UTF-8 order), so
+        // a key is settled when the next one starts.
+        func settle() async throws {
+            if let key, !hasContent { doomed += markers.map { (key, $0) } }
+            if doomed.count >= 256 { try await flush() }
+        }
+        for try await page in versionPages(below: prefix, path: remote) {
+            for version in page where !exactKey || version.key == prefix {
+                if version.key != key {
+                    if let key, !key.utf8.lexicographicallyPrecedes(version.key.utf8) {
+                        throw FileProviderError.malformedResponse(path: remote, detail: "the version listing is not in key order")
+                    }
+                    try await settle()
+                    (key, markers, hasContent) = (version.key, [], false)
+                }
+                if !version.isDeleteMarker {
+                    hasContent = true
+                } else if markers.count < 1_000 {
+                    markers.append(version.versionID)
+                }
+            }
+        }
+        try await settle()
+        try await flush()
+        return removed
     }
 
     /// Copies the version `version` of `sourceKey` to `targetKey` on the server (`CopyObject`; in

@@ -198,11 +198,16 @@ final class S3VersionTrashVolume: TrashVolume {
         } catch where error.failureKind == .notFound {
             return
         }
+        let header = try await manifestHeader(name)
         try await forEachEntry(of: name) { header, entry in
             let provider = self.provider
             let objectKey = header.kind == .file ? provider.key(source) : provider.folderPrefix(source) + entry.relativeKey
             try await provider.deleteVersion(objectKey, version: entry.version, path: source)
         }
+        // The delete markers trashing left in front of those versions: where nothing else of a
+        // key is left, they go too (where older versions are, they stay, hiding them).
+        let file = header.kind == .file
+        try await provider.removeLoneDeleteMarkers(below: file ? provider.key(source) : provider.folderPrefix(source), exactKey: file, path: source)
     }
 
     func recordedPath(for path: String) -> String { path }

@@ -213,4 +213,32 @@ struct S3HostileServerTests {
             }
         }
     }
+
+    @Test("emptying the trash removes the delete markers of keys with nothing else left, never one that hides a version; keys out of order remove nothing")
+    func loneDeleteMarkers() async throws {
+        func entry(_ key: String, _ version: String, marker: Bool) -> String {
+            marker ? "<DeleteMarker><Key>\(key)</Key><VersionId>\(version)</VersionId><IsLatest>true</IsLatest></DeleteMarker>"
+                : "<Version><Key>\(key)</Key><VersionId>\(version)</VersionId><IsLatest>false</IsLatest><Size>1</Size></Version>"
+        }
+        let ordered = [entry("d/a", "ma", marker: true), entry("d/a", "va", marker: false), entry("d/b", "mb1", marker: true),
+                       entry("d/b", "mb2", marker: true), entry("d/c", "vc", marker: false)]
+        let backwards = [entry("d/b", "mb1", marker: true), entry("d/a", "ma", marker: true)]
+        for (listing, expected) in [(ordered, ["/b/d/b?versionId=mb1", "/b/d/b?versionId=mb2"]), (backwards, [])] {
+            let server = try ScriptedHTTPServer { request in
+                if request.method == "DELETE" { return .http("204 No Content") }
+                return .http("200 OK", headers: [("Content-Type", "application/xml")],
+                             body: "<ListVersionsResult><IsTruncated>false</IsTruncated>" + listing.joined() + "</ListVersionsResult>")
+            }
+            defer { server.stop() }
+            let s3 = provider(server)
+            do {
+                let removed = try await s3.removeLoneDeleteMarkers(below: "d/", exactKey: false, path: "/d")
+                #expect(removed == expected.count && !expected.isEmpty)
+            } catch {
+                #expect(expected.isEmpty && error.failureKind == .malformedResponse, "\(error)")
+            }
+            let deletes = server.requests.filter { $0.method == "DELETE" }.map(\.target).sorted()
+            #expect(deletes == expected, "\(deletes)")
+        }
+    }
 }

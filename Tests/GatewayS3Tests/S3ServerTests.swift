@@ -182,6 +182,31 @@ struct S3ServerTests {
         // (`null`: no versions at all.)
         let recordVersions = try JSONDecoder().decode([String]?.self, from: Data(leftovers.utf8)) ?? []
         #expect(recordVersions.isEmpty, "records leave no version behind: \(leftovers)")
+
+        // A removed folder, emptied from the trash: nothing of it stays, its delete markers
+        // included (so moto no longer lists it as a common prefix). A file with an older version
+        // keeps its marker: removing it would bring that version back.
+        try await provider.writeContents(path: base + "/gone/x.txt", data: Data("x".utf8))
+        try await provider.writeContents(path: base + "/gone/deep/y.txt", data: Data("y".utf8))
+        try await provider.writeContents(path: base + "/kept.txt", data: Data("older".utf8))
+        try await provider.writeContents(path: base + "/kept.txt", data: Data("newer".utf8))
+        _ = try await provider.removeItemUndoably(path: base + "/gone", recursive: true)
+        _ = try await provider.removeItemUndoably(path: base + "/kept.txt", recursive: false)
+        #expect(try await trash.empty(under: base) == 2)
+        func versionsAndMarkers(_ key: String) throws -> (versions: [String], markers: [String]) {
+            let text = try aws(.moto, ["s3api", "list-object-versions", "--bucket", "gateway-versioned", "--prefix", key, "--output", "json"])
+            let object = try JSONSerialization.jsonObject(with: Data((text.isEmpty ? "{}" : text).utf8)) as? [String: Any] ?? [:]
+            func keys(_ field: String) -> [String] { (object[field] as? [[String: Any]] ?? []).compactMap { $0["Key"] as? String } }
+            return (keys("Versions"), keys("DeleteMarkers"))
+        }
+        let gone = try versionsAndMarkers(prefix + "/gone/")
+        #expect(gone.versions.isEmpty && gone.markers.isEmpty, "\(gone)")
+        let prefixes = try aws(.moto, ["s3api", "list-objects-v2", "--bucket", "gateway-versioned", "--prefix", prefix + "/", "--delimiter", "/",
+                                       "--query", "CommonPrefixes[].Prefix", "--output", "json"])
+        #expect(!prefixes.contains(prefix + "/gone/"), "\(prefixes)")
+        let older = try versionsAndMarkers(prefix + "/kept.txt")
+        #expect(older.versions == [prefix + "/kept.txt"] && older.markers == [prefix + "/kept.txt"], "\(older)")
+        #expect(try await provider.itemIfPresent(path: base + "/kept.txt") == nil)
     }
 
     @Test("a presigned link downloads with curl; an expired one is refused", arguments: [TestServers.S3Server.rclone])
