@@ -31,7 +31,7 @@ extension SFTPProvider: FileProviderSegmentedWrite {
 
     /// Creates `target` with `size` bytes by writing its last one, and tells whether the server
     /// writes at offsets (learned once per remote, as resumable uploads learn it).
-    private func extend(_ target: String, to size: Int64, path: String, on connection: SFTPConnection) async throws -> Bool {
+    func extend(_ target: String, to size: Int64, path: String, on connection: SFTPConnection) async throws -> Bool {
         let file = try await serverPath(target, on: connection)
         let handle: [UInt8]
         do {

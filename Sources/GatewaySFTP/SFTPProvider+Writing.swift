@@ -106,9 +106,11 @@ extension SFTPProvider {
     /// last one (every server finishes a handle's writes before its close). With a modification
     /// time, `FSETSTAT` goes first, but only once every write is answered: servers built on Go's
     /// pkg/sftp, `rclone serve sftp` among them, run writes beside other requests and would set the
-    /// time before the last write. The handle is closed whatever fails.
-    func sendAndClose(_ stream: ByteStream, to handle: [UInt8], from start: UInt64, modificationDate: Date?, budget: Int = 4 << 20,
-                      path: String, on connection: SFTPConnection) async throws {
+    /// time before the last write. With `flushing`, the bytes are flushed to the server's stable
+    /// storage (`fsync@openssh.com`, where the server has it) once every write is answered. The
+    /// handle is closed whatever fails.
+    func sendAndClose(_ stream: ByteStream, to handle: [UInt8], from start: UInt64, modificationDate: Date?, flushing: Bool = false,
+                      budget: Int = 4 << 20, path: String, on connection: SFTPConnection) async throws {
         var pending: [(reply: ReplySlot<SFTPResponse>, operation: String)] = []
         var head = 0
         var offset = start
@@ -157,13 +159,19 @@ extension SFTPProvider {
                 }
             }
             if !carry.isEmpty { try await write(carry) }
-            if let date = modificationDate {
+            if modificationDate != nil || flushing {
                 while head < pending.count {
                     try await settle(pending[head])
                     head += 1
                 }
+            }
+            if let date = modificationDate {
                 pending.append((try await connection.send(.fsetstat(handle: handle, attributes: .times(secondsSince1970: date.timeIntervalSince1970))),
                                 "FSETSTAT"))
+            }
+            if flushing, connection.supports("fsync@openssh.com") {
+                let fields = SFTPWriter.fields { $0.write(string: handle) }
+                pending.append((try await connection.send(.extended(name: "fsync@openssh.com", data: fields)), "FSYNC"))
             }
             closeSent = true
             pending.append((try await connection.send(.close(handle: handle)), "CLOSE"))

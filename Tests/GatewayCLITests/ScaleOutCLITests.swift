@@ -27,13 +27,13 @@ struct ScaleOutCLITests {
 
     /// The WebDAV server that `server` (an environment variable) names as remote `apache`, directly
     /// and through a ``DroppingProxy``: the proxy, and the environments of a worker using each.
-    /// Runs the plan's chunks `0..<count` but `except` at once, as workers on other nodes would,
-    /// and expects each to exit 0.
-    static func runShards(_ s: CLIScratch, of count: Int, except: Int, environment: [String: String],
+    /// Runs the chunks `0..<count` of the plan in `plan` (but `except`) at once, as workers on
+    /// other nodes would, and expects each to exit 0.
+    static func runShards(_ s: CLIScratch, plan: String = "plan", of count: Int, except: Int? = nil, environment: [String: String],
                           sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try await withThrowingTaskGroup(of: (Int, GatewayRunner.Result).self) { group in
             for shard in 0..<count where shard != except {
-                group.addTask { (shard, try await s.runner.run(["copy", "--plan", "plan", "--shard", "\(shard)"], extraEnvironment: environment)) }
+                group.addTask { (shard, try await s.runner.run(["copy", "--plan", plan, "--shard", "\(shard)"], extraEnvironment: environment)) }
             }
             for try await (shard, result) in group {
                 #expect(result.status == 0, "chunk \(shard): \(result.stderr)", sourceLocation: sourceLocation)
@@ -334,6 +334,52 @@ struct ScaleOutCLITests {
         #expect(check.status == 0, "\(check.text) \(check.stderr)")
         let after = try await s.runner.run(["ls", "-R", "apache:\(folder)"], extraEnvironment: direct)
         #expect(!after.text.contains(".gateway-"), "a temporary was left: \(after.text.split(separator: "\n").filter { $0.contains(".gateway-") })")
+    }
+
+    @Test("a file larger than a chunk, to SFTP: OpenSSH takes its ranges from 4 workers at once; rclone serve sftp, which writes only in sequence, gets it whole",
+          .timeLimit(.minutes(3)))
+    func splitToSFTP() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = ProcessInfo.processInfo.environment
+        func value(_ name: String) throws -> String {
+            guard let value = environment[name] else { throw CLITestSetupError("\(name) not set: run ./scripts/test.sh (it starts the servers)") }
+            return value
+        }
+        let root = try value("GATEWAY_TEST_SFTP_OPENSSH_ROOT")
+        try s.write("config.json", Data("""
+            {"remotes": {
+              "openssh": {"type": "sftp", "host": "127.0.0.1", "port": \(try value("GATEWAY_TEST_SFTP_OPENSSH_PORT")), "user": "gatewaysftp",
+                          "known_hosts": "\(try value("GATEWAY_TEST_SFTP_OPENSSH_KNOWN_HOSTS"))", "root": "\(root)", "password_env": "SFTP_SECRET"},
+              "rclone": {"type": "sftp", "host": "127.0.0.1", "port": \(try value("GATEWAY_TEST_SFTP_RCLONE_PORT")), "user": "gateway",
+                         "known_hosts": "\(try value("GATEWAY_TEST_SFTP_RCLONE_KNOWN_HOSTS"))", "password_env": "SFTP_SECRET"}
+            }}
+            """.utf8))
+        let configured = ["GATEWAY_CONFIG": s.path("config.json"), "GATEWAY_STATE_DIR": s.path("state"),
+                          "SFTP_SECRET": try value("GATEWAY_TEST_SFTP_PASSWORD")]
+        let big = Bytes.pattern(24 << 20, seed: 41)
+        try s.write("src/big.bin", big)
+        try s.write("src/small.txt", Data("small\n".utf8))
+        for (remote, splits) in [("openssh", true), ("rclone", false)] {
+            let folder = "split-\(UUID().uuidString.prefix(8))"
+            defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "\(remote):\(folder)"], extraEnvironment: configured) }
+            let plan = try await s.runner.run(["plan", "src", "\(remote):\(folder)", "--out", "plan-\(remote)", "--chunks", "4", "--json"],
+                                              extraEnvironment: configured)
+            #expect(plan.status == 0, "\(plan.stderr)")
+            #expect(try Self.json(plan)["split_files"] as? Int == (splits ? 1 : 0), "\(remote): \(plan.text)")
+            try await Self.runShards(s, plan: "plan-\(remote)", of: 4, environment: configured)
+            let finalized = try await s.runner.run(["finalize", "plan-\(remote)"], extraEnvironment: configured)
+            #expect(finalized.status == 0, "\(remote): \(finalized.stderr)")
+            let back = try await s.runner.run(["copy", "\(remote):\(folder)", s.path("back-\(remote)")], extraEnvironment: configured)
+            #expect(back.status == 0, "\(back.stderr)")
+            #expect(try s.read("back-\(remote)/big.bin") == big, "\(remote): the file is whole, byte for byte")
+            #expect(try s.tree("back-\(remote)").sorted() == ["big.bin", "small.txt"], "\(remote): no partial file stays")
+            if remote == "openssh" {
+                // On the server itself too (the listing above leaves hidden names out only if asked to).
+                let names = try FileManager.default.contentsOfDirectory(atPath: root + "/" + folder).sorted()
+                #expect(names == ["big.bin", "small.txt"], "\(names)")
+            }
+        }
     }
 
     @Test("a file larger than a chunk, from WebDAV to the local disk: 4 workers write its ranges at once, one killed with -9 mid-range and rerun; finalize moves it into place, the old one to the trash; check agrees, undo brings the old one back",

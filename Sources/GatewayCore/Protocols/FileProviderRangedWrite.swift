@@ -8,6 +8,12 @@
 /// machine. Writing a range again overwrites it, so a retried or rerun worker is safe. The final
 /// name only ever receives the whole file, by ``commitRanges(path:key:size:options:)``.
 public protocol FileProviderRangedWrite: FileProviderReadWrite {
+    /// Whether ranges can meet in partial files below `path` (a plan's destination folder, which
+    /// may not exist yet): plans split files only where this says yes. A provider that always can
+    /// says so (the default); one whose servers differ tries once (SFTP: whether the server
+    /// writes into a file at an offset).
+    func acceptsRangedWrites(below path: String) async throws -> Bool
+
     /// Writes exactly `length` bytes of `stream` at `offset` into the partial file of `path` under
     /// `key`, a file of `size` bytes that the first writer makes (sparse where the file system
     /// allows), and flushes them to stable storage before returning. Fails with
@@ -26,4 +32,8 @@ public protocol FileProviderRangedWrite: FileProviderReadWrite {
 
     /// Removes the partial file of `path` under `key`, if there is one.
     func discardRanges(path: String, key: String) async throws
+}
+
+extension FileProviderRangedWrite {
+    public func acceptsRangedWrites(below path: String) async throws -> Bool { true }
 }

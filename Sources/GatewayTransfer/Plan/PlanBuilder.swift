@@ -61,9 +61,19 @@ public struct PlanBuilder: Sendable {
         self.chunking = chunking
     }
 
-    /// Whether files heavier than a chunk's share are split into ranges (see the type's description).
+    /// Whether files heavier than a chunk's share may be split into ranges (see the type's
+    /// description): the destination adopts ``FileProviderRangedWrite``; ``build(in:onProgress:onLeftOut:)``
+    /// also asks it whether its server takes them (``destinationTakesRanges()``).
     public var splitsLargeFiles: Bool {
         mode != .check && !options.checksum && destination.provider is any FileProviderRangedWrite
+    }
+
+    /// Whether the destination takes a file's ranges from several processes: it may
+    /// (``splitsLargeFiles``), and says it can below the destination path (a server that must be
+    /// tried is tried once; one that fails the question is taken as unable).
+    public func destinationTakesRanges() async -> Bool {
+        guard splitsLargeFiles, let writer = destination.provider as? any FileProviderRangedWrite else { return false }
+        return (try? await writer.acceptsRangedWrites(below: destination.path)) ?? false
     }
 
     /// What a build made: the manifest and its chunk files (`chunks[k]` is chunk `k`'s).
@@ -91,7 +101,7 @@ public struct PlanBuilder: Sendable {
                       onLeftOut: @escaping @Sendable (String, String) -> Void = { _, _ in }) async throws -> Output {
         let listing = try await list(into: folder.appendingPathComponent("listing.spool"), onProgress: onProgress, onLeftOut: onLeftOut)
         defer { try? FileManager.default.removeItem(at: listing.file) }
-        return try cut(listing, into: folder)
+        return try cut(listing, into: folder, splitting: await destinationTakesRanges())
     }
 
     /// First pass: lists the source into the spool file `spool`.
@@ -127,8 +137,9 @@ public struct PlanBuilder: Sendable {
         return Listing(file: spool, items: items, weight: totalWeight, leftOut: leftOut)
     }
 
-    /// Second pass: cuts a listing into chunk files in `folder`, and makes the manifest.
-    public func cut(_ listing: Listing, into folder: URL) throws -> Output {
+    /// Second pass: cuts a listing into chunk files in `folder`, and makes the manifest; large files
+    /// are split into ranges when `splitting` (by default, when ``splitsLargeFiles``).
+    public func cut(_ listing: Listing, into folder: URL, splitting: Bool? = nil) throws -> Output {
         let count: Int
         switch chunking {
         case .count(let wanted):
@@ -140,7 +151,7 @@ public struct PlanBuilder: Sendable {
         // Ranges of whole MiBs, about a share each.
         let unit: Int64 = 1 << 20
         let rangeLength = max(Self.minimumRange, (Int64(min(share, 1e18)) + unit - 1) / unit * unit)
-        let splits = splitsLargeFiles && count > 1
+        let splits = (splitting ?? splitsLargeFiles) && count > 1
         var splitFiles: [TransferPlan.SplitFile] = []
         var chunks: [TransferPlan.Chunk] = []
         var files: [URL] = []
