@@ -179,6 +179,28 @@ struct FileProviderCacheTests {
         #expect(fixture.cache.usage.total == fixture.onDisk(0..<Int64(stored)))
     }
 
+    @Test("a file of over 256 allocation units is charged one unit more (its extent map, which du counts) and gives it back when removed")
+    func extentMapCharged() async throws {
+        let fixture = try Fixture(limit: 64 << 20)
+        defer { fixture.remove() }
+        let unit = fixture.cache.allocationUnit
+        let item = try await fixture.file("/large", size: Int(300 * unit))
+        let entry = try fixture.cache.acquire(try fixture.key(item))
+        // Pieces far apart, as a reader jumping through a file leaves them.
+        for index in [0, 200, 100, 299] as [Int64] {
+            #expect(try entry.write(Data(repeating: 2, count: Int(unit)), at: index * unit))
+        }
+        #expect(fixture.cache.usage.total == 4 * unit, "4 units, no map yet")
+        for index in 1..<257 as Range<Int64> where ![100, 200].contains(index) {
+            #expect(try entry.write(Data(repeating: 2, count: Int(unit)), at: index * unit))
+        }
+        #expect(fixture.cache.usage.total == 259 * unit, "258 units and the map's")
+        #expect(Self.diskUse(of: fixture.cache.folder) <= fixture.cache.usage.total)
+        fixture.cache.release(entry)
+        #expect(try fixture.cache.evict("/large") == 259 * unit)
+        #expect(fixture.cache.usage.total == 0)
+    }
+
     @Test("the limit is hard: idle items make room least recently used first; pinned and open ones never do")
     func hardLimit() async throws {
         let fixture = try Fixture(limit: 1_024_000)

@@ -17,7 +17,9 @@ import Synchronization
 /// ```
 ///
 /// The size `limit` is hard, and counts what the disk holds (each stored range rounded out to
-/// the file system's ``allocationUnit``, as `du` counts it): room is made before bytes are
+/// the file system's ``allocationUnit``, as `du` counts it, and one unit more for a file of over
+/// 256 units, whose pieces may need a block of the file system's own to map them: ext4 maps 4
+/// extents in the inode, then 340 in each 4 KiB block `du` counts): room is made before bytes are
 /// stored, by removing entries nobody uses, least recently used first, and never pinned ones. Bytes that still don't fit are not
 /// stored (a reader gets them all the same; they are fetched again when read again), and
 /// ``materialize(_:from:)`` fails with ``CacheError/full``. Pins (``pin(_:needing:)``) are
@@ -476,9 +478,11 @@ public final class FileProviderCache: Sendable {
             guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             if let ranges {
                 let rounded = ranges.map(units(of:))
+                let unit = cache.allocationUnit
                 held.withLock { held in
                     for range in ranges { held.ranges.insert(range) }
                     for range in rounded { held.units.insert(range) }
+                    held.mapCounted = held.units.count > Self.mapUnits * unit
                 }
             }
         }
@@ -499,9 +503,21 @@ public final class FileProviderCache: Sendable {
             var ranges = ByteRanges()
             /// `ranges` rounded out to allocation units: what the disk holds.
             var units = ByteRanges()
+            /// Whether the unit of the file's extent map is counted (see ``mapUnits``).
+            var mapCounted = false
             /// Removed from the cache: stores nothing more.
             var removed = false
+
+            /// What the disk holds: the units, and the map's unit once counted.
+            func disk(unit: Int64) -> Int64 { units.count + (mapCounted ? unit : 0) }
         }
+
+        /// Units a file holds before its map is counted. ext4 maps 4 extents in the inode and 340
+        /// more in each 4 KiB block; a small file is written at once and lies in one or a few
+        /// extents, while a large one filled piece by piece among other writes (read-ahead, pins)
+        /// lies in many: one block maps as many as a cache file of a few hundred MiB written in
+        /// pieces of 1 MiB or more has. (Seen: 4 KiB over a 200 MiB limit without it.)
+        static let mapUnits: Int64 = 256
 
         deinit { close(descriptor) }
 
@@ -509,7 +525,7 @@ public final class FileProviderCache: Sendable {
         public var count: Int64 { held.withLock { $0.ranges.count } }
 
         /// Bytes the held ranges take on disk: whole allocation units.
-        var diskCount: Int64 { held.withLock { $0.units.count } }
+        var diskCount: Int64 { held.withLock { $0.disk(unit: cache.allocationUnit) } }
 
         /// `range` rounded out to whole allocation units.
         private func units(of range: Range<Int64>) -> Range<Int64> {
@@ -532,9 +548,14 @@ public final class FileProviderCache: Sendable {
         public func write(_ data: Data, at offset: Int64) throws -> Bool {
             let range = offset..<(offset + Int64(data.count))
             let rounded = units(of: range)
-            // What is reserved is disk: the allocation units the range touches that hold nothing yet.
+            // What is reserved is disk: the allocation units the range touches that hold nothing
+            // yet, and the map's unit when the file grows past `mapUnits` units.
+            let unit = cache.allocationUnit
             guard let (missing, wanted) = held.withLock({ held -> (Int64, Int64)? in
-                held.removed ? nil : (held.ranges.missingCount(in: range), held.units.missingCount(in: rounded))
+                guard !held.removed else { return nil }
+                let units = held.units.missingCount(in: rounded)
+                let map = !held.mapCounted && held.units.count + units > Self.mapUnits * unit ? unit : 0
+                return (held.ranges.missingCount(in: range), units + map)
             }) else { return false }
             guard missing > 0 else { return true }
             guard cache.reserve(wanted) else { return false }
@@ -546,7 +567,10 @@ public final class FileProviderCache: Sendable {
             let added = held.withLock { held -> Int64 in
                 guard !held.removed else { return 0 }
                 held.ranges.insert(range)
-                return held.units.insert(rounded)
+                let before = held.disk(unit: unit)
+                held.units.insert(rounded)
+                if !held.mapCounted, held.units.count > Self.mapUnits * unit { held.mapCounted = true }
+                return held.disk(unit: unit) - before
             }
             // Another writer stored some of the same units meanwhile.
             cache.unreserve(wanted - added)
@@ -575,9 +599,10 @@ public final class FileProviderCache: Sendable {
         /// Deletes the cache file (the descriptor stays valid for readers still holding the
         /// entry); returns the bytes it held.
         fileprivate func remove() -> Int64 {
+            let unit = cache.allocationUnit
             let count = held.withLock { held in
                 defer { held = Held(ranges: ByteRanges(), units: ByteRanges(), removed: true) }
-                return held.units.count
+                return held.disk(unit: unit)
             }
             unlink(path)
             return count
