@@ -198,8 +198,7 @@ final class S3VersionTrashVolume: TrashVolume {
         } catch where error.failureKind == .notFound {
             return
         }
-        let header = try await manifestHeader(name)
-        try await forEachEntry(of: name) { header, entry in
+        let header = try await forEachEntry(of: name) { header, entry in
             let provider = self.provider
             let objectKey = header.kind == .file ? provider.key(source) : provider.folderPrefix(source) + entry.relativeKey
             try await provider.deleteVersion(objectKey, version: entry.version, path: source)
@@ -231,9 +230,12 @@ final class S3VersionTrashVolume: TrashVolume {
         throw FileProviderError.malformedResponse(path: path, detail: "the trash record is empty")
     }
 
-    /// Runs `body` for each entry of the record `name`, up to 8 at once, reading the record as it goes.
+    /// Runs `body` for each entry of the record `name`, up to 8 at once, reading the record as it
+    /// goes; returns the record's header.
+    @discardableResult
     private func forEachEntry(of name: String,
-                              _ body: @escaping @Sendable (S3VersionManifest.Header, S3VersionManifest.Entry) async throws -> Void) async throws {
+                              _ body: @escaping @Sendable (S3VersionManifest.Header, S3VersionManifest.Entry) async throws -> Void) async throws
+        -> S3VersionManifest.Header {
         let path = recordPath(name)
         var reader = S3VersionManifest.LineReader()
         var header: S3VersionManifest.Header?
@@ -253,9 +255,10 @@ final class S3VersionTrashVolume: TrashVolume {
             }
             try await group.waitForAll()
         }
-        if header == nil || reader.isCutShort {
+        guard let header, !reader.isCutShort else {
             throw FileProviderError.malformedResponse(path: path, detail: "the trash record is cut short")
         }
+        return header
     }
 
     private static func parse<T>(_ path: String, _ body: () throws -> T) throws -> T {

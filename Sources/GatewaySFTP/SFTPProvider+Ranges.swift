@@ -77,17 +77,7 @@ extension SFTPProvider: FileProviderRangedWrite {
 
     public func commitRanges(path: String, key: String, size: Int64, options: WriteOptions) async throws -> FileObject {
         let remote = try await AtomicWrite.checkTarget(path, options: options, remote: name) { try await itemIfPresent(path: $0) }
-        let partial = Self.resumablePath(remote, key: key)
-        guard let stored = try await itemIfPresent(path: partial) else {
-            throw FileProviderError.truncated(path: remote, reason: "the partial file its ranges were written to is gone")
-        }
-        guard stored.size == size else {
-            throw FileProviderError.truncated(path: remote, reason: "its partial file holds \(stored.size.map(String.init) ?? "no") bytes, not \(size)")
-        }
-        try await options.beforeReplacing?(remote)
-        try await atomicWriteCommit(partial, to: remote, replacing: options.overwrite, options: options)
-        if let written = try? await attributesOfItem(path: remote) { return written }
-        return FileObject(path: remote, type: .file, size: size, modificationDate: options.modificationDate)
+        return try await commitFilledFile(Self.resumablePath(remote, key: key), remote: remote, size: size, options: options)
     }
 
     public func discardRanges(path: String, key: String) async throws {

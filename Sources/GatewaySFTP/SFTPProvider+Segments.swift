@@ -63,8 +63,9 @@ extension SFTPProvider: FileProviderSegmentedWrite {
     }
 
     /// Checks that the temporary file has every byte, then moves it into place as an atomic write's
-    /// last step does (its time and the rename in one round trip).
-    fileprivate func finishSegmentedWrite(_ target: String, remote: String, size: Int64, options: WriteOptions) async throws -> FileObject {
+    /// last step does (its time and the rename in one round trip): the end of a segmented write
+    /// and of a plan's ranged one.
+    func commitFilledFile(_ target: String, remote: String, size: Int64, options: WriteOptions) async throws -> FileObject {
         let stored = try await itemIfPresent(path: target)
         guard let stored, stored.size == size else {
             throw FileProviderError.truncated(path: remote, reason: "the server holds \(stored?.size.map(String.init) ?? "no") bytes of \(size); nothing was written")
@@ -103,7 +104,7 @@ final class SFTPSegmentedUpload: SegmentedFileWriter {
 
     func commit() async throws -> FileObject {
         try ledger.checkComplete()
-        let object = try await provider.finishSegmentedWrite(target, remote: ledger.path, size: ledger.size, options: options)
+        let object = try await provider.commitFilledFile(target, remote: ledger.path, size: ledger.size, options: options)
         ledger.finish()
         return object
     }

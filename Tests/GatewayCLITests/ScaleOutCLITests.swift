@@ -341,22 +341,11 @@ struct ScaleOutCLITests {
     func splitToSFTP() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
-        let environment = ProcessInfo.processInfo.environment
-        func value(_ name: String) throws -> String {
-            guard let value = environment[name] else { throw CLITestSetupError("\(name) not set: run ./scripts/test.sh (it starts the servers)") }
-            return value
+        // The SFTP suite's remotes: `openssh` and `rclone` among them.
+        let configured = try await SFTPCLITests().configure(s)
+        guard let root = ProcessInfo.processInfo.environment["GATEWAY_TEST_SFTP_OPENSSH_ROOT"] else {
+            throw CLITestSetupError("GATEWAY_TEST_SFTP_OPENSSH_ROOT not set: run ./scripts/test.sh (it starts the servers)")
         }
-        let root = try value("GATEWAY_TEST_SFTP_OPENSSH_ROOT")
-        try s.write("config.json", Data("""
-            {"remotes": {
-              "openssh": {"type": "sftp", "host": "127.0.0.1", "port": \(try value("GATEWAY_TEST_SFTP_OPENSSH_PORT")), "user": "gatewaysftp",
-                          "known_hosts": "\(try value("GATEWAY_TEST_SFTP_OPENSSH_KNOWN_HOSTS"))", "root": "\(root)", "password_env": "SFTP_SECRET"},
-              "rclone": {"type": "sftp", "host": "127.0.0.1", "port": \(try value("GATEWAY_TEST_SFTP_RCLONE_PORT")), "user": "gateway",
-                         "known_hosts": "\(try value("GATEWAY_TEST_SFTP_RCLONE_KNOWN_HOSTS"))", "password_env": "SFTP_SECRET"}
-            }}
-            """.utf8))
-        let configured = ["GATEWAY_CONFIG": s.path("config.json"), "GATEWAY_STATE_DIR": s.path("state"),
-                          "SFTP_SECRET": try value("GATEWAY_TEST_SFTP_PASSWORD")]
         let big = Bytes.pattern(24 << 20, seed: 41)
         try s.write("src/big.bin", big)
         try s.write("src/small.txt", Data("small\n".utf8))

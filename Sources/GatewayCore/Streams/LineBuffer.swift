@@ -5,8 +5,9 @@ public import Foundation
 /// parsers of every backend share.
 ///
 /// A line longer than `maximumLength` bytes (an unterminated line included, as soon as it passes
-/// the bound) throws ``LineTooLong``, so a peer that never ends a line cannot grow memory. Each
-/// byte is scanned once. With `dropsCarriageReturn`, a CR before the LF is dropped too (CRLF, as
+/// the bound) throws ``LineTooLong``, so a peer that never ends a line cannot grow memory. A byte
+/// is scanned at most twice (for the last LF of its chunk, and for the next line), never again as
+/// a line grows. With `dropsCarriageReturn`, a CR before the LF is dropped too (CRLF, as
 /// FTP servers send).
 public struct LineBuffer: Sendable {
     /// A line of `length` bytes or more, longer than the bound.

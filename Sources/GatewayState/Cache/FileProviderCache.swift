@@ -478,11 +478,9 @@ public final class FileProviderCache: Sendable {
             guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             if let ranges {
                 let rounded = ranges.map(units(of:))
-                let unit = cache.allocationUnit
                 held.withLock { held in
                     for range in ranges { held.ranges.insert(range) }
                     for range in rounded { held.units.insert(range) }
-                    held.mapCounted = held.units.count > Self.mapUnits * unit
                 }
             }
         }
@@ -503,14 +501,16 @@ public final class FileProviderCache: Sendable {
             var ranges = ByteRanges()
             /// `ranges` rounded out to allocation units: what the disk holds.
             var units = ByteRanges()
-            /// Whether the unit of the file's extent map is counted (see ``mapUnits``).
-            var mapCounted = false
             /// Removed from the cache: stores nothing more.
             var removed = false
 
-            /// What the disk holds: the units, and the map's unit once counted.
-            func disk(unit: Int64) -> Int64 { units.count + (mapCounted ? unit : 0) }
+            /// What the disk holds: the units, and the map's unit (see ``disk(units:unit:)``).
+            func disk(unit: Int64) -> Int64 { Entry.disk(units: units.count, unit: unit) }
         }
+
+        /// What a file of `units` bytes in allocation units of `unit` takes on disk: those, and one
+        /// unit more for its extent map once it has over ``mapUnits`` of them.
+        static func disk(units: Int64, unit: Int64) -> Int64 { units + (units > mapUnits * unit ? unit : 0) }
 
         /// Units a file holds before its map is counted. ext4 maps 4 extents in the inode and 340
         /// more in each 4 KiB block; a small file is written at once and lies in one or a few
@@ -553,9 +553,9 @@ public final class FileProviderCache: Sendable {
             let unit = cache.allocationUnit
             guard let (missing, wanted) = held.withLock({ held -> (Int64, Int64)? in
                 guard !held.removed else { return nil }
-                let units = held.units.missingCount(in: rounded)
-                let map = !held.mapCounted && held.units.count + units > Self.mapUnits * unit ? unit : 0
-                return (held.ranges.missingCount(in: range), units + map)
+                let units = held.units.count
+                return (held.ranges.missingCount(in: range),
+                        Self.disk(units: units + held.units.missingCount(in: rounded), unit: unit) - Self.disk(units: units, unit: unit))
             }) else { return false }
             guard missing > 0 else { return true }
             guard cache.reserve(wanted) else { return false }
@@ -569,7 +569,6 @@ public final class FileProviderCache: Sendable {
                 held.ranges.insert(range)
                 let before = held.disk(unit: unit)
                 held.units.insert(rounded)
-                if !held.mapCounted, held.units.count > Self.mapUnits * unit { held.mapCounted = true }
                 return held.disk(unit: unit) - before
             }
             // Another writer stored some of the same units meanwhile.
