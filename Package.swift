@@ -143,9 +143,13 @@ let package = Package(
         // never need. CVips and CPoppler above give their headers to the check below.
         .target(name: "CMediaLibraries", path: "Sources/CMediaLibraries",
                 linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // FFmpeg (video posters and metadata), loaded on first use the same way, but compiled against
+        // its headers (Debian: libavformat-dev, libavcodec-dev, libavutil-dev, libswscale-dev).
+        .target(name: "CVideoFrames", path: "Sources/CVideoFrames",
+                linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(
             name: "GatewayMedia",
-            dependencies: ["GatewayCore", "CMediaLibraries", "CExif", "CTagLibStream"],
+            dependencies: ["GatewayCore", "CMediaLibraries", "CVideoFrames", "CExif", "CTagLibStream"],
             swiftSettings: strict
         ),
         // Serving any remote to other programs: a WebDAV server (`gateway serve webdav`) on Hummingbird.

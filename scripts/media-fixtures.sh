@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the media test files with real tools: images with libvips and EXIF written by exiftool,
 # a PDF by rsvg-convert (cairo) with its title and author set by exiftool, MP3/FLAC/Ogg/M4A audio
-# by lame, flac, oggenc and ffmpeg with their tags, and hostile files (truncated, corrupt, a 50,000 x 50,000
+# by lame, flac, oggenc and ffmpeg with their tags, MP4 and WebM video by ffmpeg (one turned by its
+# display matrix, as phones record), and hostile files (truncated, corrupt, a 50,000 x 50,000
 # PNG header). The tests compare what the gateway reads with `exiftool -j -n` on the same files.
 #
 #   scripts/media-fixtures.sh DIR        (idempotent: does nothing when DIR is complete)
@@ -11,7 +12,7 @@
 # minutes of Apple Lossless, about 25 MB, its `moov` atom after the audio as ffmpeg writes it).
 set -euo pipefail
 out=${1:?usage: scripts/media-fixtures.sh DIR}
-version=5
+version=7
 [ -f "$out/.complete-$version" ] && exit 0
 # One maker at a time (test processes may ask at once).
 mkdir -p "$(dirname "$out")"
@@ -81,6 +82,18 @@ m4a_tags=(-metadata "title=Gateway Song" -metadata "artist=The Testers" -metadat
     -metadata track=3 -metadata genre=Rock)
 ffmpeg -nostdin -loglevel error -i "$work/tone.wav" -c:a aac -b:a 128k "${m4a_tags[@]}" song.m4a
 
+# Four seconds of video: white on top, black below, a red bar at the bottom left (so a poster
+# shows which way it was turned), with a tone. H.264/AAC in MP4, VP9/Opus in WebM, and the MP4
+# again with a display matrix that turns it a quarter (exiftool: Rotation 270; the ffmpeg tool
+# shows it turned a quarter counterclockwise, white on the left).
+picture="color=c=white:s=320x240:r=25:d=4,drawbox=x=0:y=120:w=320:h=120:color=black:t=fill,drawbox=x=0:y=120:w=40:h=120:color=red:t=fill"
+ffmpeg -nostdin -loglevel error -f lavfi -i "$picture" -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=4" \
+    -c:v libx264 -pix_fmt yuv420p -c:a aac -ac 2 -b:a 96k -shortest clip.mp4
+ffmpeg -nostdin -loglevel error -f lavfi -i "$picture" -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=4" \
+    -c:v libvpx-vp9 -b:v 200k -c:a libopus -ac 2 -shortest clip.webm
+ffmpeg -nostdin -loglevel error -i clip.mp4 -c copy -metadata:s:v:0 rotate=90 phone.mp4
+ffmpeg -nostdin -loglevel error -i clip.mp4 -c copy -movflags +faststart "$work/faststart.mp4"
+
 # The large files: a 24-megapixel photo (noise, so it stays about 20 MB as JPEG) with the same
 # EXIF, and a 100 MB MP3 (the song's ID3v2 tag and frames, zeros, its ID3v1 tag; sparse on disk).
 vips gaussnoise "$work/noise.v" 6000 4000 --sigma 60
@@ -108,6 +121,17 @@ printf 'this is not an image\n' > hostile/text.png
 : > hostile/empty.jpg
 head -c 1500 doc.pdf > hostile/truncated.pdf
 head -c 3000 song.mp3 > hostile/truncated.mp3
+# An MP4 cut in half (its index, written last, is gone), and one whose index is whole but whose
+# frames are noise.
+head -c "$(( $(stat -c %s clip.mp4) / 2 ))" clip.mp4 > hostile/truncated.mp4
+python3 - "$work/faststart.mp4" hostile/corrupt.mp4 <<'PY'
+import os, struct, sys
+data = open(sys.argv[1], "rb").read()
+offset = 0
+while data[offset + 4:offset + 8] != b"mdat":
+    offset += struct.unpack(">I", data[offset:offset + 4])[0]
+open(sys.argv[2], "wb").write(data[:offset + 8] + os.urandom(len(data) - offset - 8))
+PY
 python3 - hostile/bomb.png <<'PY'
 import struct, sys, zlib
 def chunk(kind, body):

@@ -12,6 +12,9 @@ packages=(ca-certificates curl pkg-config libcurl4-openssl-dev libxml2-dev zlib1
     # the media test files (scripts/media-fixtures.sh; exiftool is the tests' oracle).
     libvips-dev libexif-dev libtagc0-dev libtag1-dev libpoppler-glib-dev
     libvips-tools libimage-exiftool-perl lame flac vorbis-tools ffmpeg librsvg2-bin
+    # Video posters and metadata: FFmpeg's headers (the libraries themselves are loaded on first
+    # use, like libvips; the ffmpeg package above brings them).
+    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
     # gateway serve webdav: the litmus WebDAV conformance suite checks it, cadaver is a real client,
     # libcrypt-dev gives bcrypt for --htpasswd.
     litmus cadaver libcrypt-dev

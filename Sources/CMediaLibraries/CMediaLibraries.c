@@ -168,6 +168,12 @@ int gw_vips_flatten_white(VipsImage *image, VipsImage **out) {
     vips.vips_area_unref((VipsArea *)background);
     return result;
 }
+VipsImage *gw_vips_image_from_rgb(const void *pixels, size_t length, int width, int height) {
+    return vips.vips_image_new_from_memory_copy(pixels, length, width, height, 3, GW_VIPS_FORMAT_UCHAR);
+}
+int gw_vips_rotate(VipsImage *image, VipsImage **out, int quarter_turns) {
+    return vips.vips_rot(image, out, (unsigned int)(GW_VIPS_ANGLE_D0 + quarter_turns), NULL);
+}
 char *gw_vips_take_error(void) { return vips.vips_error_buffer_copy(); }
 const char *gw_vips_foreign_find_load_source(VipsSource *source) { return vips.vips_foreign_find_load_source(source); }
 int gw_vips_image_get_width(const VipsImage *image) { return vips.vips_image_get_width(image); }

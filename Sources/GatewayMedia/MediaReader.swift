@@ -2,7 +2,7 @@ import Foundation
 public import GatewayCore
 
 /// The media readers behind ``RangedMediaProvider``, for any ``MediaInput``: which library reads
-/// which type, and what a damaged file gives. Synchronous and blocking (a remote input waits for
+/// which type (libvips images and PDF thumbnails, poppler PDF metadata, TagLib audio, FFmpeg video), and what a damaged file gives. Synchronous and blocking (a remote input waits for
 /// its ranged reads): call on a thread that may block, such as ``MediaThread/run(onCancel:_:)``'s,
 /// never on the Swift concurrency pool.
 public enum MediaReader {
@@ -21,6 +21,11 @@ public enum MediaReader {
         case .pdf:
             guard let thumbnail = try VipsImageReader.thumbnail(of: input, path: name, options: options) else {
                 throw CocoaError.described(.fileReadCorruptFile, path: name, reason: "not a PDF document")
+            }
+            return thumbnail
+        case .video:
+            guard let thumbnail = try VideoReader.thumbnail(of: input, path: name, options: options) else {
+                throw CocoaError.described(.fileReadCorruptFile, path: name, reason: "not a video FFmpeg can read")
             }
             return thumbnail
         case .audio, .other:
@@ -56,6 +61,11 @@ public enum MediaReader {
             case .audio:
                 if try !AudioReader.read(input, name: name, into: &metadata) {
                     metadata.other["error"] = "not an audio file TagLib can read"
+                }
+            case .video:
+                // An MP4 (or Ogg, Matroska) file with sound only is audio: TagLib reads its tags.
+                if try !VideoReader.read(input, name: name, into: &metadata), try !AudioReader.read(input, name: name, into: &metadata) {
+                    metadata.other["error"] = "not a video FFmpeg can read"
                 }
             case .other:
                 break

@@ -12,6 +12,8 @@ over the pages a visitor sees:
 - sorting by name, size and date through plain links (no JavaScript), paging by 100 rows;
 - thumbnails (lazy, `?thumbnail=256`) and the gallery view, every image loaded and <= 256 px;
 - a file's own page: heading, preview, metadata, a download link serving the exact bytes;
+- a video (MP4 made by ffmpeg): a poster thumbnail in its row, a poster preview and its duration
+  on its page;
 - clients that are not browsers still get the file's bytes;
 - names with markup, quotes, `&`, `%`, `?`, `#`, Hebrew and Arabic: shown literally, links work;
 - a phone-sized viewport (390x844): nothing wider than the screen; dark mode;
@@ -72,6 +74,7 @@ MIB, GIB = 1 << 20, 1 << 30
 RSS_LIMIT = 200 * MIB
 
 PHOTOS, DAY2, BIG, ODD, ZIP = "Holiday photos 2026", "Day 2", "Big folder", "Odd names", "Zip me"
+CLIPS = "Clips"
 # photo-01 is 1600x1200 (the file page's metadata is checked for it), photo-02 a portrait.
 PHOTO_SIZES = [(1600, 1200), (900, 1600), (1200, 800), (800, 600), (1024, 768), (640, 480),
                (2000, 1000), (1000, 1000), (1280, 720), (720, 1280), (1500, 1100), (600, 900)]
@@ -300,6 +303,12 @@ class Run:
         for name in ODD_NAMES:
             write(f"{ODD}/{name}", f"the file named {name}\n".encode())
         write("Withdrawn/gone.txt", b"revoked before the test looks\n")
+        # A 7-second 320 x 240 H.264 clip, white on top and black below.
+        os.makedirs(self.path(CLIPS), exist_ok=True)
+        subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
+                        "color=c=white:s=320x240:r=25:d=7,drawbox=x=0:y=120:w=320:h=120:color=black:t=fill",
+                        "-c:v", "libx264", "-pix_fmt", "yuv420p", self.path(CLIPS, "beach.mp4")],
+                       check=True, capture_output=True, timeout=120)
         for relative, size in [("readme.txt", 3 * 1024), ("a/one.bin", 5 * 1024 + 3), ("a/b/two.bin", 2 * MIB),
                                ("a/b/c/three.bin", 3 * MIB + 7), ("zero.bin", 0), ("é ü.bin", 4096)]:
             write(f"{ZIP}/{relative}", os.urandom(size))
@@ -353,7 +362,7 @@ class Run:
         return self.origin + parts.path + (f"?{parts.query}" if parts.query else "")
 
     def make_links(self):
-        for key, location in [("photos", PHOTOS), ("big", BIG), ("odd", ODD), ("zip", ZIP)]:
+        for key, location in [("photos", PHOTOS), ("big", BIG), ("odd", ODD), ("zip", ZIP), ("clips", CLIPS)]:
             self.links[key] = self.make_link(location)
         self.links["expired"] = self.make_link(PHOTOS, "--expire", "1s")
         self.expired_made = time.monotonic()
@@ -706,6 +715,49 @@ def check_file_page(run):
     findings.done()
 
 
+def check_video(run):
+    findings, url = Findings(), run.links["clips"]
+    run.open(url)
+    row = {row_name(row): row for row in run.rows()}.get("beach.mp4") or {}
+    findings.check(row.get("thumb") is not None, "beach.mp4: no img.thumb (a poster) in its row")
+    if row.get("thumb"):
+        findings.check(row["loading"] == "lazy", f"beach.mp4: img.thumb loading={row['loading']!r}, not lazy")
+        try:
+            run.wait(lambda: run.js(IMAGES_LOADED_JS, "img.thumb"), "the poster in the row to load")
+        except Failed as failure:
+            findings.check(False, str(failure))
+        got = fetch(urllib.parse.urljoin(url, row["thumb"]))
+        kind = got.headers.get("Content-Type", "").split(";")[0]
+        findings.check(got.status == 200 and kind in ("image/png", "image/jpeg"), f"poster: status {got.status}, Content-Type {kind!r}")
+        size = image_size(got.body)
+        findings.check(size == (256, 192), f"poster: {size}, not 320 x 240 scaled to 256 x 192")
+    run.click_row("beach.mp4")
+    run.wait(lambda: "beach.mp4" in (run.text("h1") or ""), "an <h1> containing 'beach.mp4'")
+    try:
+        run.wait(lambda: run.js("const i = document.querySelector('img.preview'); return !!i && i.complete && i.naturalWidth > 0"),
+                 "img.preview (the poster) to load")
+    except Failed as failure:
+        findings.check(False, str(failure))
+    metadata = run.text("dl.metadata") or ""
+    findings.check("0:07" in metadata, f"dl.metadata {metadata!r} does not show the duration 0:07")
+    findings.check("320" in metadata and "240" in metadata, f"dl.metadata {metadata!r} does not show 320 x 240")
+    run.shot("video.png")
+    findings.done()
+
+
+def image_size(data):
+    """(width, height) of a PNG or baseline/progressive JPEG, or None."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    offset = 2
+    while data[:2] == b"\xff\xd8" and offset + 9 < len(data):
+        marker, length = data[offset + 1], int.from_bytes(data[offset + 2:offset + 4], "big")
+        if marker in (0xC0, 0xC1, 0xC2):
+            return int.from_bytes(data[offset + 7:offset + 9], "big"), int.from_bytes(data[offset + 5:offset + 7], "big")
+        offset += 2 + length
+    return None
+
+
 def check_other_clients(run):
     findings = Findings()
     url = run.links["photos"] + "notes-2.txt"
@@ -921,7 +973,7 @@ def check_download_all(run):
     return f"{size / MIB:,.1f} MiB in {seconds:.1f} s ({size / MIB / max(seconds, 0.001):,.0f} MiB/s), peak server RSS {peak[0] / MIB:.1f} MiB ({before / MIB:.1f} MiB before)"
 
 
-CHECKS = [check_folder_page, check_breadcrumbs, check_sorting, check_paging, check_previews, check_file_page, check_other_clients,
+CHECKS = [check_folder_page, check_breadcrumbs, check_sorting, check_paging, check_previews, check_file_page, check_video, check_other_clients,
           check_odd_names, check_phone, check_dark_mode, check_error_pages, check_csp, check_no_external_assets, check_download_all]
 
 
@@ -933,9 +985,9 @@ def main():
     parser.add_argument("--only", help="run only the checks whose names contain one of these words (comma-separated: phone,zip)")
     args = parser.parse_args()
     checks = [c for c in CHECKS if not args.only or any(w.strip() and w.strip() in c.__name__ for w in args.only.split(","))]
-    for tool in (args.gateway, CHROMIUM, CHROMEDRIVER, shutil.which("vips"), shutil.which("unzip"), shutil.which("truncate")):
+    for tool in (args.gateway, CHROMIUM, CHROMEDRIVER, shutil.which("vips"), shutil.which("unzip"), shutil.which("truncate"), shutil.which("ffmpeg")):
         if not tool or not os.access(tool, os.X_OK):
-            sys.exit(f"share_page.py: {tool or 'a tool (vips, unzip or truncate)'} is missing: build gateway, run scripts/setup-deps.sh")
+            sys.exit(f"share_page.py: {tool or 'a tool (vips, unzip, truncate or ffmpeg)'} is missing: build gateway, run scripts/setup-deps.sh")
     # A SIGTERM (a test's time limit) ends the run through the clean-up below, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"share_page.py: terminated"))
     run, failures, began = Run(args), [], time.monotonic()

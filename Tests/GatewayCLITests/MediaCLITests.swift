@@ -40,7 +40,7 @@ struct MediaCLITests {
         #expect(missing.status == 1 && !s.exists("y.png"))
     }
 
-    @Test("libvips and poppler-glib are not loaded until a thumbnail or PDF metadata needs them")
+    @Test("libvips, poppler-glib and FFmpeg are not loaded until a thumbnail or metadata needs them")
     func mediaLibrariesLoadLazily() async throws {
         let s = try CLIScratch()
         defer { s.remove() }
@@ -52,7 +52,7 @@ struct MediaCLITests {
         defer { try? file.close() }
         let maps = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
         #expect(maps.contains("libcurl"), "the maps are read: libcurl is linked")
-        for library in ["libvips", "libpoppler", "librsvg", "libgobject"] {
+        for library in ["libvips", "libpoppler", "librsvg", "libgobject", "libavformat", "libavcodec", "libswscale"] {
             #expect(!maps.contains(library), "\(library) is mapped by a server that made no thumbnail")
         }
     }

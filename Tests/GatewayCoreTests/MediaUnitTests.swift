@@ -19,7 +19,7 @@ struct MediaUnitTests {
     func mediaLibrariesLoad() {
         // CMediaLibrariesCheck compared each listed declaration with the libraries' headers when it
         // compiled; here every one of them resolves in the installed libraries.
-        #expect(gw_media_libraries_checked() == 40)
+        #expect(gw_media_libraries_checked() == 42)
         var message: UnsafePointer<CChar>?
         #expect(gw_media_load_vips(&message) == 0, "\(message.map { String(cString: $0) } ?? "")")
         #expect(gw_media_load_poppler(&message) == 0, "\(message.map { String(cString: $0) } ?? "")")
@@ -185,6 +185,9 @@ struct MediaUnitTests {
         #expect(MediaType(path: "/a/B.JPG") == .image)
         #expect(MediaType(path: "x.pdf") == .pdf && MediaType(path: "x.pdf").hasThumbnail)
         #expect(MediaType(path: "x.m4a") == .audio && !MediaType(path: "x.m4a").hasThumbnail)
+        for name in ["x.mp4", "x.MOV", "x.mkv", "x.webm", "x.m4v", "x.avi"] {
+            #expect(MediaType(path: name) == .video && MediaType(path: name).hasThumbnail, "\(name)")
+        }
         #expect(MediaType(path: ".jpg") == .other, "a hidden file named .jpg has no extension")
         #expect(MediaType(path: "dir.jpg/") == .image)
         #expect(MediaType.fileExtension(of: "/a.b/c") == "")

@@ -24,7 +24,7 @@ struct MediaBehaviourTests {
     func availability(fixture: ProviderFixture) async throws {
         try await fixture.run { s in
             let media = try extended(s)
-            for name in ["a.jpg", "B.JPEG", "c.png", "d.webp", "e.gif", "f.tif", "g.heic", "h.avif", "i.svg", "j.pdf"] {
+            for name in ["a.jpg", "B.JPEG", "c.png", "d.webp", "e.gif", "f.tif", "g.heic", "h.avif", "i.svg", "j.pdf", "k.mp4", "l.webm", "M.MOV"] {
                 #expect(media.thumbnailAvailable(path: s.path(name)), "\(name)")
             }
             for name in ["a.mp3", "b.txt", "noextension", ".jpg", "folder.jpg/x"] {
@@ -42,7 +42,8 @@ struct MediaBehaviourTests {
             try await upload(MediaFiles.samples, to: s)
             let formats = ["photo.jpg": "jpeg", "photo.png": "png", "exif.png": "png", "photo.webp": "webp", "photo.gif": "gif", "photo.tiff": "tiff",
                            "photo.heic": "heif", "photo.avif": "avif", "vector.svg": "svg", "doc.pdf": "pdf", "song.mp3": "mp3",
-                           "song.flac": "flac", "song.ogg": "ogg", "song.m4a": "mp4", "notes.txt": "txt"]
+                           "song.flac": "flac", "song.ogg": "ogg", "song.m4a": "mp4", "clip.mp4": "mp4", "clip.webm": "webm",
+                           "phone.mp4": "mp4", "notes.txt": "txt"]
             for name in MediaFiles.samples {
                 let local = try await MediaFiles.file(name)
                 let oracle = try MediaFiles.exiftool(local)
@@ -66,6 +67,14 @@ struct MediaBehaviourTests {
             #expect(song.title == "Gateway Song" && song.track == 3 && song.year == 2021 && song.channels == 2)
             let m4a = try await media.metadata(of: s.path("song.m4a"))
             #expect(m4a.title == "Gateway Song" && m4a.track == 3 && m4a.year == 2021 && m4a.genre == "Rock" && m4a.sampleRate == 44100)
+            // Videos: FFmpeg's reading of the stream (exiftool has no codec names).
+            let clip = try await media.metadata(of: s.path("clip.mp4"))
+            #expect(clip.width == 320 && clip.height == 240 && clip.other["video_codec"] == "h264" && clip.other["audio_codec"] == "aac", "\(clip)")
+            #expect(clip.other["rotation"] == nil && clip.other["frame_rate"] == "25.000" && clip.sampleRate == 44100, "\(clip)")
+            let webm = try await media.metadata(of: s.path("clip.webm"))
+            #expect(webm.other["video_codec"] == "vp9" && webm.other["audio_codec"] == "opus" && webm.channels == 2 && webm.sampleRate == 48000, "\(webm)")
+            let phone = try await media.metadata(of: s.path("phone.mp4"))
+            #expect(phone.width == 320 && phone.height == 240 && phone.other["rotation"] == "270", "the size as stored, the turn apart: \(phone)")
             let text = try await media.metadata(of: s.path("notes.txt"))
             #expect(text.entries.map(\.key) == ["format", "size"], "unknown types give format and size only")
         }
@@ -76,14 +85,17 @@ struct MediaBehaviourTests {
         try await fixture.run { s in
             let media = try extended(s)
             try await upload(["photo.jpg", "photo.png", "photo.webp", "photo.gif", "photo.tiff", "photo.heic", "photo.avif",
-                              "vector.svg", "doc.pdf", "song.mp3", "notes.txt"], to: s)
-            // (name, expected width x height at 64 pixels, whether EXIF turns it upright: orientation 6)
-            let cases: [(String, Int, Int, Bool)] = [
-                ("photo.jpg", 43, 64, true), ("photo.webp", 43, 64, true), ("photo.png", 64, 43, false),
-                ("photo.gif", 64, 43, false), ("photo.tiff", 64, 43, false), ("photo.heic", 64, 43, false),
-                ("photo.avif", 64, 43, false), ("vector.svg", 64, 32, false), ("doc.pdf", 45, 64, false),
+                              "vector.svg", "doc.pdf", "song.mp3", "notes.txt", "clip.mp4", "clip.webm", "phone.mp4"], to: s)
+            // (name, expected width x height at 64 pixels, how it is turned upright: EXIF orientation 6
+            // turns the photos a quarter clockwise; phone.mp4's display matrix a quarter counterclockwise,
+            // as the ffmpeg tool shows it)
+            let cases: [(String, Int, Int, Turn)] = [
+                ("photo.jpg", 43, 64, .clockwise), ("photo.webp", 43, 64, .clockwise), ("photo.png", 64, 43, .none),
+                ("photo.gif", 64, 43, .none), ("photo.tiff", 64, 43, .none), ("photo.heic", 64, 43, .none),
+                ("photo.avif", 64, 43, .none), ("vector.svg", 64, 32, .none), ("doc.pdf", 45, 64, .none),
+                ("clip.mp4", 64, 48, .none), ("clip.webm", 64, 48, .none), ("phone.mp4", 48, 64, .counterclockwise),
             ]
-            for (name, width, height, turned) in cases {
+            for (name, width, height, turn) in cases {
                 for format in ThumbnailOptions.Format.allCases {
                     let thumbnail = try #require(try await media.thumbnail(of: s.path(name), options: ThumbnailOptions(maxDimension: 64, format: format)), "\(name)")
                     let suffix = format == .png ? "png" : "jpg"
@@ -92,13 +104,15 @@ struct MediaBehaviourTests {
                     let decoded = try MediaFiles.vipsHeader(thumbnail.data, suffix: suffix)
                     #expect(decoded.width == width && decoded.height == height, "\(name) as \(format): \(decoded)")
                     #expect(thumbnail.width == width && thumbnail.height == height)
-                    guard name.hasPrefix("photo") else { continue }
-                    // White on top, black below: turned 90° clockwise, white is on the right.
+                    guard name.hasPrefix("photo") || name.hasSuffix(".mp4") || name.hasSuffix(".webm") else { continue }
+                    // White on top, black below: turned 90° clockwise, white is on the right; turned
+                    // counterclockwise, on the left.
+                    let turned = turn != .none
                     let left = try MediaFiles.pixel(thumbnail.data, suffix: suffix, x: 2, y: height / 2 + (turned ? 0 : -12))
                     let right = try MediaFiles.pixel(thumbnail.data, suffix: suffix, x: width - 3, y: height / 2 + (turned ? 0 : 12))
                     // photo.png's lower half is half-transparent black: a JPEG lays it over white.
                     let dark: ClosedRange<Double> = name == "photo.png" && format == .jpeg ? 100...155 : 0...60
-                    if turned {
+                    if turn == .clockwise {
                         #expect(left.prefix(3).allSatisfy { $0 < 60 } && right.prefix(3).allSatisfy { $0 > 195 }, "\(name): \(left) \(right)")
                     } else {
                         #expect(left.prefix(3).allSatisfy { $0 > 195 } && right.prefix(3).allSatisfy { dark.contains($0) }, "\(name) as \(format): \(left) \(right)")
@@ -122,6 +136,7 @@ struct MediaBehaviourTests {
             let expected: [String: CocoaError.Code] = [
                 "truncated.jpg": .fileReadCorruptFile, "corrupt.jpg": .fileReadCorruptFile, "text.png": .fileReadCorruptFile,
                 "empty.jpg": .fileReadCorruptFile, "truncated.pdf": .fileReadCorruptFile, "bomb.png": .fileReadTooLarge,
+                "truncated.mp4": .fileReadCorruptFile, "corrupt.mp4": .fileReadCorruptFile,
             ]
             for (name, code) in expected.sorted(by: { $0.key < $1.key }) {
                 do {
@@ -139,6 +154,11 @@ struct MediaBehaviourTests {
             let bomb = try await media.metadata(of: s.path("bomb.png"))
             #expect(bomb.width == 50_000 && bomb.height == 50_000, "the header is read, nothing decoded")
             #expect(try await media.metadata(of: s.path("text.png")).other["error"] != nil)
+            // A cut MP4 has lost its index: not readable as video or audio. A whole index over noise
+            // still gives the header.
+            #expect(try await media.metadata(of: s.path("truncated.mp4")).other["error"] == "not a video FFmpeg can read")
+            let noise = try await media.metadata(of: s.path("corrupt.mp4"))
+            #expect(noise.width == 320 && noise.other["video_codec"] == "h264" && noise.other["error"] == nil, "\(noise)")
         }
     }
 
@@ -163,6 +183,9 @@ struct MediaBehaviourTests {
         }
     }
 }
+
+/// How a thumbnail is turned from the picture as stored.
+enum Turn { case none, clockwise, counterclockwise }
 
 /// `exiftool -j -n` names for the gateway's keys, compared where the oracle has them.
 enum Oracle {
@@ -205,7 +228,8 @@ enum Oracle {
         if let artist = text("Artist") { #expect(got.artist == artist, "\(name)") }
         if let album = text("Album") { #expect(got.album == album, "\(name)") }
         if let year = number("Year", "Date", "ContentCreateDate") { #expect(got.year == Int(year), "\(name)") }
-        if let track = number("Track", "TrackNumber") { #expect(got.track == Int(track), "\(name)") }
+        // (Matroska's TrackNumber is the stream's number in the file, not an album's track.)
+        if MediaType(path: name) != .video, let track = number("Track", "TrackNumber") { #expect(got.track == Int(track), "\(name)") }
         if let genre = oracle["Genre"] {
             // exiftool -n gives ID3's genre number where the tag holds one (17 is Rock).
             #expect(got.genre == (genre as? String) || (genre as? Int) == 17 && got.genre == "Rock", "\(name): \(genre)")
@@ -224,6 +248,19 @@ enum Oracle {
             #expect(abs((got.durationSeconds ?? -1) - 5) < 0.1, "the fixtures' tone lasts 5 s: \(name)")
             if let channels = number("Channels", "AudioChannels") { #expect(got.channels == Int(channels), "\(name)") }
             if let mode = number("ChannelMode") { #expect(got.channels == (mode == 3 ? 1 : 2), "\(name): MPEG channel mode \(mode)") }
+        }
+        if MediaType(path: name) == .video {
+            // The size as stored (exiftool: the track's), the turn as exiftool reads the display matrix.
+            if let width = number("ImageWidth"), let height = number("ImageHeight") {
+                #expect(got.width == Int(width) && got.height == Int(height), "\(name): \(got.width ?? -1)x\(got.height ?? -1) vs \(width)x\(height)")
+            }
+            if let rotation = number("Rotation") { #expect(Int(got.other["rotation"] ?? "0") == Int(rotation), "\(name): \(got.other)") }
+            if let rate = number("VideoFrameRate") { #expect(abs((Double(got.other["frame_rate"] ?? "") ?? -1) - rate) < 0.01, "\(name): \(got.other)") }
+            if let rate = number("AudioSampleRate") { #expect(got.sampleRate == Int(rate), "\(name)") }
+            if let channels = number("AudioChannels") { #expect(got.channels == Int(channels), "\(name)") }
+            // (exiftool gives WebM's duration as text, "00:00:04.008000000".)
+            if let duration = number("Duration") { #expect(abs((got.durationSeconds ?? -1) - duration) < 0.1, "\(name): \(got.durationSeconds ?? -1) vs \(duration)") }
+            #expect(abs((got.durationSeconds ?? -1) - 4) < 0.1, "the fixtures' clips last 4 s: \(name)")
         }
     }
 }

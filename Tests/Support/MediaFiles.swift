@@ -9,9 +9,11 @@ import Testing
 enum MediaFiles {
     /// The small files every media behaviour test uploads (the large ones are used by name).
     static let samples = ["photo.jpg", "photo.png", "exif.png", "photo.webp", "photo.gif", "photo.tiff", "photo.heic", "photo.avif",
-                          "vector.svg", "doc.pdf", "song.mp3", "song.flac", "song.ogg", "song.m4a", "notes.txt"]
+                          "vector.svg", "doc.pdf", "song.mp3", "song.flac", "song.ogg", "song.m4a", "clip.mp4", "clip.webm", "phone.mp4",
+                          "notes.txt"]
     /// Damaged and hostile files, under `hostile/`.
-    static let hostile = ["truncated.jpg", "corrupt.jpg", "text.png", "empty.jpg", "truncated.pdf", "truncated.mp3", "bomb.png"]
+    static let hostile = ["truncated.jpg", "corrupt.jpg", "text.png", "empty.jpg", "truncated.pdf", "truncated.mp3", "bomb.png",
+                          "truncated.mp4", "corrupt.mp4"]
 
     private static let made = Mutex<Task<URL, any Error>?>(nil)
 

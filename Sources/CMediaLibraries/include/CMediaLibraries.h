@@ -58,6 +58,10 @@ int gw_vips_pngsave_buffer(VipsImage *image, void **buffer, size_t *length);
 int gw_vips_jpegsave_buffer(VipsImage *image, void **buffer, size_t *length, int quality);
 /// JPEG cannot carry alpha: flatten onto white first when the thumbnail has an alpha band.
 int gw_vips_flatten_white(VipsImage *image, VipsImage **out);
+/// An image holding a copy of `width` x `height` packed 8-bit RGB pixels (a decoded video frame).
+VipsImage *gw_vips_image_from_rgb(const void *pixels, size_t length, int width, int height);
+/// `image` turned clockwise by `quarter_turns` x 90 degrees (0 to 3).
+int gw_vips_rotate(VipsImage *image, VipsImage **out, int quarter_turns);
 /// libvips's error text since the last call, copied and cleared under libvips's own lock (the
 /// buffer is shared by every thread); free with gw_g_free.
 char *gw_vips_take_error(void);
@@ -107,6 +111,9 @@ typedef int (*gw_vips_thumbnail_source_fn)(VipsSource *source, VipsImage **out, 
 typedef int (*gw_vips_pngsave_buffer_fn)(VipsImage *image, void **buffer, size_t *length, ...);
 typedef int (*gw_vips_jpegsave_buffer_fn)(VipsImage *image, void **buffer, size_t *length, ...);
 typedef int (*gw_vips_flatten_fn)(VipsImage *image, VipsImage **out, ...);
+typedef VipsImage *(*gw_vips_image_new_from_memory_copy_fn)(const void *data, size_t size, int width, int height, int bands,
+                                                             int format);
+typedef int (*gw_vips_rot_fn)(VipsImage *image, VipsImage **out, unsigned int angle, ...);
 typedef VipsArrayDouble *(*gw_vips_array_double_new_fn)(const double *values, int count);
 typedef void (*gw_vips_area_unref_fn)(VipsArea *area);
 typedef char *(*gw_vips_error_buffer_copy_fn)(void);
@@ -134,6 +141,8 @@ enum {
     GW_VIPS_ACCESS_SEQUENTIAL = 1,
     GW_VIPS_FAIL_ON_ERROR = 2,
     GW_VIPS_SIZE_DOWN = 2,
+    GW_VIPS_FORMAT_UCHAR = 0,
+    GW_VIPS_ANGLE_D0 = 0,
     GW_G_LOG_LEVELS_DROPPED = (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7), // WARNING | MESSAGE | INFO | DEBUG
 };
 
@@ -146,7 +155,7 @@ enum {
     X(vips_pngsave_buffer) X(vips_jpegsave_buffer) X(vips_flatten) X(vips_array_double_new) X(vips_area_unref)    \
     X(vips_error_buffer_copy) X(vips_foreign_find_load_source) X(vips_image_get_width) X(vips_image_get_height)   \
     X(vips_image_get_bands) X(vips_image_hasalpha) X(vips_image_get_typeof) X(vips_image_get_int)                 \
-    X(vips_image_get_blob) X(vips_image_get_string)
+    X(vips_image_get_blob) X(vips_image_get_string) X(vips_image_new_from_memory_copy) X(vips_rot)
 #define GW_POPPLER_FUNCTIONS(X)                                                                                     \
     X(poppler_document_new_from_fd) X(poppler_document_get_title) X(poppler_document_get_author)                  \
     X(poppler_document_get_subject) X(poppler_document_get_creator) X(poppler_document_get_producer)              \

@@ -5,8 +5,11 @@ public enum MediaType: String, Sendable, Hashable, CaseIterable {
     case image
     /// A PDF document (thumbnail of the first page; title, author, pages).
     case pdf
-    /// Audio with tags TagLib reads: MP3, FLAC, Ogg Vorbis/Opus, MP4/M4A, WAV, AIFF, ...
+    /// Audio with tags TagLib reads: MP3, FLAC, Ogg Vorbis/Opus, M4A, WAV, AIFF, ...
     case audio
+    /// Video FFmpeg reads: MP4, QuickTime, Matroska/WebM, AVI, MPEG, Ogg video, ... (a poster frame;
+    /// size, duration, codecs). An MP4 holding audio only is read as audio.
+    case video
     /// Anything else: metadata has the basic format and size only.
     case other
 
@@ -16,7 +19,7 @@ public enum MediaType: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Whether ``ExtendedFileProvider/thumbnail(of:options:)`` can make a thumbnail for this type.
-    public var hasThumbnail: Bool { self == .image || self == .pdf }
+    public var hasThumbnail: Bool { self == .image || self == .pdf || self == .video }
 
     /// The lowercased extension of the last path component (`""` when it has none).
     public static func fileExtension(of path: String) -> String {
@@ -31,8 +34,11 @@ public enum MediaType: String, Sendable, Hashable, CaseIterable {
             table[ext] = .image
         }
         table["pdf"] = .pdf
-        for ext in ["mp3", "flac", "ogg", "oga", "opus", "spx", "m4a", "m4b", "mp4", "aac", "wav", "aif", "aiff", "ape", "wma", "wv", "mpc"] {
+        for ext in ["mp3", "flac", "ogg", "oga", "opus", "spx", "m4a", "m4b", "aac", "wav", "aif", "aiff", "ape", "wma", "wv", "mpc"] {
             table[ext] = .audio
+        }
+        for ext in ["mp4", "m4v", "mov", "qt", "mkv", "webm", "avi", "mpg", "mpeg", "m2ts", "mts", "3gp", "3g2", "ogv", "wmv", "asf", "flv"] {
+            table[ext] = .video
         }
         return table
     }()

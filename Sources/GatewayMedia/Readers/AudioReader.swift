@@ -1,7 +1,6 @@
 import CTagLibStream
 import Foundation
 import GatewayCore
-import Synchronization
 
 /// Audio tags and properties through TagLib, reading the file through a ``MediaInput`` so that a
 /// remote file costs only what TagLib looks at: the ID3v2 tag and first frame at the head, the
@@ -10,19 +9,19 @@ enum AudioReader {
     /// Fills the audio fields of `metadata`. Returns `false` when TagLib does not recognise the
     /// content; throws only the input's own errors (network, cancellation).
     static func read(_ input: any MediaInput, name: String, into metadata: inout MediaMetadata) throws -> Bool {
-        let context = Context(input: input)
+        let context = MediaInputCallbacks(input: input)
         var info = gw_taglib_info()
         let recognised = withExtendedLifetime(context) {
             name.withCString { cName in
                 var io = gw_taglib_io(context: Unmanaged.passUnretained(context).toOpaque(), read: { context, offset, buffer, length in
                     guard let context, let buffer else { return -1 }
-                    return Unmanaged<Context>.fromOpaque(context).takeUnretainedValue().read(offset, buffer, length)
+                    return Unmanaged<MediaInputCallbacks>.fromOpaque(context).takeUnretainedValue().read(offset, buffer, length)
                 }, size: input.size, name: cName)
                 return gw_taglib_read(&io, &info) == 0
             }
         }
         defer { gw_taglib_info_free(&info) }
-        if let error = context.error.withLock({ $0 }) { throw error }
+        if let error = context.error { throw error }
         guard recognised else { return false }
         func text(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {
             guard let pointer else { return nil }
@@ -43,22 +42,5 @@ enum AudioReader {
             if info.channels > 0 { metadata.channels = Int(info.channels) }
         }
         return true
-    }
-
-    private final class Context: Sendable {
-        let input: any MediaInput
-        let error = Mutex<(any Error)?>(nil)
-
-        init(input: any MediaInput) { self.input = input }
-
-        func read(_ offset: Int64, _ buffer: UnsafeMutableRawPointer, _ length: Int64) -> Int64 {
-            guard error.withLock({ $0 == nil }) else { return -1 }
-            do {
-                return Int64(try input.read(at: offset, into: buffer, count: Int(clamping: max(0, length))))
-            } catch {
-                self.error.withLock { $0 = error }
-                return -1
-            }
-        }
     }
 }

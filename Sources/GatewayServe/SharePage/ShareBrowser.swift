@@ -216,6 +216,7 @@ struct ShareBrowser: Sendable {
                 if let width = metadata.width, let height = metadata.height { fact("Dimensions", "\(width) × \(height) pixels") }
                 fact("Pages", metadata.pages.map(String.init))
                 fact("Duration", metadata.durationSeconds.map(Self.duration))
+                fact("Codecs", [metadata.other["video_codec"], metadata.other["audio_codec"]].compactMap { $0 }.joined(separator: ", "))
                 let camera = [metadata.cameraMake, metadata.cameraModel].compactMap { $0 }.joined(separator: " ")
                 fact("Camera", camera)
                 fact("Taken", metadata.dateTaken)
@@ -417,10 +418,10 @@ struct ShareBrowser: Sendable {
         switch MediaType(path: name) {
         case .image: return "image"
         case .pdf: return "document"
-        case .audio: return ext == "mp4" ? "video" : "audio"
+        case .audio: return "audio"
+        case .video: return "video"
         case .other: break
         }
-        if ["mov", "mkv", "webm", "avi", "m4v"].contains(ext) { return "video" }
         if ["zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zst"].contains(ext) { return "archive" }
         if ["txt", "md", "doc", "docx", "odt", "rtf", "csv", "xls", "xlsx", "ods", "ppt", "pptx", "odp"].contains(ext) { return "document" }
         return "file"
