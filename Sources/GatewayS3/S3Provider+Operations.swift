@@ -63,10 +63,22 @@ extension S3Provider {
     /// one `DELETE` each, up to 8 at once, where the server lacks it (501, learned once) and for
     /// keys XML cannot carry (control characters). Children before their markers.
     func deleteObjects(_ keys: [String], path remote: String) async throws {
-        var ordered = keys.sorted { $0.utf8.count > $1.utf8.count }
+        try await deleteObjects(keys.map { ObjectVersion(key: $0, version: nil) }, path: remote)
+    }
+
+    /// One object, or one version of it (a version, or a delete marker, removed for good).
+    struct ObjectVersion: Sendable {
+        var key: String
+        var version: String?
+    }
+
+    /// Deletes objects, and versions of objects, as the keys-only `deleteObjects(_:path:)` does
+    /// (`DeleteObjects` carries a `VersionId` per object; one at a time, `DELETE ?versionId=`).
+    func deleteObjects(_ objects: [ObjectVersion], path remote: String) async throws {
+        var ordered = objects.sorted { $0.key.utf8.count > $1.key.utf8.count }
         if batchDeletes.load(ordering: .relaxed) != Self.batchDeletesMissing {
-            let (plain, awkward) = ordered.reduce(into: ([String](), [String]())) { split, key in
-                if key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { split.1.append(key) } else { split.0.append(key) }
+            let (plain, awkward) = ordered.reduce(into: ([ObjectVersion](), [ObjectVersion]())) { split, object in
+                if object.key.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { split.1.append(object) } else { split.0.append(object) }
             }
             var start = 0
             while start < plain.count {
@@ -76,14 +88,12 @@ extension S3Provider {
             }
             ordered = Array(plain[start...]) + awkward
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var running = 0
-            for objectKey in ordered {
-                if running >= 8 { try await group.next(); running -= 1 }
-                group.addTask { [self] in try await deleteObject(objectKey, path: remote) }
-                running += 1
+        try await ordered.concurrentForEach(width: 8) { [self] object in
+            if let version = object.version {
+                try await deleteVersion(object.key, version: version, path: remote)
+            } else {
+                try await deleteObject(object.key, path: remote)
             }
-            try await group.waitForAll()
         }
     }
 
@@ -164,9 +174,12 @@ extension S3Provider {
 
     /// One `DeleteObjects` request; `false` (and nothing deleted) where the server does not
     /// implement it. A key the server could not delete fails the whole call, naming the key.
-    private func deleteBatch(_ keys: ArraySlice<String>, path remote: String) async throws -> Bool {
+    private func deleteBatch(_ objects: ArraySlice<ObjectVersion>, path remote: String) async throws -> Bool {
         var xml = "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>"
-        for key in keys { xml += "<Object><Key>\(Self.xmlEscaped(key))</Key></Object>" }
+        for object in objects {
+            xml += "<Object><Key>\(Self.xmlEscaped(object.key))</Key>"
+                + (object.version.map { "<VersionId>\(Self.xmlEscaped($0))</VersionId>" } ?? "") + "</Object>"
+        }
         xml += "</Delete>"
         let body = Data(xml.utf8)
         // (Content-MD5 is required for DeleteObjects, signed or not.)
@@ -181,8 +194,8 @@ extension S3Provider {
         }
         guard head.isSuccess else { throw failure(head, body: data, path: remote) }
         let document = try document(data, answering: "POST", path: remote)
-        // (A key already gone is deleted, as a single DELETE would say.)
-        if let failed = document.records(named: "Error").first(where: { $0.values["Code"] != "NoSuchKey" }) {
+        // (A key or version already gone is deleted, as a single DELETE would say.)
+        if let failed = document.records(named: "Error").first(where: { !["NoSuchKey", "NoSuchVersion"].contains($0.values["Code"] ?? "") }) {
             let key = failed.values["Key"] ?? ""
             let code = failed.values["Code"] ?? "InternalError"
             throw FileProviderHTTPError(statusCode: Self.status(ofCode: code), path: remotePath(ofKey: key) ?? remote,
@@ -271,21 +284,19 @@ extension S3Provider {
         for try await objects in objectPages(below: sourcePrefix, path: source) {
             var copied: [String] = []
             try await withThrowingTaskGroup(of: Void.self) { group in
-                var running = 0
+                var slots = TaskSlots(width: 8)
                 for object in objects {
                     let marker = Self.isMarker(object.key)
                     let sourceKey = marker ? Self.markedPrefix(object.key) : object.key
                     guard let below = Self.remainder(of: sourceKey, after: sourcePrefix), let from = remotePath(ofKey: sourceKey),
                           let to = remotePath(ofKey: destinationPrefix + below) else { skipped(object.key); continue }
-                    if running >= 8 { try await group.next(); running -= 1 }
-                    group.addTask { [self] in
+                    try await slots.add({ [self] in
                         if marker {
                             if to != "/" { try await storeMarker(to) }
                         } else {
                             try await copyObject(from: from, item: self.item(object, path: from), to: to, progress: progress)
                         }
-                    }
-                    running += 1
+                    }, to: &group)
                     copied.append(object.key)
                 }
                 try await group.waitForAll()

@@ -88,34 +88,27 @@ extension S3Provider {
     /// Removes the delete markers of each key below `prefix` (of `prefix` itself only, with
     /// `exactKey`) that has no version with content left: such a key is gone either way, and its
     /// markers are all that still lists it (moto rolls them into common prefixes) and costs. A key
-    /// with any other version keeps its markers, which hide that version. Up to 8 at once; returns
-    /// how many went. A listing whose keys are not in order fails, removing nothing more.
+    /// with any other version keeps its markers, which hide that version. 1,000 a request
+    /// (`DeleteObjects` with version ids); returns how many went. A listing whose keys
+    /// are not in order fails, removing nothing more.
     @discardableResult
     func removeLoneDeleteMarkers(below prefix: String, exactKey: Bool, path remote: String) async throws -> Int {
         var key: String?
         var markers: [String] = []
         var hasContent = false
-        var doomed: [(key: String, version: String)] = []
+        var doomed: [ObjectVersion] = []
         var removed = 0
         func flush() async throws {
             let batch = doomed
             doomed = []
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                var running = 0
-                for (objectKey, version) in batch {
-                    if running >= 8 { try await group.next(); running -= 1 }
-                    group.addTask { [self] in try await deleteVersion(objectKey, version: version, path: remote) }
-                    running += 1
-                }
-                try await group.waitForAll()
-            }
+            try await deleteObjects(batch, path: remote)
             removed += batch.count
         }
         // A key's versions come together (ListObjectVersions lists by key, in UTF-8 order), so
         // a key is settled when the next one starts.
         func settle() async throws {
-            if let key, !hasContent { doomed += markers.map { (key, $0) } }
-            if doomed.count >= 256 { try await flush() }
+            if let key, !hasContent { doomed += markers.map { ObjectVersion(key: key, version: $0) } }
+            if doomed.count >= 1000 { try await flush() }
         }
         for try await page in versionPages(below: prefix, path: remote) {
             for version in page where !exactKey || version.key == prefix {

@@ -240,7 +240,7 @@ final class S3VersionTrashVolume: TrashVolume {
         var reader = S3VersionManifest.LineReader()
         var header: S3VersionManifest.Header?
         try await withThrowingTaskGroup(of: Void.self) { group in
-            var running = 0
+            var slots = TaskSlots(width: 8)
             for try await chunk in try await provider.readStream(path: path, options: ReadOptions()) {
                 for line in try Self.parse(path, { try reader.lines(in: chunk) }) {
                     guard let known = header else {
@@ -248,9 +248,7 @@ final class S3VersionTrashVolume: TrashVolume {
                         continue
                     }
                     let entry = try Self.parse(path) { try S3VersionManifest.entry(line) }
-                    if running >= 8 { try await group.next(); running -= 1 }
-                    group.addTask { try await body(known, entry) }
-                    running += 1
+                    try await slots.add({ try await body(known, entry) }, to: &group)
                 }
             }
             try await group.waitForAll()

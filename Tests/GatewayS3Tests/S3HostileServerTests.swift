@@ -223,11 +223,17 @@ struct S3HostileServerTests {
         let ordered = [entry("d/a", "ma", marker: true), entry("d/a", "va", marker: false), entry("d/b", "mb1", marker: true),
                        entry("d/b", "mb2", marker: true), entry("d/c", "vc", marker: false)]
         let backwards = [entry("d/b", "mb1", marker: true), entry("d/a", "ma", marker: true)]
-        for (listing, expected) in [(ordered, ["/b/d/b?versionId=mb1", "/b/d/b?versionId=mb2"]), (backwards, [])] {
+        // (The third: a server without DeleteObjects gets one DELETE ?versionId= per marker.)
+        for (listing, expected, batches) in [(ordered, ["mb1", "mb2"], true), (backwards, [], true), (ordered, ["mb1", "mb2"], false)] {
             let server = try ScriptedHTTPServer { request in
-                if request.method == "DELETE" { return .http("204 No Content") }
-                return .http("200 OK", headers: [("Content-Type", "application/xml")],
-                             body: "<ListVersionsResult><IsTruncated>false</IsTruncated>" + listing.joined() + "</ListVersionsResult>")
+                switch request.method {
+                case "DELETE": return .http("204 No Content")
+                case "POST" where !batches: return .http("501 Not Implemented")
+                case "POST": return .http("200 OK", headers: [("Content-Type", "application/xml")], body: "<DeleteResult></DeleteResult>")
+                default:
+                    return .http("200 OK", headers: [("Content-Type", "application/xml")],
+                                 body: "<ListVersionsResult><IsTruncated>false</IsTruncated>" + listing.joined() + "</ListVersionsResult>")
+                }
             }
             defer { server.stop() }
             let s3 = provider(server)
@@ -237,8 +243,15 @@ struct S3HostileServerTests {
             } catch {
                 #expect(expected.isEmpty && error.failureKind == .malformedResponse, "\(error)")
             }
+            // One DeleteObjects naming d/b's two markers by version, nothing else.
+            let posts = server.requests.filter { $0.method == "POST" }
+            #expect(posts.count == (expected.isEmpty ? 0 : 1) && posts.allSatisfy { $0.target.hasSuffix("?delete=") })
+            let xml = posts.map { String(decoding: $0.body, as: UTF8.self) }.joined()
+            let named = xml.components(separatedBy: "<VersionId>").dropFirst().compactMap { $0.components(separatedBy: "</VersionId>").first }.sorted()
+            #expect(named == expected, "\(xml)")
+            #expect(expected.allSatisfy { xml.contains("<Object><Key>d/b</Key><VersionId>\($0)</VersionId></Object>") }, "\(xml)")
             let deletes = server.requests.filter { $0.method == "DELETE" }.map(\.target).sorted()
-            #expect(deletes == expected, "\(deletes)")
+            #expect(deletes == (batches ? [] : expected.map { "/b/d/b?versionId=\($0)" }), "\(deletes)")
         }
     }
 }
