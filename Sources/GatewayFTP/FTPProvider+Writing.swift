@@ -19,7 +19,7 @@ extension FTPProvider: FileProviderResumableWrite {
     /// The size of the partial file an interrupted resumable upload under `key` left (`SIZE`).
     public func resumableWriteLength(path: String, key: String) async throws -> Int64 {
         let remote = try RemotePath.normalize(path)
-        let partial = Self.resumablePath(remote, key: key)
+        let partial = RemotePath.resumablePath(for: remote, key: key)
         do {
             return try await client.fileInfo(try await serverPath(partial), path: partial).size ?? 0
         } catch let error as FileProviderFTPError where error.replyCode == 550 {
@@ -32,7 +32,7 @@ extension FTPProvider: FileProviderResumableWrite {
     /// transient failure the partial file stays for the next attempt.
     public func resumableWrite(path: String, key: String, offset: Int64, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
         let remote = try await checkedWriteTarget(path, options: options)
-        let partial = Self.resumablePath(remote, key: key)
+        let partial = RemotePath.resumablePath(for: remote, key: key)
         if offset > 0 {
             let stored = try await resumableWriteLength(path: remote, key: key)
             guard stored == offset else {
@@ -44,11 +44,6 @@ extension FTPProvider: FileProviderResumableWrite {
         return try await upload(stream, to: partial, as: remote, offset: offset, options: options) { error in
             !error.failureKind.keepsInterruptedWrite
         }
-    }
-
-    /// The partial file of a resumable upload of `remote` under `key`, beside it.
-    static func resumablePath(_ remote: String, key: String) -> String {
-        RemotePath.parent(of: remote).appendingRemoteComponent(RemotePath.resumableName(for: RemotePath.lastComponent(of: remote), key: key))
     }
 
     /// Checks a write's target (``AtomicWrite/checkTarget(_:options:remote:sameVersion:lookUp:)``).

@@ -38,7 +38,7 @@ extension SFTPProvider: FileProviderRangedWrite {
         guard size >= 0, offset >= 0, length >= 0, offset <= size, length <= size - offset else {
             throw FileProviderError.invalidPath(path: remote, reason: "the range \(offset)+\(length) lies outside \(size) bytes")
         }
-        let partial = Self.resumablePath(remote, key: key)
+        let partial = RemotePath.resumablePath(for: remote, key: key)
         let (counted, _) = AtomicWrite.counting(stream.exactly(length, path: remote, what: "the range at \(offset)"), progress: progress)
         try await withSession { connection in
             let file = try await serverPath(partial, on: connection)
@@ -71,19 +71,19 @@ extension SFTPProvider: FileProviderRangedWrite {
 
     public func rangedWriteSize(path: String, key: String) async throws -> Int64? {
         let remote = try RemotePath.normalize(path)
-        guard remote != "/", let stored = try await itemIfPresent(path: Self.resumablePath(remote, key: key)), !stored.isDirectory else { return nil }
+        guard remote != "/", let stored = try await itemIfPresent(path: RemotePath.resumablePath(for: remote, key: key)), !stored.isDirectory else { return nil }
         return stored.size
     }
 
     public func commitRanges(path: String, key: String, size: Int64, options: WriteOptions) async throws -> FileObject {
         let remote = try await AtomicWrite.checkTarget(path, options: options, remote: name) { try await itemIfPresent(path: $0) }
-        return try await commitFilledFile(Self.resumablePath(remote, key: key), remote: remote, size: size, options: options)
+        return try await commitFilledFile(RemotePath.resumablePath(for: remote, key: key), remote: remote, size: size, options: options)
     }
 
     public func discardRanges(path: String, key: String) async throws {
         let remote = try RemotePath.normalize(path)
         guard remote != "/" else { return }
-        let partial = Self.resumablePath(remote, key: key)
+        let partial = RemotePath.resumablePath(for: remote, key: key)
         try await withSession { connection in
             do {
                 try await connection.expectOK(.remove(path: try await serverPath(partial, on: connection)), "REMOVE", path: partial)

@@ -13,7 +13,7 @@ extension SFTPProvider: FileProviderResumableWrite {
     /// truncates the partial file) rather than failing.
     public func resumableWriteLength(path: String, key: String) async throws -> Int64 {
         let remote = try RemotePath.normalize(path)
-        let partial = Self.resumablePath(remote, key: key)
+        let partial = RemotePath.resumablePath(for: remote, key: key)
         return try await withSession { connection in
             let target = try await serverPath(partial, on: connection)
             let size: Int64
@@ -40,7 +40,7 @@ extension SFTPProvider: FileProviderResumableWrite {
     /// keeps the partial file for the next attempt; any other removes it.
     public func resumableWrite(path: String, key: String, offset: Int64, from stream: ByteStream, options: WriteOptions) async throws -> FileObject {
         let remote = try await AtomicWrite.checkTarget(path, options: options, remote: name) { try await itemIfPresent(path: $0) }
-        let partial = Self.resumablePath(remote, key: key)
+        let partial = RemotePath.resumablePath(for: remote, key: key)
         if offset > 0 {
             let stored = try await resumableWriteLength(path: remote, key: key)
             guard stored == offset else {
@@ -60,13 +60,6 @@ extension SFTPProvider: FileProviderResumableWrite {
         }
         if options.returnsStoredAttributes, let stored = try? await attributesOfItem(path: remote) { return stored }
         return FileObject(path: remote, type: .file, size: offset + count.value, modificationDate: options.modificationDate)
-    }
-
-    /// The partial file of a resumable upload of `remote` under `key`, beside it.
-    static func resumablePath(_ remote: String, key: String) -> String {
-        let parent = RemotePath.parent(of: remote)
-        let name = RemotePath.resumableName(for: RemotePath.lastComponent(of: remote), key: key)
-        return parent == "/" ? "/" + name : parent + "/" + name
     }
 
     /// Reads the last byte of a file and writes it back in place: whether the server writes into

@@ -91,7 +91,7 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
 
     /// Sends `length` bytes of `stream` as the range at `offset` of the `size`-byte file `target`;
     /// returns the first and last bytes sent, to be read back before the file is committed.
-    fileprivate func putRange(_ target: String, remote: String, offset: Int64, length: Int64, size: Int64,
+    func putRange(_ target: String, remote: String, offset: Int64, length: Int64, size: Int64,
                               from stream: ByteStream, progress: TransferProgress?) async throws -> [RangeSample] {
         let source = ExactLengthSource(stream, offset: offset, length: length, remote: remote, progress: progress)
         let (head, response) = try await send("PUT", target, headers: [
@@ -115,21 +115,14 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
     static let rangeBuffer = 1 << 20
 
     /// Checks the assembled temporary file (its size, and `samples` read back) and moves it into place.
-    fileprivate func finishRangedUpload(_ target: String, remote: String, size: Int64, samples: [RangeSample],
+    func finishRangedUpload(_ target: String, remote: String, size: Int64, samples: [RangeSample],
                                         options: WriteOptions) async throws -> FileObject {
         let stored = try await itemIfPresent(path: target)
         guard let stored, stored.size == size else {
             refuseRangedUploads("server did not assemble the ranges of a PUT")
             throw FileProviderError.truncated(path: remote, reason: "the server holds \(stored?.size.map(String.init) ?? "no") bytes of \(size); nothing was written")
         }
-        for sample in samples {
-            let bytes = try await contents(path: target, offset: sample.offset, length: Int64(sample.bytes.count))
-            guard bytes == sample.bytes else {
-                refuseRangedUploads("server did not keep the ranges of a PUT as sent")
-                throw FileProviderError.truncated(
-                    path: remote, reason: "the server holds other bytes at \(sample.offset) than were sent there; nothing was written")
-            }
-        }
+        try await checkSamples(samples, in: target, remote: remote)
         try await options.beforeReplacing?(remote)
         let clock = ContinuousClock()
         let started = clock.now
@@ -139,6 +132,21 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
         let stamp = await recordSourceStamp(at: remote, size: size, options: options, answer: answer,
                                             elapsed: started.duration(to: clock.now), stored: committed)
         return await storedAttributes(remote, size: size, options: options, described: committed, stamp: stamp, fallbackDate: nil)
+    }
+}
+
+extension WebDAVProvider {
+    /// Reads `samples` back from `target` and compares them with what was sent; any difference
+    /// fails (and makes the rest of the run send plain `PUT`s).
+    func checkSamples(_ samples: [RangeSample], in target: String, remote: String) async throws {
+        for sample in samples where !sample.bytes.isEmpty {
+            let bytes = try await contents(path: target, offset: sample.offset, length: Int64(sample.bytes.count))
+            guard bytes == sample.bytes else {
+                refuseRangedUploads("server did not keep the ranges of a PUT as sent")
+                throw FileProviderError.truncated(
+                    path: remote, reason: "the server holds other bytes at \(sample.offset) than were sent there; nothing was written")
+            }
+        }
     }
 }
 

@@ -238,7 +238,7 @@ struct CLITests {
         #expect(process.write(Data(count: 1_000_000)))
         // Mid-transfer once the upload's temporary exists (a bound only a broken run reaches).
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(20)
+        let deadline = clock.now + .seconds(60)
         func temporaryExists() -> Bool {
             ((try? FileManager.default.contentsOfDirectory(atPath: s.base)) ?? []).contains { $0.hasPrefix(".partial.bin.gateway-") }
         }

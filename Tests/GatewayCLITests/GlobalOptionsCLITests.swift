@@ -130,7 +130,7 @@ struct GlobalOptionsCLITests {
             #expect(result.status == 0, "gateway \(arguments.joined(separator: " ")): \(result.status) \(result.stderr)")
         }
         #expect(try MountCLITests.Mounted.command("/bin/fusermount3", ["-u", s.path("mnt")]).status == 0)
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while mount.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(!mount.process.isRunning && mount.process.terminationStatus == 0, "gateway mount with options first: \(mount.stderr)")
     }

@@ -78,7 +78,7 @@ extension MountCLITests {
             if let proxy = side.proxy {
                 proxy.setRefusing(true)
                 proxy.cutAll()
-                try await mount.gateway.waitForStderr("working offline", timeout: .seconds(20))
+                try await mount.gateway.waitForStderr("working offline")
             }
             @Sendable func append(_ name: String) throws {
                 let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: root + "/" + name))
@@ -118,7 +118,7 @@ extension MountCLITests {
             #expect(removed == (offline ? 0 : EBUSY), "unlink: errno \(removed)")
             if let proxy = side.proxy {
                 proxy.setRefusing(false)
-                try await mount.gateway.waitForStderr("answers again", timeout: .seconds(20))
+                try await mount.gateway.waitForStderr("answers again")
             }
             func text(_ name: String) -> String? { try? String(contentsOfFile: server + "/" + name, encoding: .utf8) }
             func conflictCopies(_ name: String) -> [String] {
@@ -144,7 +144,7 @@ extension MountCLITests {
             // The mount shows the same: no queue left, the remote's version of de.txt.
             let status = try await mountStatus(s, root, environment: side.environment)
             #expect(status["pending_uploads"] as? Int == 0, "\(status)")
-            try await waitUntil("the mount shows de.txt at the remote's version", timeout: .seconds(15)) {
+            try await waitUntil("the mount shows de.txt at the remote's version", timeout: .seconds(120)) {
                 (try? String(contentsOfFile: root + "/de.txt", encoding: .utf8)) == "there de\n"
             }
         }

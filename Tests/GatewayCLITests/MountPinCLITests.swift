@@ -26,7 +26,7 @@ extension MountCLITests {
     }
 
     /// Waits (up to `timeout`) until every path has the state `wanted`; returns the states last seen.
-    func waitForState(_ mount: Mounted, _ paths: [String], _ wanted: String, timeout: Duration = .seconds(20)) async throws -> [String] {
+    func waitForState(_ mount: Mounted, _ paths: [String], _ wanted: String, timeout: Duration = .seconds(120)) async throws -> [String] {
         try await mount.blocking(timeout: timeout + .seconds(10)) {
             let deadline = ContinuousClock.now + timeout
             while true {
@@ -225,7 +225,7 @@ extension MountCLITests {
             #expect(pinned.status == 0, "\(pinned.stderr)")
             _ = try await mount.blocking { try Data(contentsOf: URL(fileURLWithPath: root + "/read.bin")) }
             #expect(try await mount.blocking { try Self.attributes(root + "/read.bin")["user.gateway.state"] } == "materialized")
-            let dropped = try await waitForState(mount, [root + "/read.bin"], "placeholder", timeout: .seconds(15))
+            let dropped = try await waitForState(mount, [root + "/read.bin"], "placeholder")
             #expect(dropped == ["placeholder"])
             #expect(try await mount.blocking { try Self.attributes(root + "/kept/pinned.bin")["user.gateway.state"] } == "materialized")
         }
@@ -344,7 +344,7 @@ extension MountCLITests {
             // The server goes away; the monitor's next look finds out.
             proxy.setRefusing(true)
             proxy.cutAll()
-            try await mount.gateway.waitForStderr("working offline", timeout: .seconds(20))
+            try await mount.gateway.waitForStderr("working offline")
 
             let (cached, uncachedErrno, elapsed) = try await mount.blocking { () -> (Data, Int32, Duration) in
                 let cached = try Data(contentsOf: URL(fileURLWithPath: root + "/cached.bin"))
@@ -417,13 +417,13 @@ extension MountCLITests {
 
             // Back: both land without anything else done.
             proxy.setRefusing(false)
-            try await mount.gateway.waitForStderr("answers again", timeout: .seconds(20))
+            try await mount.gateway.waitForStderr("answers again")
             func text(_ name: String) -> String? { try? String(contentsOfFile: server + "/" + name, encoding: .utf8) }
-            try await waitUntil("the edits reached the server", timeout: .seconds(30)) {
+            try await waitUntil("the edits reached the server") {
                 text("renamed.txt") == "line 1\nline 2, offline\n" && text("new2.txt") == "made offline\n"
                     && text("offdir/a.txt") == "in a folder made offline\n" && text("gone/x.txt") == "made in a folder removed there\n"
             }
-            try await waitUntil("the batch reached the server", timeout: .seconds(30)) {
+            try await waitUntil("the batch reached the server") {
                 (try? FileManager.default.contentsOfDirectory(atPath: server + "/batch").sorted())
                     == (0..<10).map { "b\($0)" } + (10..<15).map { "r\($0)" }
             }
@@ -462,7 +462,7 @@ extension MountCLITests {
         _ = try await mount.blocking { try FileManager.default.contentsOfDirectory(atPath: root) }
         proxy.setRefusing(true)
         proxy.cutAll()
-        try await mount.gateway.waitForStderr("working offline", timeout: .seconds(20))
+        try await mount.gateway.waitForStderr("working offline")
         try await mount.blocking {
             let files = FileManager.default
             try files.createDirectory(atPath: root + "/newdir", withIntermediateDirectories: false)                    // 1
@@ -493,15 +493,15 @@ extension MountCLITests {
             // folder as the changes left it; then the remote comes back and they are applied.
             let offline = try await Mounted(s, location: "apache:\(folder)", environment: env)
             defer { offline.forceOff() }
-            try await offline.gateway.waitForStderr("starting offline", timeout: .seconds(20))
+            try await offline.gateway.waitForStderr("starting offline")
             let (shown, made) = try await offline.blocking { () -> ([String], String) in
                 (try FileManager.default.contentsOfDirectory(atPath: offline.mountpoint).sorted(),
                  try String(contentsOfFile: offline.mountpoint + "/m2", encoding: .utf8))
             }
             #expect(shown == expected && made == "m2\n", "\(shown) \(offline.gateway.stderr)")
             proxy.setRefusing(false)
-            try await offline.gateway.waitForStderr("answers again", timeout: .seconds(20))
-            try await waitUntil("the 20 changes reached the server", timeout: .seconds(30)) {
+            try await offline.gateway.waitForStderr("answers again")
+            try await waitUntil("the 20 changes reached the server") {
                 ((try? FileManager.default.contentsOfDirectory(atPath: server).sorted()) == expected) && text("m3") == "m3\n"
                     && text("newdir/n4") == "n4\n"
             }

@@ -144,7 +144,7 @@ struct S3CLITests {
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "moto:\(folder)"], extraEnvironment: direct) }
         proxy.setHolding(afterTotal: 640 << 20)
         let victim = try s.runner.start(["copy", s.path("big.bin"), "moto:\(folder)/"], extraEnvironment: configured)
-        try await waitUntil("the upload to stall at the proxy", timeout: .seconds(60)) { proxy.held > 0 }
+        try await waitUntil("the upload to stall at the proxy") { proxy.held > 0 }
         victim.kill()
         proxy.cutAll()
         let cleanupDry = try await s.runner.run(["cleanup", "--dry-run", "--json", "--older-than", "0s", "moto:\(folder)"], extraEnvironment: direct)
@@ -176,7 +176,7 @@ struct S3CLITests {
         try s.write("proxied.json", Data(config.replacingOccurrences(of: "127.0.0.1:\(proxy.port)", with: "127.0.0.1:\(secondProxy.port)").utf8))
         secondProxy.setHolding(afterTotal: 80 << 20)
         let second = try s.runner.start(["copy", s.path("big.bin"), "moto:\(folder)/again/"], extraEnvironment: configured)
-        try await waitUntil("the second upload to stall", timeout: .seconds(60)) { secondProxy.held > 0 }
+        try await waitUntil("the second upload to stall") { secondProxy.held > 0 }
         second.kill()
         secondProxy.cutAll()
         let cleanup = try await s.runner.run(["cleanup", "--json", "--older-than", "0s", "moto:\(folder)"], extraEnvironment: direct)

@@ -284,7 +284,7 @@ struct ScaleOutCLITests {
         let killed = try s.runner.start(["copy", "--plan", "plan", "--shard", "\(victim)", "--transfers", "2"], extraEnvironment: slow)
         try await Self.runShards(s, of: 4, except: victim, environment: direct)
         // Wait until the victim has started and its uploads stall at the proxy, then kill it.
-        try await waitUntil("worker \(victim) started and its uploads stalled", timeout: .seconds(60)) {
+        try await waitUntil("worker \(victim) started and its uploads stalled") {
             s.exists("plan/state/000001.running.json") && proxy.held > 0
         }
         let killedPID = killed.process.processIdentifier
@@ -371,6 +371,89 @@ struct ScaleOutCLITests {
         }
     }
 
+    @Test("a file larger than a chunk, to WebDAV: Apache takes its ranges from 4 workers at once (ranged PUTs into one partial file); nginx (501 to Content-Range) and lighttpd get it whole",
+          .timeLimit(.minutes(3)))
+    func splitToWebDAV() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = ProcessInfo.processInfo.environment
+        guard let apache = environment["GATEWAY_TEST_WEBDAV_APACHE_URL"], let nginx = environment["GATEWAY_TEST_WEBDAV_NGINX_URL"],
+              let lighttpd = environment["GATEWAY_TEST_WEBDAV_LIGHTTPD_URL"] else {
+            throw CLITestSetupError("a GATEWAY_TEST_WEBDAV_*_URL is not set: run ./scripts/test.sh (it starts the servers)")
+        }
+        let user = environment["GATEWAY_TEST_WEBDAV_USER"] ?? "gateway"
+        try s.write("dav.json", Data(#"""
+            {"remotes": {"apache": {"type": "webdav", "url": "\#(apache)", "user": "\#(user)", "password_env": "DAV_SECRET"},
+                         "nginx": {"type": "webdav", "url": "\#(nginx)", "user": "\#(user)", "password_env": "DAV_SECRET"},
+                         "lighttpd": {"type": "webdav", "url": "\#(lighttpd)", "user": "\#(user)", "password_env": "DAV_SECRET"}}}
+            """#.utf8))
+        let configured = ["GATEWAY_CONFIG": s.path("dav.json"), "DAV_SECRET": environment["GATEWAY_TEST_WEBDAV_PASSWORD"] ?? "gateway-test"]
+        let big = Bytes.pattern(24 << 20, seed: 43)
+        try s.write("src/big.bin", big)
+        try s.write("src/small.txt", Data("small\n".utf8))
+        let apacheFolder = "split-\(UUID().uuidString.prefix(8))"
+        for (remote, splits) in [("apache", true), ("nginx", false), ("lighttpd", false)] {
+            let folder = remote == "apache" ? apacheFolder : "split-\(UUID().uuidString.prefix(8))"
+            defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "\(remote):\(folder)"], extraEnvironment: configured) }
+            let plan = try await s.runner.run(["plan", "src", "\(remote):\(folder)", "--out", "plan-\(remote)", "--chunks", "4", "--json"],
+                                              extraEnvironment: configured)
+            #expect(plan.status == 0, "\(plan.stderr)")
+            #expect(try Self.json(plan)["split_files"] as? Int == (splits ? 1 : 0), "\(remote): \(plan.text) \(plan.stderr)")
+            try await Self.runShards(s, plan: "plan-\(remote)", of: 4, environment: configured)
+            if splits {
+                // Before finalize: the ranges wait in the hidden partial file, the final name is free.
+                let listed = try await s.runner.run(["ls", "\(remote):\(folder)"], extraEnvironment: configured)
+                let names = listed.text.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
+                #expect(!names.contains("big.bin") && names.contains { $0.hasPrefix(".big.bin.gateway-resume-") }, "\(listed.text)")
+            }
+            let finalized = try await s.runner.run(["finalize", "plan-\(remote)"], extraEnvironment: configured)
+            #expect(finalized.status == 0, "\(remote): \(finalized.stderr)")
+            #expect(!finalized.stderr.contains("copying it whole"), "\(remote): \(finalized.stderr)")
+            let back = try await s.runner.run(["copy", "\(remote):\(folder)", s.path("back-\(remote)")], extraEnvironment: configured)
+            #expect(back.status == 0, "\(back.stderr)")
+            #expect(try s.read("back-\(remote)/big.bin") == big, "\(remote): the file is whole, byte for byte")
+            #expect(try s.tree("back-\(remote)").sorted() == ["big.bin", "small.txt"], "\(remote): no partial file stays")
+        }
+        // Apache took the file as one ranged PUT per planned range, into its partial file (a PUT
+        // without Content-Range shows `-` there).
+        let planned = try (0..<4).flatMap { index in
+            String(decoding: try s.read("plan-apache/chunks/00000\(index).tsv"), as: UTF8.self).split(separator: "\n")
+                .compactMap { try? PlanEntry.parse($0) }.compactMap(\.range)
+        }
+        let puts = try await ApacheAccessLog.requests("PUT", containing: apacheFolder + "/.big.bin.gateway-resume-")
+        #expect(planned.count >= 2 && puts.count == planned.count && puts.allSatisfy { $0.contains(" bytes ") }, "\(planned) \(puts)")
+    }
+
+    @Test("finalize reads back both ends of every range: a partial file changed after its workers wrote it gets the file copied whole, never committed",
+          .timeLimit(.minutes(2)))
+    func finalizeChecksRanges() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let big = Bytes.pattern(24 << 20, seed: 44)
+        try s.write("src/big.bin", big)
+        let plan = try await s.runner.run(["plan", "src", s.path("dst"), "--out", "plan", "--chunks", "4", "--json"])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(try Self.json(plan)["split_files"] as? Int == 1, "\(plan.text)")
+        try await Self.runShards(s, of: 4, environment: [:])
+        // A range lost as a server that copies the file at each write loses it: zeros, in the middle
+        // of the partial file (where the second range begins).
+        let partial = try #require(try FileManager.default.contentsOfDirectory(atPath: s.path("dst")).first { $0.hasPrefix(".big.bin.gateway-resume-") },
+                                   "the partial file waits for finalize")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: s.path("dst/" + partial)))
+        let ranges = String(decoding: try s.read("plan/chunks/000001.tsv"), as: UTF8.self).split(separator: "\n")
+            .compactMap { try? PlanEntry.parse($0) }.compactMap(\.range)
+        let second = try #require(ranges.first, "chunk 1 holds a range of the file")
+        try handle.seek(toOffset: UInt64(second.offset))
+        try handle.write(contentsOf: Data(count: 4096))
+        try handle.close()
+        let finalized = try await s.runner.run(["finalize", "plan"])
+        #expect(finalized.status == 0, "\(finalized.stderr)")
+        #expect(finalized.stderr.contains("big.bin: the destination does not hold the range at byte \(second.offset) as the source has it; copying it whole"),
+                "\(finalized.stderr)")
+        #expect(try s.read("dst/big.bin") == big, "the file is whole, byte for byte")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s.path("dst")) == ["big.bin"], "no partial file stays")
+    }
+
     @Test("a file larger than a chunk, from WebDAV to the local disk: 4 workers write its ranges at once, one killed with -9 mid-range and rerun; finalize moves it into place, the old one to the trash; check agrees, undo brings the old one back",
           .timeLimit(.minutes(3)))
     func splitLargeFile() async throws {
@@ -407,7 +490,7 @@ struct ScaleOutCLITests {
         let killed = try s.runner.start(["copy", "--plan", "plan", "--shard", "\(victim)"], extraEnvironment: slow)
         try await Self.runShards(s, of: 4, except: victim, environment: direct)
         func partials() -> [String] { ((try? s.tree("dst")) ?? []).filter { $0.hasSuffix(".partial") } }
-        try await waitUntil("worker \(victim) stalled mid-range", timeout: .seconds(60)) {
+        try await waitUntil("worker \(victim) stalled mid-range") {
             s.exists("plan/state/00000\(victim).running.json") && proxy.held > 0
         }
         killed.kill()

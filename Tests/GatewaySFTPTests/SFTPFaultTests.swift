@@ -40,7 +40,7 @@ struct SFTPFaultTests {
         try await direct.createFolder(path: folder, withIntermediateDirectories: false)
         defer { Task { try? await direct.removeItem(path: folder, recursive: true) } }
         let target = folder + "/big.bin"
-        let partial = SFTPProvider.resumablePath(target, key: "k1")
+        let partial = RemotePath.resumablePath(for: target, key: "k1")
 
         let upload = Task {
             try await provider.resumableWrite(path: target, key: "k1", offset: 0, from: ByteStream(data: data, chunkSize: 64 << 10),
@@ -97,7 +97,7 @@ struct SFTPFaultTests {
             let provider = SFTPProvider(configuration: try TestServers.sftp(server, remoteName: "probe"))
             defer { Task { await provider.shutdown() } }
             let target = "/probe-\(UUID().uuidString.prefix(8)).bin"
-            let partial = SFTPProvider.resumablePath(target, key: "k2")
+            let partial = RemotePath.resumablePath(for: target, key: "k2")
             try await provider.writeContents(path: partial, data: Data("0123456789".utf8))
             let length = try await provider.resumableWriteLength(path: target, key: "k2")
             #expect(length == (resumes ? 10 : 0), "\(server)")

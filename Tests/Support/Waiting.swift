@@ -3,7 +3,7 @@ import Testing
 /// Waits for `condition` (checked every 10 ms), bounded by `timeout`, which only a broken run
 /// reaches: a wait for the thing itself, not a pause of guessed length. On time-out it records
 /// "not within TIMEOUT: `what`" as an issue and throws.
-func waitUntil(_ what: @autoclosure () -> String, timeout: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation,
+func waitUntil(_ what: @autoclosure () -> String, timeout: Duration = .seconds(120), sourceLocation: SourceLocation = #_sourceLocation,
                _ condition: () throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while try !condition() {

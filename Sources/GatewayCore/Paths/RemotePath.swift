@@ -142,6 +142,14 @@ public enum RemotePath {
         return "." + base + suffix
     }
 
+    /// The resumable partial file of `path` (a normalized path, not the root) under `key`, beside
+    /// it: `PARENT/.NAME.gateway-resume-KEY.partial`.
+    public static func resumablePath(for path: String, key: String) -> String {
+        let parent = parent(of: path)
+        let name = resumableName(for: lastComponent(of: path), key: key)
+        return parent == "/" ? "/" + name : parent + "/" + name
+    }
+
     /// The prefix shared by every resumable partial file of `name`, whatever its key.
     public static func resumablePrefix(for name: String) -> String? {
         let probe = resumableName(for: name, key: "")

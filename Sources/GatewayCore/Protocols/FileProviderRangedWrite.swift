@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Files assembled from byte ranges that separate processes write, on this machine or on others
 /// that share the destination, and that one of them moves into place once every range is there:
 /// how a plan (`gateway plan`) splits a file too large for one chunk across several workers.
@@ -15,15 +17,25 @@ public protocol FileProviderRangedWrite: FileProviderReadWrite {
     func acceptsRangedWrites(below path: String) async throws -> Bool
 
     /// Writes exactly `length` bytes of `stream` at `offset` into the partial file of `path` under
-    /// `key`, a file of `size` bytes that the first writer makes (sparse where the file system
-    /// allows), and flushes them to stable storage before returning. Fails with
+    /// `key`, a file of `size` bytes once every range is in (the first writer makes it that size
+    /// where the destination can, sparse where the file system allows; elsewhere each range extends
+    /// it), and flushes them to stable storage before returning (or, where the server decides that,
+    /// reads them back). Fails with
     /// ``FileProviderError/truncated(path:reason:)`` when the stream holds other than `length`
     /// bytes. `progress` is told every byte written.
     func writeRange(path: String, key: String, size: Int64, offset: Int64, length: Int64, from stream: ByteStream,
                     progress: TransferProgress?) async throws
 
-    /// The size of the partial file of `path` under `key`, `nil` when there is none.
+    /// The size of the partial file of `path` under `key`, `nil` when there is none. Where the
+    /// first writer gives it the planned size (Local, SFTP) that is the planned size; where a range
+    /// only extends it (WebDAV), the end of the furthest range written so far.
     func rangedWriteSize(path: String, key: String) async throws -> Int64?
+
+    /// Up to `length` bytes at `offset` of the partial file of `path` under `key` (fewer at its
+    /// end): `gateway finalize` compares the bytes at both ends of every range with the source's
+    /// before the commit, so a server that lost a range written at the same time as another never
+    /// gets to name the file. The default reads the partial file by its name.
+    func rangedWriteContents(path: String, key: String, offset: Int64, length: Int64) async throws -> Data
 
     /// Moves the partial file of `path` under `key` into place once every range is written: checks
     /// it holds `size` bytes, gives it `options.modificationDate`, calls `options.beforeReplacing`,
@@ -36,4 +48,8 @@ public protocol FileProviderRangedWrite: FileProviderReadWrite {
 
 extension FileProviderRangedWrite {
     public func acceptsRangedWrites(below path: String) async throws -> Bool { true }
+
+    public func rangedWriteContents(path: String, key: String, offset: Int64, length: Int64) async throws -> Data {
+        try await contents(path: RemotePath.resumablePath(for: try RemotePath.normalize(path), key: key), offset: offset, length: length)
+    }
 }

@@ -65,6 +65,24 @@ extension CopyEngine {
                                     from: stream, progress: progress)
     }
 
+    /// The offset of the first range in `written` whose first or last 4 KiB the partial file of
+    /// `path` does not hold as `source` (a checked version) has them; `nil` when all match.
+    private func firstDifferingRange(_ file: TransferPlan.SplitFile, written: Set<Int64>, key: String, source: FileObject,
+                                     reader: any FileProviderReadWrite, writer: any FileProviderRangedWrite, path: String) async throws -> Int64? {
+        let edge: Int64 = 4096
+        for range in file.byteRanges where written.contains(range.offset) && range.length > 0 {
+            var spans = [(offset: range.offset, length: min(edge, range.length))]
+            if range.length > edge { spans.append((range.offset + range.length - edge, edge)) }
+            for span in spans {
+                let expected = try await reader.readStream(path: source.path, options: ReadOptions(offset: span.offset, length: span.length,
+                                                                                                  ifVersion: source.versionTag)).collect()
+                let held = try await writer.rangedWriteContents(path: path, key: key, offset: span.offset, length: span.length)
+                if held != expected { return range.offset }
+            }
+        }
+        return nil
+    }
+
     /// The source file's attributes now, when it is still the file `planned` describes (its size,
     /// and its time within the source's precision); else it fails with
     /// ``FileProviderError/versionMismatch(path:expected:actual:)``.
@@ -129,7 +147,9 @@ extension CopyEngine {
             state.fail(relative, operation: "finalize", side: .destination, item: target.displayName, error: error)
             return
         }
-        guard !written.isEmpty, stored == file.size else {
+        // (A partial file grows to the planned size as its ranges land where a range only extends
+        // it: WebDAV. Larger is not this plan's.)
+        guard !written.isEmpty, let stored, stored <= file.size else {
             // No chunk wrote a range (the destination held the file), or the partial file is gone
             // (removed by hand, or as a leftover): decided and copied as a whole file.
             if !written.isEmpty {
@@ -144,16 +164,33 @@ extension CopyEngine {
             state.planned(relative, action: mode == .move ? .move : .copy, bytes: 0)
             return
         }
+        // Both ends of every range written, as the destination holds them, against the source's: a
+        // server that lost a range written at the same time as another (one that copies the file at
+        // each write, say) is caught before the file takes its name, and the file is copied whole.
+        let checked: FileObject
+        do {
+            checked = try await unchangedSource(planned, on: reader, source: source)
+            if let lost = try await firstDifferingRange(file, written: written, key: key, source: checked, reader: reader,
+                                                        writer: writer, path: target.path) {
+                state.event(.notice("\(relative): the destination does not hold the range at byte \(lost) as the source has it; copying it whole"))
+                try? await writer.discardRanges(path: target.path, key: key)
+                await process(job, mode: mode, destinationPath: target.path, from: source, to: destination, existing: existing,
+                              progress: nil, state: state)
+                return
+            }
+        } catch {
+            state.fail(relative, operation: "finalize", item: target.displayName, error: error)
+            return
+        }
         var filled: Int64 = 0
         var transfer = TransferOptions(overwrite: true, preserveModificationTimes: options.preserveModificationTimes)
         let undo = FileUndo(options: options, mode: .copy, job: job, source: sourceFile, target: target, existing: existing,
                             serverSideMove: false)
         undo.begin(&transfer, source: sourceFile, existing: existing, serverSideMove: false)
         do {
-            // The source is checked once before the ranges to fill (each is read on that version),
-            // and once more before the file takes its name.
+            // The source was checked before the ranges to fill (each is read on that version), and
+            // is once more before the file takes its name.
             let missing = file.byteRanges.filter { !written.contains($0.offset) }
-            let checked = missing.isEmpty ? nil : try await unchangedSource(planned, on: reader, source: source)
             for range in missing {
                 try await retrying(relative, state: state) { _ in
                     try await copyRange(range, of: planned, from: reader, source: source, to: writer, path: target.path, key: key,
