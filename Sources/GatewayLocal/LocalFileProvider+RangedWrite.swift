@@ -14,11 +14,7 @@ public import GatewayCore
 extension LocalFileProvider: FileProviderRangedWrite {
     public func writeRange(path: String, key: String, size: Int64, offset: Int64, length: Int64, from stream: ByteStream,
                            progress: TransferProgress?) async throws {
-        let remote = try RemotePath.normalize(path)
-        guard remote != "/" else { throw posixError(EISDIR, remote, writing: true) }
-        guard size >= 0, offset >= 0, length >= 0, offset <= size, length <= size - offset else {
-            throw FileProviderError.invalidPath(path: remote, reason: "the range \(offset)+\(length) lies outside \(size) bytes")
-        }
+        let remote = try rangedWriteTarget(path, size: size, offset: offset, length: length)
         let partial = Self.partial(of: try locate(remote, followFinalSymlink: false, writing: true), key: key)
         let fd = partial.open(O_WRONLY | O_CREAT, mode: 0o666)
         guard fd >= 0 else { throw posixError(errno, remote, writing: true) }

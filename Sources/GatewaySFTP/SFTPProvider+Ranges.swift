@@ -33,11 +33,7 @@ extension SFTPProvider: FileProviderRangedWrite {
 
     public func writeRange(path: String, key: String, size: Int64, offset: Int64, length: Int64, from stream: ByteStream,
                            progress: TransferProgress?) async throws {
-        let remote = try RemotePath.normalize(path)
-        guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
-        guard size >= 0, offset >= 0, length >= 0, offset <= size, length <= size - offset else {
-            throw FileProviderError.invalidPath(path: remote, reason: "the range \(offset)+\(length) lies outside \(size) bytes")
-        }
+        let remote = try rangedWriteTarget(path, size: size, offset: offset, length: length)
         let partial = RemotePath.resumablePath(for: remote, key: key)
         let (counted, _) = AtomicWrite.counting(stream.exactly(length, path: remote, what: "the range at \(offset)"), progress: progress)
         try await withSession { connection in

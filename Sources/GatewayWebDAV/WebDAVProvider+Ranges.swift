@@ -51,11 +51,7 @@ extension WebDAVProvider: FileProviderRangedWrite {
 
     public func writeRange(path: String, key: String, size: Int64, offset: Int64, length: Int64, from stream: ByteStream,
                            progress: TransferProgress?) async throws {
-        let remote = try RemotePath.normalize(path)
-        guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
-        guard size >= 0, offset >= 0, length >= 0, offset <= size, length <= size - offset else {
-            throw FileProviderError.invalidPath(path: remote, reason: "the range \(offset)+\(length) lies outside \(size) bytes")
-        }
+        let remote = try rangedWriteTarget(path, size: size, offset: offset, length: length)
         // (An empty range has no Content-Range to say it; plans make none.)
         guard length > 0 else { return }
         let partial = RemotePath.resumablePath(for: remote, key: key)

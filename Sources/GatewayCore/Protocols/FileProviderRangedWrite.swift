@@ -49,6 +49,17 @@ public protocol FileProviderRangedWrite: FileProviderReadWrite {
 extension FileProviderRangedWrite {
     public func acceptsRangedWrites(below path: String) async throws -> Bool { true }
 
+    /// The normalized path a ``writeRange(path:key:size:offset:length:from:progress:)`` writes
+    /// for, once checked: not the root, and the range inside `size` bytes.
+    public func rangedWriteTarget(_ path: String, size: Int64, offset: Int64, length: Int64) throws -> String {
+        let remote = try RemotePath.normalize(path)
+        guard remote != "/" else { throw CocoaError.posix(EISDIR, path: remote, remote: name, writing: true) }
+        guard size >= 0, offset >= 0, length >= 0, offset <= size, length <= size - offset else {
+            throw FileProviderError.invalidPath(path: remote, reason: "the range \(offset)+\(length) lies outside \(size) bytes")
+        }
+        return remote
+    }
+
     public func rangedWriteContents(path: String, key: String, offset: Int64, length: Int64) async throws -> Data {
         try await contents(path: RemotePath.resumablePath(for: try RemotePath.normalize(path), key: key), offset: offset, length: length)
     }

@@ -59,17 +59,10 @@ enum VideoReader {
             gw_vips_unref(UnsafeMutableRawPointer(image))
             image = turned
         }
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
-        let saved = options.format == .png
-            ? gw_vips_pngsave_buffer(image, &buffer, &length)
-            : gw_vips_jpegsave_buffer(image, &buffer, &length, Int32(min(100, max(1, options.jpegQuality))))
-        guard saved == 0, let buffer else {
+        guard let thumbnail = VipsImageReader.encode(image, options: options) else {
             throw CocoaError.described(.fileReadUnknown, path: path, reason: "could not encode the poster: \(VipsImageReader.takeError())")
         }
-        defer { gw_g_free(buffer) }
-        return Thumbnail(data: Data(bytes: buffer, count: length), format: options.format,
-                         width: Int(gw_vips_image_get_width(image)), height: Int(gw_vips_image_get_height(image)))
+        return thumbnail
     }
 
     /// A decoded poster: packed RGB, `width` x `height`.

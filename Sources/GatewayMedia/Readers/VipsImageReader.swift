@@ -131,12 +131,19 @@ enum VipsImageReader {
             unref(image)
             image = flat
         }
+        guard let thumbnail = encode(image, options: options) else { throw source.failure(path: path, operation: "make a thumbnail") }
+        return thumbnail
+    }
+
+    /// `image` saved as the PNG or JPEG `options` asks for (metadata stripped), or `nil` when
+    /// libvips fails (its error is left for ``takeError()``).
+    static func encode(_ image: OpaquePointer, options: ThumbnailOptions) -> Thumbnail? {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let saved = options.format == .png
             ? gw_vips_pngsave_buffer(image, &buffer, &length)
             : gw_vips_jpegsave_buffer(image, &buffer, &length, Int32(min(100, max(1, options.jpegQuality))))
-        guard saved == 0, let buffer else { throw source.failure(path: path, operation: "make a thumbnail") }
+        guard saved == 0, let buffer else { return nil }
         defer { gw_g_free(buffer) }
         return Thumbnail(data: Data(bytes: buffer, count: length), format: options.format,
                          width: Int(gw_vips_image_get_width(image)), height: Int(gw_vips_image_get_height(image)))
