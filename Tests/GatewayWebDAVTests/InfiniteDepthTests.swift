@@ -98,9 +98,10 @@ struct TruncatedSyncCollectionTests {
         let files = ["flat/a.txt": "a", "flat/b.txt": "b", "flat/c.txt": "c"]
         let server = try DepthDAVServer(.full, files: files, syncCollectionLimit: 1)
         defer { server.stop() }
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: state) }
         let provider = WebDAVProvider(configuration: HTTPClientConfiguration(baseURL: URL(string: server.url)!, remoteName: "dav"),
-                                      syncCollection: .always,
-                                      stateDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID().uuidString)"))
+                                      syncCollection: .always, stateDirectory: state)
         let anchor = try await provider.currentAnchor(at: "/flat", recursive: false)
         // Every round's token is "unknown" to the server: each round reads a first sync, cut.
         server.put("flat/a.txt", "a, changed")
