@@ -98,9 +98,14 @@ kill_tree() {
     for child in $(pgrep -P "$1"); do kill_tree "$child"; done
     kill "$1" 2>/dev/null || true
 }
+# (The test shards too, when the run is stopped while they run.)
+shard_pids=()
 cleanup() {
     rm -f "$build_log"
-    kill -0 "$side_pid" 2>/dev/null && kill_tree "$side_pid"
+    local pid
+    for pid in "$side_pid" "${shard_pids[@]}"; do
+        kill -0 "$pid" 2>/dev/null && kill_tree "$pid"
+    done
     rm -rf "$side"
 }
 trap cleanup EXIT
@@ -154,6 +159,7 @@ else
     shard_a_pid=$!
     run_shard B --no-parallel --skip "$shard_a" &
     shard_b_pid=$!
+    shard_pids=("$shard_a_pid" "$shard_b_pid")
     wait "$shard_a_pid"
     status_a=$?
     wait "$shard_b_pid"

@@ -2,8 +2,9 @@ import Foundation
 public import GatewayCore
 
 /// The media readers behind ``RangedMediaProvider``, for any ``MediaInput``: which library reads
-/// which type (libvips images and PDF thumbnails, poppler PDF metadata, TagLib audio, FFmpeg video), and what a damaged file gives. Synchronous and blocking (a remote input waits for
-/// its ranged reads): call on a thread that may block, such as ``MediaThread/run(onCancel:_:)``'s,
+/// which type (libvips images and PDF thumbnails, poppler PDF metadata, TagLib audio, FFmpeg
+/// video), and what a damaged file gives. Synchronous and blocking (a remote input waits for its
+/// ranged reads): call on a thread that may block, such as ``MediaThread/run(onCancel:_:)``'s,
 /// never on the Swift concurrency pool.
 public enum MediaReader {
     /// The most bytes a metadata read fetches from a remote image or audio file: enough for any

@@ -13,9 +13,7 @@ extension SFTPProvider: FileProviderRangedWrite {
     public func acceptsRangedWrites(below path: String) async throws -> Bool {
         if let known = writesAtOffsets { return known }
         // Tried once, with a small hidden file in the nearest folder that exists.
-        var folder = try RemotePath.normalize(path)
-        while folder != "/", try await itemIfPresent(path: folder)?.isDirectory != true { folder = RemotePath.parent(of: folder) }
-        let probe = RemotePath.temporaryPath(for: try RemotePath.join(folder, "ranges"))
+        let probe = try await rangedWriteProbePath(below: path)
         let works: Bool
         do {
             works = try await withSession { connection in try await extend(probe, to: 2, path: probe, on: connection) }

@@ -92,7 +92,7 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
     /// Sends `length` bytes of `stream` as the range at `offset` of the `size`-byte file `target`;
     /// returns the first and last bytes sent, to be read back before the file is committed.
     func putRange(_ target: String, remote: String, offset: Int64, length: Int64, size: Int64,
-                              from stream: ByteStream, progress: TransferProgress?) async throws -> [RangeSample] {
+                  from stream: ByteStream, progress: TransferProgress?) async throws -> [RangeSample] {
         let source = ExactLengthSource(stream, offset: offset, length: length, remote: remote, progress: progress)
         let (head, response) = try await send("PUT", target, headers: [
             (name: "Content-Range", value: "bytes \(offset)-\(offset + length - 1)/\(size)"),
@@ -116,7 +116,7 @@ extension WebDAVProvider: FileProviderSegmentedWrite {
 
     /// Checks the assembled temporary file (its size, and `samples` read back) and moves it into place.
     func finishRangedUpload(_ target: String, remote: String, size: Int64, samples: [RangeSample],
-                                        options: WriteOptions) async throws -> FileObject {
+                            options: WriteOptions) async throws -> FileObject {
         let stored = try await itemIfPresent(path: target)
         guard let stored, stored.size == size else {
             refuseRangedUploads("server did not assemble the ranges of a PUT")

@@ -18,10 +18,7 @@ public import GatewayCore
 extension WebDAVProvider: FileProviderRangedWrite {
     public func acceptsRangedWrites(below path: String) async throws -> Bool {
         guard rangedUploads, vendor == .other, !rangedUploadsRefused.withLock({ $0 }) else { return false }
-        // Tried in the nearest folder that exists.
-        var folder = try RemotePath.normalize(path)
-        while folder != "/", try await itemIfPresent(path: folder)?.isDirectory != true { folder = RemotePath.parent(of: folder) }
-        let probe = RemotePath.temporaryPath(for: try RemotePath.join(folder, "ranges"))
+        let probe = try await rangedWriteProbePath(below: path)
         let works: Bool
         do {
             works = try await probeRanges(probe)

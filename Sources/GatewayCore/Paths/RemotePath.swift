@@ -129,8 +129,12 @@ public enum RemotePath {
     /// The path of a fresh temporary name (``temporaryName(for:)``) beside the item at `path`
     /// (a normalized path, not the root): where an atomic write or a copy waits to be renamed.
     public static func temporaryPath(for path: String) -> String {
+        sibling(of: path, named: temporaryName(for: lastComponent(of: path)))
+    }
+
+    /// `name` in the folder holding `path` (a normalized path, not the root).
+    private static func sibling(of path: String, named name: String) -> String {
         let parent = parent(of: path)
-        let name = temporaryName(for: lastComponent(of: path))
         return parent == "/" ? "/" + name : parent + "/" + name
     }
 
@@ -145,9 +149,7 @@ public enum RemotePath {
     /// The resumable partial file of `path` (a normalized path, not the root) under `key`, beside
     /// it: `PARENT/.NAME.gateway-resume-KEY.partial`.
     public static func resumablePath(for path: String, key: String) -> String {
-        let parent = parent(of: path)
-        let name = resumableName(for: lastComponent(of: path), key: key)
-        return parent == "/" ? "/" + name : parent + "/" + name
+        sibling(of: path, named: resumableName(for: lastComponent(of: path), key: key))
     }
 
     /// The prefix shared by every resumable partial file of `name`, whatever its key.

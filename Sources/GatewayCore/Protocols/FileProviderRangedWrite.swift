@@ -49,6 +49,14 @@ public protocol FileProviderRangedWrite: FileProviderReadWrite {
 extension FileProviderRangedWrite {
     public func acceptsRangedWrites(below path: String) async throws -> Bool { true }
 
+    /// A fresh hidden name for a provider's one-time probe of ranged writes (see
+    /// ``acceptsRangedWrites(below:)``), in the folder nearest `path` that exists.
+    public func rangedWriteProbePath(below path: String) async throws -> String {
+        var folder = try RemotePath.normalize(path)
+        while folder != "/", try await itemIfPresent(path: folder)?.isDirectory != true { folder = RemotePath.parent(of: folder) }
+        return RemotePath.temporaryPath(for: try RemotePath.join(folder, "ranges"))
+    }
+
     /// The normalized path a ``writeRange(path:key:size:offset:length:from:progress:)`` writes
     /// for, once checked: not the root, and the range inside `size` bytes.
     public func rangedWriteTarget(_ path: String, size: Int64, offset: Int64, length: Int64) throws -> String {

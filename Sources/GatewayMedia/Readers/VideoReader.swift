@@ -107,8 +107,8 @@ enum VideoReader {
         }
     }
 
-    private static func text(_ field: (CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar,
-                                       CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar, CChar)) -> String? {
+    /// The text of a fixed C `char` array (a tuple in Swift) up to its NUL; `nil` when empty.
+    private static func text<CharArray>(_ field: CharArray) -> String? {
         let value = withUnsafeBytes(of: field) { bytes in
             String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
         }
