@@ -58,12 +58,15 @@ struct ServeCLITests {
         return summaries
     }
 
-    /// Runs litmus's `suites` against `url` and expects every test of each to pass.
-    static func expectAllPassed(_ url: String, suites: [String], in folder: String) throws {
+    /// Runs litmus's `suites` against `url` and expects every test of each to pass. A failure shows
+    /// litmus's output and the last requests in the server's log (`log`), which say which one failed.
+    static func expectAllPassed(_ url: String, suites: [String], in folder: String, log: String? = nil) throws {
         let result = try litmus(url, suites: suites, in: folder)
+        let server = log.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+            .map { "\nserver log (last 60 lines):\n" + $0.split(separator: "\n").suffix(60).joined(separator: "\n") } ?? ""
         for suite in suites {
-            let summary = try #require(result[suite], "no summary for \(suite): \(result["output"] ?? "")")
-            #expect(summary.contains(" 0 failed") && summary.hasSuffix("100.0%"), "\(summary)\n\(result["output"] ?? "")")
+            let summary = try #require(result[suite], "no summary for \(suite): \(result["output"] ?? "")\(server)")
+            #expect(summary.contains(" 0 failed") && summary.hasSuffix("100.0%"), "\(summary)\n\(result["output"] ?? "")\(server)")
         }
     }
 
@@ -74,7 +77,7 @@ struct ServeCLITests {
         try FileManager.default.createDirectory(atPath: s.path("served"), withIntermediateDirectories: true)
         let served = try await Self.serve(s, "served")
         defer { served.stop() }
-        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "props", "locks", "http"], in: s.base)
+        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "props", "locks", "http"], in: s.base, log: served.log)
     }
 
     @Test("litmus basic, copymove, locks and http pass 100% with an FTP remote (vsftpd) behind the server", .timeLimit(.minutes(3)))
@@ -94,7 +97,7 @@ struct ServeCLITests {
         defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "ftp:\(folder)"], extraEnvironment: env) }
         let served = try await Self.serve(s, "ftp:\(folder)", environment: env)
         defer { served.stop() }
-        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "locks", "http"], in: s.base)
+        try Self.expectAllPassed(served.url + "/", suites: ["basic", "copymove", "locks", "http"], in: s.base, log: served.log)
     }
 
     @Test("paths stay inside the served folder; no credentials, no access", .timeLimit(.minutes(1)))

@@ -166,6 +166,39 @@ struct FTPTransferModeTests {
         await expectFailure(.notFound) { _ = try await ftp.attributesOfItem(path: folder + "/inner2") }
         try await ftp.removeItem(path: folder, recursive: true)
     }
+
+    /// A pooled connection stays in the folder it last entered, and the server follows that folder
+    /// when another client renames it. Commands naming files relative to it (libcurl's single-`CWD`
+    /// method, whose `CWD` is skipped when the previous transfer was in the same folder) then found,
+    /// read and wrote files in the renamed folder: seen as `serve webdav` over vsftpd answering a
+    /// litmus `COPY` with 412, because `SIZE` found the source's file under the destination's name.
+    @Test("a folder another client renamed and replaced: a connection last inside it stats, reads and writes the new one", arguments: [
+        ("GATEWAY_TEST_FTP_VSFTPD_URL", "GATEWAY_TEST_FTP_VSFTPD_USER"), ("GATEWAY_TEST_FTP_PYFTPDLIB_URL", "GATEWAY_TEST_FTP_PYFTPDLIB_USER"),
+    ])
+    func folderRenamedElsewhere(url: String, user: String) async throws {
+        var configuration = try TestServers.ftp(urlVariable: url, userVariable: user, remoteName: "one-connection")
+        configuration.maxConnections = 1
+        let ftp = FTPProvider(configuration: configuration)
+        let other = FTPProvider(configuration: try TestServers.ftp(urlVariable: url, userVariable: user, remoteName: "other"))
+        let folder = "/renamed-\(UUID().uuidString.prefix(8))"
+        try await ftp.createFolder(path: folder + "/a", withIntermediateDirectories: true)
+        try await ftp.writeContents(path: folder + "/a/old.txt", data: Data("old".utf8))
+        // The one connection enters a (a listing always does) and stays there.
+        #expect(try await ftp.contentsOfDirectory(path: folder + "/a").collectAll().map(\.name) == ["old.txt"])
+        #expect(try await ftp.contents(path: folder + "/a/old.txt") == Data("old".utf8))
+
+        try await other.moveItem(path: folder + "/a", to: folder + "/b", overwrite: false)
+        try await other.createFolder(path: folder + "/a", withIntermediateDirectories: false)
+        try await other.writeContents(path: folder + "/a/new.txt", data: Data("new".utf8))
+
+        #expect(try await ftp.itemIfPresent(path: folder + "/a/old.txt") == nil, "found in the renamed folder")
+        #expect(try await ftp.attributesOfItem(path: folder + "/a/new.txt").size == 3)
+        #expect(try await ftp.contents(path: folder + "/a/new.txt") == Data("new".utf8))
+        try await ftp.writeContents(path: folder + "/a/written.txt", data: Data("written".utf8))
+        #expect(try await other.contentsOfDirectory(path: folder + "/a").collectAll().map(\.name).sorted() == ["new.txt", "written.txt"])
+        #expect(try await other.contentsOfDirectory(path: folder + "/b").collectAll().map(\.name) == ["old.txt"])
+        try await ftp.removeItem(path: folder, recursive: true)
+    }
 }
 
 /// ProFTPD's extensions: server-side copies (mod_copy) and digests (mod_digest).

@@ -10,7 +10,7 @@ final class CurlEasy: @unchecked Sendable {
     /// FTP: the connection this handle keeps has not yet had its per-connection set-up
     /// (`OPTS UTF8 ON`). Set again when libcurl had to open a new connection.
     var needsSessionSetup = true
-    /// FTP: the folder part of the last transfer's URL: libcurl's connection may believe it is
+    /// FTP: the folder part of the last `CWD` transfer's URL: libcurl's connection may believe it is
     /// there and not send a `CWD` into it again (see `FTPClient.start`).
     var ftpFolder: Substring?
 

@@ -101,8 +101,8 @@ public final class FTPClient: Sendable {
     // MARK: Operations
 
     /// Sends commands on the control connection (`DELE`, `MKD`, `RNFR`/`RNTO`, `MLST`, `MFMT`...)
-    /// and returns every reply seen. `directory` is the folder the connection should be in
-    /// afterwards (the next transfer there needs no `CWD`). A command prefixed with `*` may fail.
+    /// and returns every reply seen. Commands name absolute paths; `directory` is the folder they
+    /// are about (the connection does not enter it). A command prefixed with `*` may fail.
     public func execute(_ commands: [String], directory: String, path: String) async throws -> [FTPReply] {
         try await repeating(commands.allSatisfy(Self.isRepeatable)) {
             let (transfer, body) = try await start(url: url(directory, folder: true), path: path, command: commands.last,
@@ -260,9 +260,14 @@ public final class FTPClient: Sendable {
     /// before its handle goes back to the pool.
     ///
     /// `confirming` names the folder `url` points into when the answer depends on entering it
-    /// (listings, "is this a folder?"). libcurl skips the `CWD` when the connection's previous
-    /// transfer succeeded in the same folder, and a folder another client removed since would then
-    /// list as empty (vsftpd) or pass for existing; in that one case a `CWD` is sent explicitly.
+    /// (listings, "is this a folder?"): only those transfers `CWD` (libcurl's single-`CWD` method).
+    /// Every other command names its file by its absolute path and leaves the connection's working
+    /// folder alone (`NOCWD`): a relative name would be resolved in the folder the connection last
+    /// entered, and when another client renamed that folder since, the server resolves it in the
+    /// renamed one (a `SIZE` finds, a `STOR` writes, a file under the old name's new owner).
+    /// libcurl skips the `CWD` when the connection's previous `CWD` transfer succeeded in the same
+    /// folder, and a folder removed or renamed since would then list as empty (vsftpd), list the
+    /// renamed folder, or pass for existing; in that one case a `CWD` is sent explicitly.
     ///
     /// `contents` is an upload held in memory, and `repliesOnly` marks a command whose answer is
     /// only its replies: neither has a body to stream back, and a caller on a ``BlockingIOExecutor``
@@ -287,7 +292,7 @@ public final class FTPClient: Sendable {
         }
         do {
             try configureCommon(easy, url: url, transfer: transfer, uploading: upload != nil,
-                                length: contents.map { Int64($0.count) } ?? stream?.expectedLength)
+                                length: contents.map { Int64($0.count) } ?? stream?.expectedLength, entersFolder: folder != nil)
             try configure(easy, transfer)
             if let folder, easy.ftpFolder == Self.folderPart(of: url) {
                 try transfer.setQuote(["CWD \(folder)"], encoding: configuration.encoding)
@@ -310,11 +315,12 @@ public final class FTPClient: Sendable {
             if easy.info(CURLINFO_NUM_CONNECTS) > 0 {
                 self.logger.debug("ftp connected", metadata: ["path": .string(path)])
             }
-            // What libcurl may now take the connection's working folder to be. It remembers the
-            // folder after a success and after failures that keep the connection (a file not
-            // found, say), and forgets it otherwise; assuming it always remembers costs at most a
-            // spare CWD, never a skipped one.
-            easy.ftpFolder = Self.folderPart(of: url)
+            // What libcurl may now take the connection's working folder to be. After a CWD
+            // transfer it remembers the folder after a success and after failures that keep the
+            // connection (a file not found, say), and forgets it otherwise; assuming it always
+            // remembers costs at most a spare CWD, never a skipped one. A NOCWD transfer keeps
+            // what it remembered before.
+            if folder != nil { easy.ftpFolder = Self.folderPart(of: url) }
             finished?(easy, code)
         }
         if bodiless && BlockingIOExecutor.isCurrentThread {
@@ -345,12 +351,14 @@ public final class FTPClient: Sendable {
         }
     }
 
-    private func configureCommon(_ easy: CurlEasy, url: String, transfer: CurlTransfer, uploading: Bool, length: Int64?) throws {
+    private func configureCommon(_ easy: CurlEasy, url: String, transfer: CurlTransfer, uploading: Bool, length: Int64?,
+                                 entersFolder: Bool) throws {
         let trust = configuration.tls == .none ? nil : CurlEasy.TLSTrust(caFile: configuration.caFile, insecure: configuration.insecureTLS)
         try easy.prepare(url: url, protocols: configuration.tls == .implicit ? "ftps" : "ftp", timeouts: configuration.timeouts,
                          tls: trust, transfer: transfer)
         try easy.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, TransferTimeouts.seconds(configuration.timeouts.idle))
-        try easy.set(CURLOPT_FTP_FILEMETHOD, Int(CURLFTPMETHOD_SINGLECWD.rawValue))
+        // Absolute paths in commands; a CWD only where entering the folder is the question.
+        try easy.set(CURLOPT_FTP_FILEMETHOD, Int((entersFolder ? CURLFTPMETHOD_SINGLECWD : CURLFTPMETHOD_NOCWD).rawValue))
         try easy.set(CURLOPT_FTP_USE_EPSV, configuration.passive)
         try easy.set(CURLOPT_FTP_SKIP_PASV_IP, configuration.skipPasvIP)
         if !configuration.passive { try easy.set(CURLOPT_FTPPORT, "-") }
