@@ -100,8 +100,8 @@ extension S3Provider {
     /// Copies an object too large for `CopyObject` with `UploadPartCopy`, parts of
     /// `copyPartSize` (4 at once), keeping its metadata (read by a `HEAD`: `x-amz-meta-*`, the
     /// type). `false`, with nothing left behind, where the server does not implement it.
-    private func copyInParts(from source: String, item: FileObject, size: Int64, to destination: String,
-                             progress: TransferProgress?, sourceVersion: String?) async throws -> Bool {
+    func copyInParts(from source: String, item: FileObject, size: Int64, to destination: String,
+                     progress: TransferProgress?, sourceVersion: String?) async throws -> Bool {
         let versionQuery = sourceVersion.map { [("versionId", $0)] } ?? []
         let (head, body) = try await send("HEAD", key: key(source), query: versionQuery, path: source)
         guard head.isSuccess else { throw failure(head, body: body, path: source) }
@@ -113,46 +113,69 @@ extension S3Provider {
             .sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
         metadata.append((name: "Content-Type", value: head.header("content-type") ?? "application/octet-stream"))
         if let storageClass = configuration.storageClass { metadata.append((name: "x-amz-storage-class", value: storageClass)) }
+        // Parts large enough for 10,000 to hold the object (divided first: no overflow).
+        let parts = Int64(S3Limits.maximumParts)
+        let partSize = max(configuration.copyPartSize, size / parts + (size % parts == 0 ? 0 : 1))
+        let count = Int(size / partSize + (size % partSize == 0 ? 0 : 1))
+        let pieces = (0..<max(count, 1)).map { index in
+            let start = Int64(index) * partSize
+            return PartCopy(sourceKey: key(source), version: sourceVersion, etag: etag, start: start, end: min(start + partSize, size) - 1)
+        }
+        return try await joinOnServer(pieces, size: size, to: destination, metadata: metadata, conditions: [], progress: progress)
+    }
+
+    /// One part of a multipart upload copied on the server from bytes `start...end` of another
+    /// object (`UploadPartCopy`): `sourceKey` at `version` (or the current one), while its ETag is `etag`.
+    struct PartCopy: Sendable {
+        var sourceKey: String
+        var version: String?
+        var etag: String?
+        var start: Int64
+        var end: Int64
+    }
+
+    /// Makes `destination` from `parts` (in order) with one multipart upload whose parts the server
+    /// copies (4 at once), started with `metadata` and completed under `conditions`. `false`, with
+    /// nothing left behind, where the server does not implement `UploadPartCopy` or made an object
+    /// of another size than `size`.
+    func joinOnServer(_ parts: [PartCopy], size: Int64, to destination: String, metadata: [(name: String, value: String)],
+                      conditions: [(name: String, value: String)], progress: TransferProgress?) async throws -> Bool {
         let targetKey = key(destination)
         let created = try await sendXML("POST", key: targetKey, query: [("uploads", "")], headers: metadata, path: destination)
         guard let uploadID = created.values["UploadId"], !uploadID.isEmpty else {
             throw FileProviderError.malformedResponse(path: destination, detail: "the server's answer to CreateMultipartUpload holds no UploadId")
         }
-        // Parts large enough for 10,000 to hold the object (divided first: no overflow).
-        let parts = Int64(S3Limits.maximumParts)
-        let partSize = max(configuration.copyPartSize, size / parts + (size % parts == 0 ? 0 : 1))
-        let count = Int(size / partSize + (size % partSize == 0 ? 0 : 1))
-        let copySource = [(name: "x-amz-copy-source", value: copySourceValue(key: key(source), version: sourceVersion))]
-            + (etag.map { [(name: "x-amz-copy-source-if-match", value: $0)] } ?? [])
         do {
             let etags = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 var etags: [Int: String] = [:]
-                for number in 1...count {
+                for (index, part) in parts.enumerated() {
+                    let number = index + 1
                     if number > 4, let (done, tag) = try await group.next() { etags[done] = tag }
-                    let start = Int64(number - 1) * partSize
-                    let end = min(start + partSize, size) - 1
                     group.addTask { [self] in
+                        var headers = [(name: "x-amz-copy-source", value: copySourceValue(key: part.sourceKey, version: part.version)),
+                                       (name: "x-amz-copy-source-range", value: "bytes=\(part.start)-\(part.end)")]
+                        if let etag = part.etag { headers.append((name: "x-amz-copy-source-if-match", value: etag)) }
                         let answer = try await sendXML("PUT", key: targetKey, query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                                                       headers: copySource + [(name: "x-amz-copy-source-range", value: "bytes=\(start)-\(end)")],
-                                                       path: destination)
+                                                       headers: headers, path: destination)
                         guard let tag = answer.values["ETag"], !tag.isEmpty else {
                             throw FileProviderError.malformedResponse(path: destination, detail: "the server's answer to UploadPartCopy \(number) has no ETag")
                         }
-                        progress?.addBytes(end - start + 1)
+                        progress?.addBytes(part.end - part.start + 1)
                         return (number, tag)
                     }
                 }
                 while let (done, tag) = try await group.next() { etags[done] = tag }
-                return (1...count).compactMap { etags[$0] }
+                return (1...parts.count).compactMap { etags[$0] }
             }
-            _ = try await completeUpload(key: targetKey, uploadID: uploadID, etags: etags, conditions: [], path: destination)
+            _ = try await completeUpload(key: targetKey, uploadID: uploadID, etags: etags, conditions: conditions, path: destination)
         } catch {
             await abortUpload(key: targetKey, uploadID: uploadID, path: destination)
             // 501, or 411 from a server that takes the part for an upload without a body
             // (`rclone serve s3`): no UploadPartCopy there.
             if let error = error as? FileProviderHTTPError,
                [501, 411].contains(error.statusCode) || error.serverText?.hasPrefix("NotImplemented") == true {
-                logger.debug("UploadPartCopy not supported; the object is copied through this process", metadata: ["path": .string(source)])
+                logger.debug("UploadPartCopy not supported; copied through this process instead", metadata: ["path": .string(destination)])
+                partCopies.store(2, ordering: .relaxed)
                 return false
             }
             throw error
@@ -161,11 +184,13 @@ extension S3Provider {
         // never reported as a copy.
         let copied = try await headObject(destination)
         guard copied?.size == size else {
-            logger.notice("UploadPartCopy made an object of the wrong size; copying through this process",
-                          metadata: ["path": .string(source), "size": .stringConvertible(copied?.size ?? -1)])
+            logger.notice("UploadPartCopy made an object of the wrong size; copied through this process instead",
+                          metadata: ["path": .string(destination), "size": .stringConvertible(copied?.size ?? -1)])
             try await deleteObject(targetKey, path: destination)
+            partCopies.store(2, ordering: .relaxed)
             return false
         }
+        partCopies.store(1, ordering: .relaxed)
         return true
     }
 

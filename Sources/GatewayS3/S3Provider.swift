@@ -54,6 +54,9 @@ public class S3Provider: FileProviderBasic, FileProviderOperations, FileProvider
     /// The bucket's versioning (`GetBucketVersioning`): 0 not asked yet, 1 enabled, 2 suspended,
     /// 3 never turned on.
     let versioning = Atomic<Int>(0)
+    /// Whether the server joins objects with `UploadPartCopy` (what a plan's ranges need): 0 not
+    /// tried yet, 1 yes, 2 no.
+    let partCopies = Atomic<Int>(0)
 
     /// Creates a provider. Nothing is sent until the first operation.
     public init(configuration: S3Configuration, trash: TrashSettings = TrashSettings(), stateDirectory: URL = StateLocation.directory(),

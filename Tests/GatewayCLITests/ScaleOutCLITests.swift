@@ -371,6 +371,49 @@ struct ScaleOutCLITests {
         }
     }
 
+    @Test("a file larger than a chunk, to S3: on moto each range is an object and finalize joins them on the server (UploadPartCopy); rclone serve s3, which has no UploadPartCopy, gets it whole",
+          .timeLimit(.minutes(3)))
+    func splitToS3() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        // The S3 suite's remotes: `moto` and `rs3` (rclone serve s3) among them.
+        let configured = try S3CLITests().configure(s)
+        let big = Bytes.pattern(24 << 20, seed: 45)
+        try s.write("src/big.bin", big)
+        try s.write("src/small.txt", Data("small\n".utf8))
+        for (remote, splits) in [("moto", true), ("rs3", false)] {
+            let folder = "split-\(UUID().uuidString.prefix(8))"
+            defer { _ = try? s.runner.runBlocking(["rm", "-r", "--no-trash", "\(remote):\(folder)"], extraEnvironment: configured) }
+            let plan = try await s.runner.run(["plan", "src", "\(remote):\(folder)", "--out", "plan-\(remote)", "--chunks", "4", "--json"],
+                                              extraEnvironment: configured)
+            #expect(plan.status == 0, "\(plan.stderr)")
+            #expect(try Self.json(plan)["split_files"] as? Int == (splits ? 1 : 0), "\(remote): \(plan.text) \(plan.stderr)")
+            // The plan's probe leaves nothing behind.
+            let probed = try await s.runner.run(["ls", "\(remote):"], extraEnvironment: configured)
+            #expect(!probed.text.contains(".ranges.gateway-"), "\(remote): \(probed.text)")
+            try await Self.runShards(s, plan: "plan-\(remote)", of: 4, environment: configured)
+            if splits {
+                // Before finalize: one hidden object per range, the final name free.
+                let listed = try await s.runner.run(["ls", "\(remote):\(folder)"], extraEnvironment: configured)
+                let names = listed.text.split(separator: "\n").map { $0.split(separator: " ").last.map(String.init) ?? "" }
+                let ranges = names.filter { $0.hasPrefix(".big.bin.gateway-resume-") && $0.hasSuffix(".partial") }
+                #expect(!names.contains("big.bin") && ranges.count == 4, "\(listed.text)")
+            }
+            let finalized = try await s.runner.run(["finalize", "plan-\(remote)", "-vv"], extraEnvironment: configured)
+            #expect(finalized.status == 0, "\(remote): \(finalized.stderr)")
+            #expect(!finalized.stderr.contains("copying it whole"), "\(remote): \(finalized.stderr)")
+            if splits {
+                // Joined on the server: no range went through the finalizing process.
+                #expect(!finalized.stderr.contains("ranges streamed into the file") && !finalized.stderr.contains("UploadPartCopy not supported"),
+                        "\(finalized.stderr)")
+            }
+            let back = try await s.runner.run(["copy", "\(remote):\(folder)", s.path("back-\(remote)")], extraEnvironment: configured)
+            #expect(back.status == 0, "\(back.stderr)")
+            #expect(try s.read("back-\(remote)/big.bin") == big, "\(remote): the file is whole, byte for byte")
+            #expect(try s.tree("back-\(remote)").sorted() == ["big.bin", "small.txt"], "\(remote): no range object stays")
+        }
+    }
+
     @Test("a file larger than a chunk, to WebDAV: Apache takes its ranges from 4 workers at once (ranged PUTs into one partial file); nginx (501 to Content-Range) and lighttpd get it whole",
           .timeLimit(.minutes(3)))
     func splitToWebDAV() async throws {

@@ -35,6 +35,43 @@ struct S3HostileServerTests {
         return .http("200 OK", headers: [("Content-Type", "application/xml")], body: xml)
     }
 
+    @Test("a plan's range objects: only names the gateway makes count; a gap or a short set is never joined; part rules decide server-side joins")
+    func rangeObjects() async throws {
+        let stem = "d/.big.bin.gateway-resume-k1-r"
+        let server = try ScriptedHTTPServer { request in
+            guard request.target.contains("list-type=2") else { return .http("500 Internal Server Error") }
+            // Ranges at 0 and 10 (1 byte each, as the listing says), and names that only look like ranges.
+            return Self.listing(token: nil, keys: [stem + "0.partial", stem + "10.partial", stem + "+5.partial", stem + "05.partial",
+                                                   stem + "99999999999999999999.partial", stem + "3.partial.x", stem + ".partial",
+                                                   "d/.big.bin.gateway-resume-k1.partial"])
+        }
+        defer { server.stop() }
+        let s3 = provider(server)
+        let ranges = try await s3.rangeObjects(of: "/d/big.bin", key: "k1")
+        #expect(ranges.map(\.offset) == [0, 10] && ranges.map(\.path) == ["/" + stem + "0.partial", "/" + stem + "10.partial"])
+        #expect(try await s3.rangedWriteSize(path: "/d/big.bin", key: "k1") == 11)
+        do {
+            _ = try await s3.commitRanges(path: "/d/big.bin", key: "k1", size: 11, options: WriteOptions())
+            Issue.record("ranges with a gap (bytes 1 to 9) were joined")
+        } catch {
+            guard case .truncated(_, let reason)? = error as? FileProviderError else { Issue.record("\(error)"); return }
+            #expect(reason.contains("at byte 1"), "\(reason)")
+        }
+        #expect(TemporaryName(String(S3Provider.rangeObjectPath(of: "/d/big.bin", key: "k1", offset: 7).split(separator: "/").last!))?.kind == .resumable)
+
+        func range(_ offset: Int64, _ size: Int64) -> S3Provider.RangeObject {
+            S3Provider.RangeObject(path: "/r\(offset)", offset: offset, size: size, etag: nil)
+        }
+        let mib: Int64 = 1 << 20, gib: Int64 = 1 << 30
+        // Every part but the last at least 5 MiB: a 4 MiB range first can't be joined on the server.
+        #expect(s3.joinParts(of: [range(0, 6 * mib), range(6 * mib, 1)])?.count == 2)
+        #expect(s3.joinParts(of: [range(0, 4 * mib), range(4 * mib, 6 * mib)]) == nil)
+        // Over 5 GiB, a range is copied in equal pieces of at most 5 GiB, covering it exactly.
+        let pieces = try #require(s3.joinParts(of: [range(0, 12 * gib + 3), range(12 * gib + 3, 5 * mib)]))
+        #expect(pieces.count == 4 && pieces.prefix(3).allSatisfy { $0.end - $0.start + 1 <= 5 * gib && $0.sourceKey == "r0" })
+        #expect(pieces.prefix(3).reduce(Int64(0)) { $0 + $1.end - $1.start + 1 } == 12 * gib + 3 && pieces[0].start == 0 && pieces[2].end == 12 * gib + 2)
+    }
+
     @Test("a truncated listing that gives the same token again fails as malformed, never lists forever")
     func stuckListing() async throws {
         let server = try ScriptedHTTPServer { request in

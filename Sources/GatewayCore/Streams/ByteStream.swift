@@ -133,6 +133,42 @@ extension ByteStream {
     }
 }
 
+extension ByteStream {
+    /// `count` streams one after another, each made by `open` (given its index) only when the one
+    /// before it ended, so at most one is open at a time: a file joined from parts held apart.
+    public static func concatenating(_ count: Int, expectedLength: Int64?,
+                                     open: @escaping @Sendable (Int) async throws -> ByteStream) -> ByteStream {
+        let parts = ConcatenatedStreams(count: count, open: open)
+        return ByteStream(expectedLength: expectedLength) { try await parts.next() }
+    }
+}
+
+/// The state of ``ByteStream/concatenating(_:expectedLength:open:)``; like ``IteratorBox``, only
+/// ever touched by the stream's one consumer, one call at a time.
+private final class ConcatenatedStreams: @unchecked Sendable {
+    private let count: Int
+    private let open: @Sendable (Int) async throws -> ByteStream
+    private var opened = 0
+    private var current: ByteStream.AsyncIterator?
+
+    init(count: Int, open: @escaping @Sendable (Int) async throws -> ByteStream) {
+        self.count = count
+        self.open = open
+    }
+
+    func next() async throws -> Data? {
+        while true {
+            if current == nil {
+                guard opened < count else { return nil }
+                current = try await open(opened).makeAsyncIterator()
+                opened += 1
+            }
+            if let chunk = try await current?.next() { return chunk }
+            current = nil
+        }
+    }
+}
+
 /// Owns a `FileHandle` and closes it when the stream is dropped.
 private final class HandleBox: Sendable {
     private let handle: Mutex<FileHandle?>

@@ -35,8 +35,9 @@ public struct PlanBuilder: Sendable {
     public static let defaultMaximumChunks = 1000
     /// The most chunks a plan may have.
     public static let maximumChunks = 100_000
-    /// The smallest range a split file is cut into.
-    public static let minimumRange: Int64 = 4 << 20
+    /// The smallest range a split file is cut into: S3's smallest part but the last (5 MiB), so
+    /// that object storage can join the ranges on the server.
+    public static let minimumRange: Int64 = 5 << 20
 
     /// The run the plan is for.
     public var mode: PlanMode
