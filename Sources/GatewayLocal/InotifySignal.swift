@@ -9,6 +9,10 @@ package import Synchronization
 package enum InotifyStatistics {
     /// Kernel queue overflows seen by any watcher of this process.
     package static let overflows = Atomic<Int>(0)
+    /// Tests only: while `true`, reader threads wait before reading, so the kernel's queue fills
+    /// and overflows at its own limit (no need to lower `fs.inotify.max_queued_events`, a setting
+    /// every inotify instance made meanwhile, in any program, would inherit).
+    package static let readingHeld = Atomic<Bool>(false)
 }
 
 /// inotify(7) as a ``ChangeSignal``: a watch on each folder of the watched tree (added as rounds
@@ -222,6 +226,10 @@ final class InotifySignal: ChangeSignal, Sendable {
                 return
             }
             if fds[1].revents != 0 { return }
+            while InotifyStatistics.readingHeld.load(ordering: .relaxed) {
+                if state.withLock({ $0.stopped }) { return }
+                usleep(5_000)
+            }
             while true {
                 let count = read(descriptor, buffer, size)
                 if count <= 0 { break }

@@ -865,8 +865,20 @@ def check_csp(run):
             run.wait(lambda: run.js(IMAGES_LOADED_JS, images), f"the {label} page's images")
         except Failed as failure:
             findings.check(False, str(failure))
-        time.sleep(0.5)
-        for entry in run.driver.get_log("browser"):
+        # The console reaches the driver in order: a marker logged now arrives after every
+        # message the page logged before it (CSP reports among them).
+        marker = f"gateway-console-marker-{label}"
+        run.js("console.info(arguments[0])", marker)
+        entries, deadline = [], time.monotonic() + WAIT_TIMEOUT
+        while not any(marker in entry.get("message", "") for entry in entries):
+            if time.monotonic() > deadline:
+                findings.check(False, f"{label} page: the console marker never reached the driver")
+                break
+            time.sleep(0.05)
+            entries += run.driver.get_log("browser")
+        for entry in entries:
+            if marker in entry.get("message", ""):
+                continue
             # Without the page's URL and line in front, and the tokens shortened.
             message = re.sub(r"/s/([^/\s'\"]{8})[^/\s'\"]*", r"/s/\1…", re.sub(r"^\S+ (\d+(:\d+)? |- )?", "", entry.get("message", "")))
             if CSP_MESSAGES.search(message):

@@ -475,13 +475,15 @@ struct MountCLITests {
         let source = try await source(backend, s)
         defer { source.remove(s) }
         let serverFolder = source.serverFolder
-        try await withMount(s, source.location, environment: source.environment, extra: ["--poll-interval", "2"]) { mount in
+        // -vv: the mount logs each remote change it applies, which the programs wait for.
+        try await withMount(s, source.location, environment: source.environment, extra: ["--poll-interval", "2", "-vv"]) { mount in
             let root = mount.mountpoint
             // One program makes a folder through the mount and goes into it at once (its creation
             // comes back from the monitor at the next poll, up to 2 s later); another is in a
             // folder already there. Each asks for its working directory (getcwd, as git does
-            // first) after the changes were applied. (Not /bin/pwd: when getcwd fails, it finds
-            // the path by walking up through ".."; not a pyenv shim, which goes back in by $PWD.)
+            // first) once the changes were applied: it waits for the file `go`, made when the
+            // mount's log shows them. (Not /bin/pwd: when getcwd fails, it finds the path by
+            // walking up through ".."; not a pyenv shim, which goes back in by $PWD.)
             // First, the monitor is known to follow changes: a file made on the server shows.
             try Data("ready\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/ready.txt"))
             _ = try? Mounted.command("/bin/chown", ["-R", "www-data:www-data", serverFolder])
@@ -492,7 +494,9 @@ struct MountCLITests {
                 if !ready { try await Task.sleep(for: .milliseconds(100)) }
             }
             try #require(ready, "a file made on the server never showed in the mount")
-            let getcwd = "sleep 5 && /usr/bin/python3 -c 'import os; print(os.getcwd())'"
+            let go = s.path("go")
+            let getcwd = "i=0; while [ ! -e '\(go)' ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; "
+                + "/usr/bin/python3 -c 'import os; print(os.getcwd())'"
             async let made = mount.blocking { try Mounted.command("/bin/sh", ["-c", "mkdir made && cd made && echo here > marker && " + getcwd], in: root) }
             async let old = mount.blocking { try Mounted.command("/bin/sh", ["-c", "echo here > marker && " + getcwd], in: root + "/old") }
             try await waitUntil("the folder made through the mount is on the server") {
@@ -503,6 +507,12 @@ struct MountCLITests {
                 try Data("later\n".utf8).write(to: URL(fileURLWithPath: serverFolder + "/" + folder + "/later.txt"))
             }
             _ = try? Mounted.command("/bin/chown", ["-R", "www-data:www-data", serverFolder])
+            // Applied: both new files came through the monitor (the folder made through the
+            // mount came back as created at that poll or before).
+            for path in ["/made/later.txt", "/old/later.txt"] {
+                try await mount.gateway.waitForStderr(path + " [GatewayMount] remote change")
+            }
+            try Data().write(to: URL(fileURLWithPath: go))
             let (inMade, inOld) = try await (made, old)
             #expect(inMade.status == 0 && inMade.output == root + "/made\n", "\(inMade.status) \(inMade.output)")
             #expect(inOld.status == 0 && inOld.output == root + "/old\n", "\(inOld.status) \(inOld.output)")

@@ -359,7 +359,7 @@ extension MountCLITests {
             }
             #expect(cached == Data(repeating: 1, count: 100_000), "a cached file is read offline")
             #expect(uncachedErrno == EHOSTUNREACH, "an uncached read fails (errno \(uncachedErrno))")
-            #expect(elapsed < .seconds(2), "at once, not after a time-out: \(elapsed)")
+            #expect(elapsed < .seconds(10), "at once, not after retries and time-outs (minutes): \(elapsed)")
 
             // Edits and a new file wait for the remote.
             try await mount.blocking {

@@ -102,9 +102,9 @@ struct WebDAVFailureTests {
 
     @Test("bytes from a server that goes quiet mid-body reach the reader before the rest arrives")
     func quietServerMidBody() async throws {
-        // 200 KiB announced (not small, so the head comes first), 1,000 bytes sent, then 8 s of silence:
-        // the first bytes must not wait for the rest (nor for 64 KiB to gather).
-        let server = try TricklingServer(total: 200 << 10, first: 1000, pause: 8)
+        // 200 KiB announced (not small, so the head comes first), 1,000 bytes sent, then 30 s of
+        // silence: the first bytes must not wait for the rest (nor for 64 KiB to gather).
+        let server = try TricklingServer(total: 200 << 10, first: 1000, pause: 30)
         defer { server.stop() }
         let client = HTTPClient(configuration: HTTPClientConfiguration(
             baseURL: URL(string: "http://127.0.0.1:\(server.port)/")!, remoteName: "quiet", connectTimeout: .seconds(5), idleTimeout: .seconds(20)),
@@ -115,13 +115,11 @@ struct WebDAVFailureTests {
         #expect(head.status == 200)
         var iterator = body.makeAsyncIterator()
         let first = try #require(try await iterator.next())
-        // Its own chunk, and well before the rest was sent: libcurl's progress callback, which hands
-        // the bytes over, runs at least once a second (the margin is for a machine busy with other suites).
+        // Its own chunk, and well before the rest is sent: libcurl's progress callback, which hands
+        // the bytes over, runs at least once a second (the margin is for a machine busy with other
+        // suites). The rest is not waited for (the body is dropped, which ends the transfer).
         #expect(first.count == 1000)
-        #expect(clock.now - start < .seconds(6.5), "the first bytes waited for the rest")
-        var total = first.count
-        while let chunk = try await iterator.next() { total += chunk.count }
-        #expect(total == 200 << 10)
+        #expect(clock.now - start < .seconds(15), "the first bytes waited for the rest")
     }
 
     @Test("TLS: an untrusted certificate is refused by default; ca_file or insecure_tls let it through")

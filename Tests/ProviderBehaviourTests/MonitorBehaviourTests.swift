@@ -160,7 +160,7 @@ struct MonitorBehaviourTests {
             let started = ContinuousClock.now
             watcher.cancel()
             _ = try? await watcher.value
-            #expect(ContinuousClock.now - started < .seconds(2), "ended \(ContinuousClock.now - started) after cancel")
+            #expect(ContinuousClock.now - started < .seconds(10), "ended \(ContinuousClock.now - started) after cancel (a poll ignoring it: 30 s)")
         }
     }
 }
