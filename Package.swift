@@ -306,7 +306,8 @@ let package = Package(
         .testTarget(
             name: "GatewayServeTests",
             dependencies: ["GatewayServe", "GatewayServeRequests", "GatewayCore", "GatewayLocal", "GatewayTestSupport",
-                           .product(name: "Logging", package: "swift-log")],
+                           .product(name: "Logging", package: "swift-log"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -67,6 +67,16 @@ struct ConfigTests {
         #expect(problems(#"{"links": {"base_url": "https://x", "secret_env": "S", "secret": "inline"}}"#).contains { $0.contains("unknown key") })
         #expect(problems(#"{"links": {"base_url": 3, "secret_env": "S"}}"#).contains { $0.contains("string") })
         #expect(problems(#"{"links": "https://x"}"#).contains { $0.contains("\"links\" must be an object") })
+        // The share page's limits: defaults, a value, 0 turning the ZIP off, a wrong value named.
+        #expect(config.links?.zipMaximumBytes == LinksConfiguration.defaultZipLimit)
+        #expect(config.links?.thumbnailCacheMaximumBytes == LinksConfiguration.defaultThumbnailCacheLimit)
+        let limits = try parse(#"{"links": {"base_url": "https://x", "secret_env": "S", "zip_max_bytes": 1000, "thumbnail_cache_max_bytes": 5000}}"#)
+        #expect(limits.links?.zipMaximumBytes == 1000 && limits.links?.thumbnailCacheMaximumBytes == 5000)
+        #expect(try parse(#"{"links": {"base_url": "https://x", "secret_env": "S", "zip_max_bytes": 0}}"#).links?.zipMaximumBytes == nil)
+        #expect(problems(#"{"links": {"base_url": "https://x", "secret_env": "S", "zip_max_bytes": -1}}"#)
+            .contains { $0.contains("links.zip_max_bytes must be a whole number of bytes") })
+        #expect(problems(#"{"links": {"base_url": "https://x", "secret_env": "S", "thumbnail_cache_max_bytes": "1G"}}"#)
+            .contains { $0.contains("links.thumbnail_cache_max_bytes must be a whole number of bytes") })
         #expect(problems(#"{"link": {}}"#).contains { $0.contains("did you mean \"links\"") })
     }
 

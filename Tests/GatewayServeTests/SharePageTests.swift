@@ -1,5 +1,8 @@
 import Foundation
 import GatewayCore
+import HTTPTypes
+import HummingbirdCore
+import NIOCore
 import GatewayLocal
 import GatewayServeRequests
 @testable import GatewayServe
@@ -176,6 +179,69 @@ struct SharePageTests {
         #expect(answer.status == .notFound)
         let odd = try await browser.thumbnail(of: pipe, size: "300", head: false)
         #expect(odd.status == .badRequest)
+    }
+
+    @Test("Download all: a folder over zip_max_bytes gets the 413 page before any byte; 0 (no limit given) offers no ZIP; under it, a ZIP")
+    func zipLimit() async throws {
+        let (base, provider) = try Self.folder(files: 20)  // 0 + 1 + ... + 19 = 190 bytes
+        defer { base.remove() }
+        let folder = try await provider.attributesOfItem(path: "/")
+        func browser(_ limit: Int64?) throws -> ShareBrowser {
+            ShareBrowser(provider: provider, paths: try ServePaths(root: "/", basePath: "/s/T/share"), title: "share",
+                         zipLimit: limit, thumbnails: nil, cacheScope: "page", publicShare: true, logger: .init(label: "test"))
+        }
+        let over = try await browser(189).zip(folder, path: "/", head: false)
+        #expect(over.status == .contentTooLarge)
+        #expect(try await Self.text(of: over).contains("This folder is too large to download at once"))
+        let off = try await browser(nil).zip(folder, path: "/", head: false)
+        #expect(off.status == .notFound)
+        #expect(try await Self.text(of: off).contains("Downloads of whole folders are turned off"))
+        let under = try await browser(190).zip(folder, path: "/", head: false)
+        #expect(under.status == .ok && under.headers[.contentType] == "application/zip")
+        let page = try await browser(nil).folderPage(folder, path: "/", query: FolderPageQuery())
+        #expect(!page.contains("href=\"?download=zip\""), "no Download all button when ZIPs are off")
+    }
+
+    /// The whole body of a response.
+    static func text(of response: Response) async throws -> String {
+        let collector = BodyCollector()
+        try await response.body.write(collector)
+        return String(decoding: collector.bytes, as: UTF8.self)
+    }
+
+    /// Keeps what a response body writes.
+    final class BodyCollector: ResponseBodyWriter, @unchecked Sendable {
+        var bytes = Data()
+        func write(_ buffer: ByteBuffer) async throws { bytes.append(contentsOf: buffer.readableBytesView) }
+        func finish(_ trailingHeaders: HTTPFields?) async throws {}
+    }
+
+    @Test("the thumbnail cache keeps the most recently used within its limit, makes a kept one never again, and keeps none over a quarter of it")
+    func thumbnailCacheLimit() async throws {
+        let base = try TemporaryFolder.make(prefix: "gateway-thumbnails")
+        defer { base.remove() }
+        let cache = ThumbnailCache(directory: URL(fileURLWithPath: base.path), limit: 4_000)
+        func file(_ key: String) -> String { base.path + "/" + ThumbnailCache.fileName(key) }
+        let now = Date()
+        for index in 0..<4 {
+            #expect(try await cache.thumbnail(for: "k\(index)") { Data(repeating: UInt8(index), count: 1_000) }?.count == 1_000)
+            // Distinct times of last use, oldest first (file times can tie within a clock tick).
+            try FileManager.default.setAttributes([.modificationDate: now.addingTimeInterval(Double(index - 10) * 60)], ofItemAtPath: file("k\(index)"))
+        }
+        // k0 is used again: now the most recent.
+        #expect(await cache.data(for: "k0") == Data(repeating: 0, count: 1_000))
+        // A fifth takes the folder over 4,000 bytes: the least recently used go until 3,000 are left.
+        _ = try await cache.thumbnail(for: "k4") { Data(repeating: 4, count: 1_000) }
+        let kept = Set(try FileManager.default.contentsOfDirectory(atPath: base.path))
+        #expect(kept == Set(["k0", "k3", "k4"].map(ThumbnailCache.fileName)), "\(kept)")
+        let again = try await cache.thumbnail(for: "k3") {
+            Issue.record("a kept thumbnail was made again")
+            return nil
+        }
+        #expect(again == Data(repeating: 3, count: 1_000))
+        // Over a quarter of the limit: given, never kept.
+        #expect(try await cache.thumbnail(for: "big") { Data(repeating: 9, count: 1_001) }?.count == 1_001)
+        #expect(!FileManager.default.fileExists(atPath: file("big")))
     }
 
     @Test("sizes, counts and download names are written for people and for RFC 6266")

@@ -99,6 +99,10 @@ actor ThumbnailCache {
         let manager = FileManager.default
         try? manager.createDirectory(at: directory, withIntermediateDirectories: true)
         let url = directory.appendingPathComponent(Self.fileName(key))
+        // Counted before the new file is there (counted after, it would count twice); a file it
+        // replaces no longer counts.
+        let before = used ?? count()
+        let replaced = ((try? manager.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
         let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
         do {
             try data.write(to: temporary)
@@ -110,7 +114,7 @@ actor ThumbnailCache {
             try? manager.removeItem(at: temporary)
             return
         }
-        let total = (used ?? count()) + Int64(data.count)
+        let total = before - replaced + Int64(data.count)
         used = total
         if total > limit { evict() }
     }
