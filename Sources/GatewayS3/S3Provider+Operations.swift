@@ -119,19 +119,23 @@ extension S3Provider {
         let count = Int(size / partSize + (size % partSize == 0 ? 0 : 1))
         let pieces = (0..<max(count, 1)).map { index in
             let start = Int64(index) * partSize
-            return PartCopy(sourceKey: key(source), version: sourceVersion, etag: etag, start: start, end: min(start + partSize, size) - 1)
+            return PartCopy(sourceKey: key(source), version: sourceVersion, etag: etag, start: start, end: min(start + partSize, size) - 1,
+                            whole: count == 1)
         }
         return try await joinOnServer(pieces, size: size, to: destination, metadata: metadata, conditions: [], progress: progress)
     }
 
     /// One part of a multipart upload copied on the server from bytes `start...end` of another
-    /// object (`UploadPartCopy`): `sourceKey` at `version` (or the current one), while its ETag is `etag`.
+    /// object (`UploadPartCopy`): `sourceKey` at `version` (or the current one), while its ETag is
+    /// `etag`. `whole`: the part is the whole source, sent without `x-amz-copy-source-range` (which
+    /// AWS takes only for sources over 5 MB).
     struct PartCopy: Sendable {
         var sourceKey: String
         var version: String?
         var etag: String?
         var start: Int64
         var end: Int64
+        var whole = false
     }
 
     /// Makes `destination` from `parts` (in order) with one multipart upload whose parts the server
@@ -152,8 +156,8 @@ extension S3Provider {
                     let number = index + 1
                     if number > 4, let (done, tag) = try await group.next() { etags[done] = tag }
                     group.addTask { [self] in
-                        var headers = [(name: "x-amz-copy-source", value: copySourceValue(key: part.sourceKey, version: part.version)),
-                                       (name: "x-amz-copy-source-range", value: "bytes=\(part.start)-\(part.end)")]
+                        var headers = [(name: "x-amz-copy-source", value: copySourceValue(key: part.sourceKey, version: part.version))]
+                        if !part.whole { headers.append((name: "x-amz-copy-source-range", value: "bytes=\(part.start)-\(part.end)")) }
                         if let etag = part.etag { headers.append((name: "x-amz-copy-source-if-match", value: etag)) }
                         let answer = try await sendXML("PUT", key: targetKey, query: [("partNumber", String(number)), ("uploadId", uploadID)],
                                                        headers: headers, path: destination)

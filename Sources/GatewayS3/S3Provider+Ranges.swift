@@ -18,7 +18,11 @@ import Synchronization
 /// 10,000 parts, or a server that stopped copying parts) are streamed through the finalizing
 /// process into the target instead: slower, never wrong.
 ///
-/// The joined object has no stored MD5 (`x-amz-meta-md5`): no process saw all of its bytes.
+/// The joined object has no stored MD5 (`x-amz-meta-md5`): no process saw all of its bytes. It
+/// carries the write's key (`x-amz-meta-gateway-ranges`) instead, so that range objects still
+/// there after a join (a run killed before it removed them) are known for leftovers of a commit
+/// that happened: removed, and never joined again over the file (which would put the new file in
+/// the trash as the old one).
 extension S3Provider: FileProviderRangedWrite {
     public func acceptsRangedWrites(below path: String) async throws -> Bool {
         switch partCopies.load(ordering: .relaxed) {
@@ -45,7 +49,7 @@ extension S3Provider: FileProviderRangedWrite {
     private func probeJoin(_ probe: String, into joined: String) async throws -> Bool {
         _ = try await write(path: probe, from: ByteStream(data: Data("ab".utf8)), options: WriteOptions(overwrite: true))
         guard let item = try await headObject(probe) else { return false }
-        let parts = [PartCopy(sourceKey: key(probe), version: nil, etag: item.versionTag, start: 0, end: 1)]
+        let parts = [PartCopy(sourceKey: key(probe), version: nil, etag: item.versionTag, start: 0, end: 1, whole: true)]
         guard try await joinOnServer(parts, size: 2, to: joined, metadata: [(name: "Content-Type", value: "application/octet-stream")],
                                      conditions: [], progress: nil) else { return false }
         return try await contents(path: joined) == Data("ab".utf8)
@@ -64,8 +68,36 @@ extension S3Provider: FileProviderRangedWrite {
     }
 
     public func rangedWriteSize(path: String, key: String) async throws -> Int64? {
-        let ranges = try await rangeObjects(of: try RemotePath.normalize(path), key: key)
+        let remote = try RemotePath.normalize(path)
+        let ranges = try await rangeObjects(of: remote, key: key)
+        guard !ranges.isEmpty else { return nil }
+        if try await joined(remote, key: key) != nil {
+            // Leftovers of a commit that happened: as after the rename of a partial file elsewhere.
+            await removeLeftovers(ranges, of: remote)
+            return nil
+        }
         return ranges.map { $0.offset + $0.size }.max()
+    }
+
+    /// The object at `remote` when a commit of the ranges under `key` made it (its
+    /// `x-amz-meta-gateway-ranges`), else `nil`.
+    private func joined(_ remote: String, key writeKey: String) async throws -> FileObject? {
+        let (head, body) = try await send("HEAD", key: key(remote), path: remote)
+        if head.status == 404 { return nil }
+        guard head.isSuccess else { throw failure(head, body: body, path: remote) }
+        return head.header(Self.rangesMetadata) == writeKey ? item(head: head, path: remote) : nil
+    }
+
+    /// The metadata naming the ranged write an object was joined from.
+    static let rangesMetadata = "x-amz-meta-gateway-ranges"
+
+    /// Deletes range objects a commit no longer needs; one that stays goes as a leftover by age.
+    private func removeLeftovers(_ ranges: [RangeObject], of remote: String) async {
+        do {
+            try await deleteObjects(ranges.map { key($0.path) }, path: remote)
+        } catch {
+            logger.warning("range objects not removed; they go as leftovers", metadata: ["path": .string(remote), "error": .string("\(error)")])
+        }
     }
 
     public func rangedWriteContents(path: String, key: String, offset: Int64, length: Int64) async throws -> Data {
@@ -79,6 +111,10 @@ extension S3Provider: FileProviderRangedWrite {
     public func commitRanges(path: String, key: String, size: Int64, options: WriteOptions) async throws -> FileObject {
         let remote = try rangedWriteTarget(path, size: size, offset: 0, length: size)
         let ranges = try await rangeObjects(of: remote, key: key)
+        if let done = try await joined(remote, key: key), done.size == size {
+            await removeLeftovers(ranges, of: remote)
+            return done
+        }
         var end: Int64 = 0
         for range in ranges {
             guard range.offset == end else {
@@ -87,17 +123,19 @@ extension S3Provider: FileProviderRangedWrite {
             end += range.size
         }
         guard end == size else { throw FileProviderError.truncated(path: remote, reason: "the ranges hold \(end) bytes of \(size)") }
-        var joined = false
+        var joinedOnServer = false
         var streamed = options
         if let parts = joinParts(of: ranges), partCopies.load(ordering: .relaxed) != 2 {
             if !options.overwrite, try await itemIfPresent(path: remote) != nil { throw existsError(remote) }
             try await options.beforeReplacing?(remote)
             streamed.beforeReplacing = nil  // (done once)
             let conditions = options.overwrite ? [] : [(name: "If-None-Match", value: "*")]
-            joined = try await joinOnServer(parts, size: size, to: remote, metadata: metadataHeaders(options, multipart: true),
-                                            conditions: conditions, progress: nil)
+            var unhashed = options
+            unhashed.contentHashes = [:]
+            let metadata = metadataHeaders(unhashed, multipart: true) + [(name: Self.rangesMetadata, value: key)]
+            joinedOnServer = try await joinOnServer(parts, size: size, to: remote, metadata: metadata, conditions: conditions, progress: nil)
         }
-        if !joined {
+        if !joinedOnServer {
             logger.debug("ranges streamed into the file", metadata: ["path": .string(remote), "ranges": .stringConvertible(ranges.count)])
             streamed.expectedSize = size
             streamed.contentHashes = [:]
@@ -106,7 +144,7 @@ extension S3Provider: FileProviderRangedWrite {
         guard let stored = try await headObject(remote), stored.size == size else {
             throw FileProviderError.truncated(path: remote, reason: "the joined object does not hold \(size) bytes")
         }
-        try await deleteObjects(ranges.map { self.key($0.path) }, path: remote)
+        await removeLeftovers(ranges, of: remote)
         return stored
     }
 
@@ -149,7 +187,7 @@ extension S3Provider: FileProviderRangedWrite {
                 guard let rest = Self.remainder(of: object.key, after: prefix), rest.hasSuffix(".partial") else { continue }
                 let digits = rest.dropLast(".partial".count)
                 guard !digits.isEmpty, digits.utf8.count <= 19, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
-                      let offset = Int64(digits), String(offset) == digits, object.size >= 0 else { continue }
+                      let offset = Int64(digits), String(offset) == digits, object.size >= 0, object.size <= Int64.max - offset else { continue }
                 ranges.append(RangeObject(path: stem + digits + ".partial", offset: offset, size: object.size, etag: object.etag))
             }
         }
@@ -169,7 +207,7 @@ extension S3Provider: FileProviderRangedWrite {
             var start: Int64 = 0
             while start < range.size {
                 let end = min(start + piece, range.size) - 1
-                parts.append(PartCopy(sourceKey: key(range.path), version: nil, etag: range.etag, start: start, end: end))
+                parts.append(PartCopy(sourceKey: key(range.path), version: nil, etag: range.etag, start: start, end: end, whole: count == 1))
                 start = end + 1
             }
         }
@@ -181,7 +219,9 @@ extension S3Provider: FileProviderRangedWrite {
     /// The range objects' bytes one after another, each read at the version listed.
     private func joinedStream(_ ranges: [RangeObject], size: Int64) -> ByteStream {
         ByteStream.concatenating(ranges.count, expectedLength: size) { [self] index in
-            try await readStream(path: ranges[index].path, options: ReadOptions(ifVersion: ranges[index].etag))
+            let range = ranges[index]
+            return try await readStream(path: range.path, options: ReadOptions(ifVersion: range.etag))
+                .exactly(range.size, path: range.path, what: "a range object")
         }
     }
 }

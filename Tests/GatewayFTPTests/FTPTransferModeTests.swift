@@ -167,6 +167,30 @@ struct FTPTransferModeTests {
         try await ftp.removeItem(path: folder, recursive: true)
     }
 
+    @Test("a base folder that does not exist fails at login, and nothing makes it", arguments: [
+        ("GATEWAY_TEST_FTP_VSFTPD_URL", "GATEWAY_TEST_FTP_VSFTPD_USER"), ("GATEWAY_TEST_FTP_PYFTPDLIB_URL", "GATEWAY_TEST_FTP_PYFTPDLIB_USER"),
+    ])
+    func missingBaseFolder(url: String, user: String) async throws {
+        let other = FTPProvider(configuration: try TestServers.ftp(urlVariable: url, userVariable: user, remoteName: "other"))
+        let name = "no-base-\(UUID().uuidString.prefix(8))"
+        var configuration = try TestServers.ftp(urlVariable: url, userVariable: user, remoteName: "missing-base")
+        configuration.baseURL = configuration.baseURL.appendingPathComponent(name, isDirectory: true)
+        let ftp = FTPProvider(configuration: configuration)
+        for operation in ["list", "mkdir", "write"] {
+            do {
+                switch operation {
+                case "list": _ = try await ftp.contentsOfDirectory(path: "/").collectAll()
+                case "mkdir": try await ftp.createFolder(path: "/made/deeper", withIntermediateDirectories: true)
+                default: try await ftp.writeContents(path: "/file.txt", data: Data("x".utf8))
+                }
+                Issue.record("\(operation) under a missing base folder succeeded")
+            } catch {
+                #expect(error.failureKind == .notFound, "\(operation): \(error)")
+            }
+        }
+        #expect(try await other.itemIfPresent(path: "/" + name) == nil, "the base folder was made")
+    }
+
     /// A pooled connection stays in the folder it last entered, and the server follows that folder
     /// when another client renames it. Commands naming files relative to it (libcurl's single-`CWD`
     /// method, whose `CWD` is skipped when the previous transfer was in the same folder) then found,

@@ -39,10 +39,13 @@ struct S3HostileServerTests {
     func rangeObjects() async throws {
         let stem = "d/.big.bin.gateway-resume-k1-r"
         let server = try ScriptedHTTPServer { request in
+            if request.method == "HEAD" { return .http("404 Not Found") }  // no file joined yet
             guard request.target.contains("list-type=2") else { return .http("500 Internal Server Error") }
-            // Ranges at 0 and 10 (1 byte each, as the listing says), and names that only look like ranges.
+            // Ranges at 0 and 10 (1 byte each, as the listing says), and names that only look like
+            // ranges (or whose end would be past Int64.max).
             return Self.listing(token: nil, keys: [stem + "0.partial", stem + "10.partial", stem + "+5.partial", stem + "05.partial",
-                                                   stem + "99999999999999999999.partial", stem + "3.partial.x", stem + ".partial",
+                                                   stem + "99999999999999999999.partial", stem + "9223372036854775807.partial",
+                                                   stem + "3.partial.x", stem + ".partial",
                                                    "d/.big.bin.gateway-resume-k1.partial"])
         }
         defer { server.stop() }

@@ -2,6 +2,7 @@ import Foundation
 @testable import GatewayS3
 @testable import GatewayTestSupport
 import StorageGateway
+import Synchronization
 import Testing
 
 /// The S3 backend against the real servers of `scripts/servers/s3.sh` (moto, `rclone serve s3`),
@@ -103,6 +104,42 @@ struct S3ServerTests {
             let uploads = try aws(server, ["s3api", "list-multipart-uploads", "--bucket", "gateway", "--prefix", String(base.dropFirst()),
                                            "--query", "length(Uploads || `[]`)", "--output", "text"])
             #expect(uploads.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        }
+    }
+
+    @Test("a plan's ranges on moto: joined on the server; a commit run again after the join (range objects still there) removes them and never replaces the joined file")
+    func rangesCommittedTwice() async throws {
+        try await withProvider(.moto) { s3, base in
+            let path = base + "/big.bin"
+            let first = Bytes.pattern(6 << 20, seed: 51), second = Bytes.pattern(1 << 20, seed: 52)
+            let size = Int64(first.count + second.count)
+            #expect(try await s3.acceptsRangedWrites(below: base))
+            func writeRanges() async throws {
+                try await s3.writeRange(path: path, key: "k", size: size, offset: 0, length: Int64(first.count), from: ByteStream(data: first),
+                                        progress: nil)
+                try await s3.writeRange(path: path, key: "k", size: size, offset: Int64(first.count), length: Int64(second.count),
+                                        from: ByteStream(data: second), progress: nil)
+            }
+            try await writeRanges()
+            #expect(try await s3.rangedWriteSize(path: path, key: "k") == size)
+            #expect(try await s3.rangedWriteContents(path: path, key: "k", offset: Int64(first.count) - 10, length: 10) == first.suffix(10))
+            let replaced = Mutex(0)
+            var options = WriteOptions(overwrite: true)
+            options.beforeReplacing = { _ in replaced.withLock { $0 += 1 } }
+            let committed = try await s3.commitRanges(path: path, key: "k", size: size, options: options)
+            #expect(committed.size == size && replaced.withLock { $0 } == 1)
+            #expect(try await s3.contents(path: path) == first + second)
+            #expect(try await s3.rangeObjects(of: path, key: "k").isEmpty, "range objects removed")
+            // A run killed after the join, before its range objects went: they are still there.
+            try await writeRanges()
+            let again = try await s3.commitRanges(path: path, key: "k", size: size, options: options)
+            #expect(again.size == size && replaced.withLock { $0 } == 1, "the joined file was replaced again")
+            #expect(try await s3.rangeObjects(of: path, key: "k").isEmpty)
+            // A worker (or finalize) asking finds nothing to continue, and the leftovers go.
+            try await writeRanges()
+            #expect(try await s3.rangedWriteSize(path: path, key: "k") == nil)
+            #expect(try await s3.rangeObjects(of: path, key: "k").isEmpty)
+            #expect(try await s3.contents(path: path) == first + second)
         }
     }
 

@@ -61,7 +61,8 @@ public final class FTPClient: Sendable {
         let base = configuration.baseURL
         var baseURL = origin + (URLComponents(url: base, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? "/")
         if !baseURL.hasSuffix("/") { baseURL += "/" }
-        let (transfer, body) = try await start(url: baseURL, path: "/", command: "FEAT") { easy, transfer in
+        // (This transfer enters the base folder: a missing one fails here, at login.)
+        let (transfer, body) = try await start(url: baseURL, path: "/", command: "FEAT", entersFolder: true) { easy, transfer in
             try easy.set(CURLOPT_NOBODY, true)
             try transfer.setQuote(["*FEAT"], encoding: self.configuration.encoding)
         } finished: { easy, _ in
@@ -260,7 +261,8 @@ public final class FTPClient: Sendable {
     /// before its handle goes back to the pool.
     ///
     /// `confirming` names the folder `url` points into when the answer depends on entering it
-    /// (listings, "is this a folder?"): only those transfers `CWD` (libcurl's single-`CWD` method).
+    /// (listings, "is this a folder?"): only those transfers, and the login's (`entersFolder`,
+    /// which checks the base folder), `CWD` (libcurl's single-`CWD` method).
     /// Every other command names its file by its absolute path and leaves the connection's working
     /// folder alone (`NOCWD`): a relative name would be resolved in the folder the connection last
     /// entered, and when another client renamed that folder since, the server resolves it in the
@@ -274,7 +276,7 @@ public final class FTPClient: Sendable {
     /// thread runs such a transfer right there, start to end (no hand-off, no wake-up).
     private func start(url: String, path: String, command: String?, expectedLength: Int64? = nil, buffer: Int = FTPClient.bufferCapacity,
                        upload stream: ByteStream? = nil, contents: Data? = nil, repliesOnly: Bool = false, confirming folder: String? = nil,
-                       configure: (CurlEasy, CurlTransfer) throws -> Void,
+                       entersFolder: Bool = false, configure: (CurlEasy, CurlTransfer) throws -> Void,
                        finished: (@Sendable (CurlEasy, CURLcode) -> Void)? = nil) async throws -> (CurlTransfer, ByteStream) {
         let easy = try await pool.acquire()
         let download = DownloadChannel(capacity: buffer, pool: bodyBuffers)
@@ -292,7 +294,7 @@ public final class FTPClient: Sendable {
         }
         do {
             try configureCommon(easy, url: url, transfer: transfer, uploading: upload != nil,
-                                length: contents.map { Int64($0.count) } ?? stream?.expectedLength, entersFolder: folder != nil)
+                                length: contents.map { Int64($0.count) } ?? stream?.expectedLength, entersFolder: entersFolder || folder != nil)
             try configure(easy, transfer)
             if let folder, easy.ftpFolder == Self.folderPart(of: url) {
                 try transfer.setQuote(["CWD \(folder)"], encoding: configuration.encoding)
@@ -320,7 +322,7 @@ public final class FTPClient: Sendable {
             // connection (a file not found, say), and forgets it otherwise; assuming it always
             // remembers costs at most a spare CWD, never a skipped one. A NOCWD transfer keeps
             // what it remembered before.
-            if folder != nil { easy.ftpFolder = Self.folderPart(of: url) }
+            if entersFolder || folder != nil { easy.ftpFolder = Self.folderPart(of: url) }
             finished?(easy, code)
         }
         if bodiless && BlockingIOExecutor.isCurrentThread {
