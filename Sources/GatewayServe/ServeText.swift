@@ -34,6 +34,15 @@ enum ServeText {
         return "\(1900 + parts.tm_year)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)) UTC"
     }
 
+    /// A time a file tells of itself (a photo's time taken, `2024-05-06T07:08:09`, in the camera's
+    /// own clock, no zone) as a person reads it: `2024-05-06 07:08`. Anything else as given.
+    static func readableLocalTime(_ text: String) -> String {
+        let characters = Array(text)
+        guard characters.count >= 16, characters[10] == "T" || characters[10] == " ", characters[13] == ":",
+              characters[0..<10].allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-" || $0 == ":") }) else { return text }
+        return String(characters[0..<10]).replacingOccurrences(of: ":", with: "-") + " " + String(characters[11..<16])
+    }
+
     /// `date` broken down in UTC (clamped to the years 1970 to 9999).
     static func utc(_ date: Date) -> tm {
         var seconds = time_t(max(0, min(date.timeIntervalSince1970, 253_402_300_799)))

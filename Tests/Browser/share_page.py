@@ -309,6 +309,18 @@ class Run:
                         "color=c=white:s=320x240:r=25:d=7,drawbox=x=0:y=120:w=320:h=120:color=black:t=fill",
                         "-c:v", "libx264", "-pix_fmt", "yuv420p", self.path(CLIPS, "beach.mp4")],
                        check=True, capture_output=True, timeout=120)
+        # A photo with a camera and a time taken (EXIF, by exiftool), and a three-page PDF (cairo).
+        photo(f"{CLIPS}/camera.jpg", 640, 480, 120, 3)
+        subprocess.run(["exiftool", "-q", "-P", "-overwrite_original", "-Make=Gatewaytest", "-Model=Model 9",
+                        "-DateTimeOriginal=2024:05:06 07:08:09", self.path(CLIPS, "camera.jpg")], check=True, capture_output=True, timeout=60)
+        pages = []
+        for number in range(1, 4):
+            page = os.path.join(self.tmp, f"page{number}.svg")
+            with open(page, "w") as f:
+                f.write(f'<svg xmlns="http://www.w3.org/2000/svg" width="420" height="595"><rect width="420" height="595" fill="white"/>'
+                        f'<text x="40" y="80" font-size="40">Page {number}</text></svg>')
+            pages.append(page)
+        subprocess.run(["rsvg-convert", "-f", "pdf", "-o", self.path(CLIPS, "report.pdf")] + pages, check=True, capture_output=True, timeout=60)
         for relative, size in [("readme.txt", 3 * 1024), ("a/one.bin", 5 * 1024 + 3), ("a/b/two.bin", 2 * MIB),
                                ("a/b/c/three.bin", 3 * MIB + 7), ("zero.bin", 0), ("é ü.bin", 4096)]:
             write(f"{ZIP}/{relative}", os.urandom(size))
@@ -745,6 +757,29 @@ def check_video(run):
     findings.done()
 
 
+def check_document_facts(run):
+    """A file page shows what the file says of itself: a photo's camera and time taken, a PDF's pages."""
+    findings, url = Findings(), run.links["clips"]
+    for name, wanted in [("camera.jpg", [("Camera", r"Gatewaytest Model 9"), ("Taken", r"^2024-05-06 07:08$")]),
+                         ("report.pdf", [("Pages", r"^3$")])]:
+        run.open(url)
+        run.click_row(name)
+        run.wait(lambda: name in (run.text("h1") or ""), f"an <h1> containing {name!r}")
+        try:
+            run.wait(lambda: run.js("const i = document.querySelector('img.preview'); return !!i && i.complete && i.naturalWidth > 0"),
+                     f"{name}: img.preview to load")
+        except Failed as failure:
+            findings.check(False, str(failure))
+        facts = run.js("return Array.from(document.querySelectorAll('dl.metadata dt')).map(dt => "
+                       "[dt.textContent.trim(), dt.nextElementSibling ? dt.nextElementSibling.textContent.trim() : ''])") or []
+        facts = dict(facts)
+        for label, pattern in wanted:
+            findings.check(re.search(pattern, facts.get(label, "")) is not None,
+                           f"{name}: {label} is {facts.get(label)!r}, not /{pattern}/ (facts: {facts})")
+        run.shot(f"facts-{name.split('.')[0]}.png")
+    findings.done()
+
+
 def image_size(data):
     """(width, height) of a PNG or baseline/progressive JPEG, or None."""
     if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
@@ -985,7 +1020,8 @@ def check_download_all(run):
     return f"{size / MIB:,.1f} MiB in {seconds:.1f} s ({size / MIB / max(seconds, 0.001):,.0f} MiB/s), peak server RSS {peak[0] / MIB:.1f} MiB ({before / MIB:.1f} MiB before)"
 
 
-CHECKS = [check_folder_page, check_breadcrumbs, check_sorting, check_paging, check_previews, check_file_page, check_video, check_other_clients,
+CHECKS = [check_folder_page, check_breadcrumbs, check_sorting, check_paging, check_previews, check_file_page, check_video, check_document_facts,
+          check_other_clients,
           check_odd_names, check_phone, check_dark_mode, check_error_pages, check_csp, check_no_external_assets, check_download_all]
 
 
@@ -997,9 +1033,11 @@ def main():
     parser.add_argument("--only", help="run only the checks whose names contain one of these words (comma-separated: phone,zip)")
     args = parser.parse_args()
     checks = [c for c in CHECKS if not args.only or any(w.strip() and w.strip() in c.__name__ for w in args.only.split(","))]
-    for tool in (args.gateway, CHROMIUM, CHROMEDRIVER, shutil.which("vips"), shutil.which("unzip"), shutil.which("truncate"), shutil.which("ffmpeg")):
+    for tool in (args.gateway, CHROMIUM, CHROMEDRIVER, shutil.which("vips"), shutil.which("unzip"), shutil.which("truncate"), shutil.which("ffmpeg"),
+                 shutil.which("exiftool"), shutil.which("rsvg-convert")):
         if not tool or not os.access(tool, os.X_OK):
-            sys.exit(f"share_page.py: {tool or 'a tool (vips, unzip, truncate or ffmpeg)'} is missing: build gateway, run scripts/setup-deps.sh")
+            sys.exit(f"share_page.py: {tool or 'a tool (vips, unzip, truncate, ffmpeg, exiftool or rsvg-convert)'} is missing: "
+                     "build gateway, run scripts/setup-deps.sh")
     # A SIGTERM (a test's time limit) ends the run through the clean-up below, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"share_page.py: terminated"))
     run, failures, began = Run(args), [], time.monotonic()

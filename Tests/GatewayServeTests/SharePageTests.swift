@@ -260,6 +260,9 @@ struct SharePageTests {
         #expect(!ShareBrowser.acceptsHTML("*/*"))
         #expect(!ShareBrowser.acceptsHTML("application/xhtml+xml-not-text/html"))
         #expect(!ShareBrowser.acceptsHTML(nil))
+        #expect(ServeText.readableLocalTime("2024-05-06T07:08:09") == "2024-05-06 07:08")
+        #expect(ServeText.readableLocalTime("2024:05:06 07:08:09") == "2024-05-06 07:08")
+        #expect(ServeText.readableLocalTime("May 2024") == "May 2024")
         #expect(ShareBrowser.duration(187) == "3:07")
         #expect(ShareBrowser.duration(3723) == "1:02:03")
     }

@@ -219,7 +219,7 @@ struct ShareBrowser: Sendable {
                 fact("Codecs", [metadata.other["video_codec"], metadata.other["audio_codec"]].compactMap { $0 }.joined(separator: ", "))
                 let camera = [metadata.cameraMake, metadata.cameraModel].compactMap { $0 }.joined(separator: " ")
                 fact("Camera", camera)
-                fact("Taken", metadata.dateTaken)
+                fact("Taken", metadata.dateTaken.map(ServeText.readableLocalTime))
                 fact("Title", metadata.title)
                 fact("Artist", metadata.artist)
                 fact("Album", metadata.album)
