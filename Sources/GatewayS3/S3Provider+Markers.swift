@@ -40,25 +40,35 @@ extension S3Provider {
         case .slash:
             try await putEmpty(prefix, path: remote)
         case .unknown:
-            let bare = String(prefix.dropLast())
-            let before = try await headKey(bare, path: remote)
-            let etag = try await putEmpty(prefix, path: remote)
-            guard before == nil, let after = try await headKey(bare, path: remote) else {
-                markerStyle.store(MarkerStyle.slash.rawValue, ordering: .relaxed)
-                return
-            }
-            // A file `folder` appeared with the marker. Only an empty one with the marker's ETag is
-            // the marker itself (another writer's file of that name is left alone, and the
-            // question stays open for the next marker).
-            let bareETag = { (tag: String?) in tag?.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
-            guard after.contentLength == 0, etag == nil || bareETag(after.header("etag")) == bareETag(etag) else { return }
-            // The server stored `folder/` as a file `folder`: take that back, and mark with a hidden object.
+            try await learnMarkerStyle(near: remote)
+            try await storeMarker(remote)
+        }
+    }
+
+    /// Learns which marker this server keeps by storing one under a hidden name of this process's
+    /// own (`.gateway-probe-…/`, beside `remote`) and looking for a file under the bare name, then
+    /// removing it. Never on the folder itself: workers of a plan make the same folders at once,
+    /// and a marker stored as a file for a moment under the folder's own name made another worker's
+    /// `mkdir` find a file there ("already exists"), or decide wrongly when the file went again.
+    private func learnMarkerStyle(near remote: String) async throws {
+        let parent = RemotePath.parent(of: remote)
+        let probe = (parent == "/" ? "/" : parent + "/") + ".gateway-probe-" + UUID().uuidString.prefix(12).lowercased()
+        let prefix = folderPrefix(probe)
+        let bare = String(prefix.dropLast())
+        let style: MarkerStyle
+        do {
+            try await putEmpty(prefix, path: remote)
+            style = try await headKey(bare, path: remote) == nil ? .slash : .hidden
+        } catch {
+            try? await deleteObjects([prefix, bare], path: remote)
+            throw error
+        }
+        try? await deleteObject(style == .slash ? prefix : bare, path: remote)
+        if style == .hidden {
             logger.notice("this server stores directory markers (keys ending in /) as files; folders are marked with \(Self.hiddenMarkerName) objects",
                           metadata: ["remote": .string(name)])
-            try await deleteObject(bare, path: remote)
-            markerStyle.store(MarkerStyle.hidden.rawValue, ordering: .relaxed)
-            try await putEmpty(prefix + Self.hiddenMarkerName, path: remote)
         }
+        markerStyle.store(style.rawValue, ordering: .relaxed)
     }
 
     /// The `HEAD` answer of object `key`, `nil` when there is none.

@@ -17,7 +17,12 @@ extension CopyEngine {
             // Retried when transient: a server may answer 423 Locked to one of two MKCOLs of the
             // same folder at once (`rclone serve webdav`, when workers of a plan race).
             try await retrying(relative, state: state) { _ in
-                try await target.createFolder(path: path, withIntermediateDirectories: true)
+                do {
+                    try await target.createFolder(path: path, withIntermediateDirectories: true)
+                } catch where error.failureKind == .alreadyExists {
+                    // Made meanwhile by another worker of the plan: a folder is what was wanted.
+                    guard try await target.itemIfPresent(path: path)?.isDirectory == true else { throw error }
+                }
             }
             if let handle { options.undoRecorder?.confirm(handle) }
             state.folderCreated(relative)

@@ -281,6 +281,29 @@ struct S3ServerTests {
         }
     }
 
+    @Test("four writers new to the server (as a plan's workers) make the same folders at once on rclone serve s3: every mkdir -p succeeds, no probe stays")
+    func concurrentMarkers() async throws {
+        try await withProvider(.rclone) { provider, base in
+            let configuration = try TestServers.s3(.rclone, remoteName: "s3-rclone-race")
+            for round in 0..<10 {
+                let folder = base + "/race-\(round)"
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<4 {
+                        group.addTask {
+                            // A provider of its own learns the server's markers anew, as each worker process does.
+                            try await S3Provider(configuration: configuration).createFolder(path: folder, withIntermediateDirectories: true)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(try await provider.attributesOfItem(path: folder).isDirectory)
+            }
+            let keys = try aws(.rclone, ["s3api", "list-objects-v2", "--bucket", "gateway", "--prefix", String(base.dropFirst()) + "/",
+                                         "--query", "Contents[].Key", "--output", "text"])
+            #expect(!keys.contains(".gateway-probe-") && keys.contains("race-9/.gateway-folder"), "\(keys)")
+        }
+    }
+
     @Test("rclone serve s3 stores folder/ markers as files: folders are marked with hidden objects instead")
     func markersOnRclone() async throws {
         try await withProvider(.rclone) { provider, base in
