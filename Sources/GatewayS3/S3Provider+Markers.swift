@@ -72,7 +72,7 @@ extension S3Provider {
     }
 
     /// The `HEAD` answer of object `key`, `nil` when there is none.
-    private func headKey(_ key: String, path remote: String) async throws -> HTTPResponseHead? {
+    func headKey(_ key: String, path remote: String) async throws -> HTTPResponseHead? {
         let (head, body) = try await send("HEAD", key: key, path: remote)
         if head.status == 404 { return nil }
         guard head.isSuccess else { throw failure(head, body: body, path: remote) }

@@ -82,9 +82,7 @@ extension S3Provider: FileProviderRangedWrite {
     /// The object at `remote` when a commit of the ranges under `key` made it (its
     /// `x-amz-meta-gateway-ranges`), else `nil`.
     private func joined(_ remote: String, key writeKey: String) async throws -> FileObject? {
-        let (head, body) = try await send("HEAD", key: key(remote), path: remote)
-        if head.status == 404 { return nil }
-        guard head.isSuccess else { throw failure(head, body: body, path: remote) }
+        guard let head = try await headKey(key(remote), path: remote) else { return nil }
         return head.header(Self.rangesMetadata) == writeKey ? item(head: head, path: remote) : nil
     }
 
