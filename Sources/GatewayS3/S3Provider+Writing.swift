@@ -29,7 +29,7 @@ extension S3Provider {
             let needed = expected / parts + (expected % parts == 0 ? 0 : 1)
             partSize = Int(min(Int64(S3Limits.maximumPartSize), ((needed + (1 << 20) - 1) >> 20) << 20))
         }
-        let reader = PartReader(counted, partSize: partSize)
+        let reader = PartReader(counted, partSize: partSize, expectedSize: expected)
         let first = try await reader.next() ?? Data()
         var conditions: [(name: String, value: String)] = []
         if !options.overwrite { conditions.append((name: "If-None-Match", value: "*")) }
@@ -272,13 +272,18 @@ final class PartReader: @unchecked Sendable {
     private var iterator: ByteStream.AsyncIterator
     /// The size of every part but the last.
     let partSize: Int
+    /// How many bytes the stream should hold, if known: a part is given room for what is left of
+    /// them, not a whole part size (a 4 KiB file must not take, and give back, 8 MiB of pages).
+    private let expectedSize: Int64?
+    private var delivered: Int64 = 0
     private var carry = Data()
     private var ended = false
     private var started = false
 
-    init(_ stream: ByteStream, partSize: Int) {
+    init(_ stream: ByteStream, partSize: Int, expectedSize: Int64? = nil) {
         self.iterator = stream.makeAsyncIterator()
         self.partSize = partSize
+        self.expectedSize = expectedSize
     }
 
     /// Whether the stream has ended and no bytes are left.
@@ -292,7 +297,9 @@ final class PartReader: @unchecked Sendable {
         started = true
         var part = carry
         carry = Data()
-        part.reserveCapacity(partSize)
+        var room = partSize
+        if let expectedSize, expectedSize >= delivered { room = Int(min(Int64(partSize), max(expectedSize - delivered, 1))) }
+        part.reserveCapacity(room)
         while part.count < partSize, !ended {
             guard let chunk = try await iterator.next() else { ended = true; break }
             part.append(chunk)
@@ -304,6 +311,7 @@ final class PartReader: @unchecked Sendable {
             // Look one chunk ahead, so a stream that ends here is known to have ended.
             if let chunk = try await iterator.next() { carry = chunk } else { ended = true }
         }
+        delivered += Int64(part.count)
         return part
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 import Crypto
+import Synchronization
 
 /// AWS Signature Version 4 (`AWS4-HMAC-SHA256`), written from AWS's specification and checked
 /// against its published test suite: the canonical request, the string to sign, the signing key
@@ -20,6 +21,9 @@ public struct SigV4Signer: Sendable {
     public var region: String
     /// The service (`s3`).
     public var service: String
+    /// The last signing key derived and what it was derived from (shared by copies of the signer;
+    /// looked up by all of its inputs, so a changed property derives a new one).
+    private let keys = KeptKey()
 
     /// How the request's path becomes the canonical URI.
     public enum PathCanonicalization: Sendable {
@@ -101,11 +105,19 @@ public struct SigV4Signer: Sendable {
 
     /// The hex signature of a string to sign, with the key derived for `day` (`YYYYMMDD`).
     public func signature(of stringToSign: String, day: String) -> String {
+        Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: signingKey(day: day)))
+    }
+
+    /// The key derived for `day`, region and service (four HMACs, the same all day: kept).
+    func signingKey(day: String) -> SymmetricKey {
+        let inputs = [secretAccessKey, day, region, service]
+        if let kept = keys.state.withLock({ $0?.inputs == inputs ? $0?.key : nil }) { return kept }
         var key = SymmetricKey(data: Data(("AWS4" + secretAccessKey).utf8))
         for part in [day, region, service, "aws4_request"] {
             key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
         }
-        return Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
+        keys.state.withLock { $0 = (inputs, key) }
+        return key
     }
 
     /// The `Authorization` header's value for `request` (which must already hold `x-amz-date`, or
@@ -179,6 +191,18 @@ public struct SigV4Signer: Sendable {
 
     /// A header value trimmed, with runs of spaces inside made one.
     static func trimmedValue(_ value: String) -> String {
+        // Nearly every value has nothing to trim: no space or tab at either end (nor a byte of a
+        // multi-byte character, which might be a wide space), no tab, no two spaces in a row.
+        let bytes = value.utf8
+        if let first = bytes.first, let last = bytes.last, first < 0x80, last < 0x80, first != 0x20, last != 0x20 {
+            var previous: UInt8 = 0
+            var plain = true
+            for byte in bytes {
+                if byte == 0x09 || (byte == 0x20 && previous == 0x20) { plain = false; break }
+                previous = byte
+            }
+            if plain { return value }
+        }
         var result = ""
         var lastWasSpace = false
         for character in value.trimmingCharacters(in: .whitespaces) {
@@ -224,4 +248,9 @@ public struct SigV4Signer: Sendable {
         pairs.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
         return pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
     }
+}
+
+/// A signer's last derived signing key, shared by the signer's copies.
+private final class KeptKey: Sendable {
+    let state = Mutex<(inputs: [String], key: SymmetricKey)?>(nil)
 }

@@ -88,4 +88,24 @@ struct S3ConfigTests {
         #expect(minio is any FileProviderSharing, "presigned links without a links configuration")
         #expect((minio as any FileProviderBasic) is any FileProviderIncompleteUploads)
     }
+
+    /// A part is given room for the bytes the stream is said to hold, not a whole part size; a
+    /// wrong size (too small, too large) or none still gives the same parts.
+    @Test func partsWhateverTheExpectedSize() async throws {
+        let bytes = Data((0..<10_000).map { UInt8($0 % 251) })
+        for expected in [nil, 10_000, 100, 50_000, 0] as [Int64?] {
+            let reader = PartReader(ByteStream(data: bytes, chunkSize: 3000), partSize: 4096, expectedSize: expected)
+            var parts: [Data] = []
+            while let part = try await reader.next() { parts.append(part) }
+            #expect(parts.map(\.count) == [4096, 4096, 1808], "expected \(String(describing: expected))")
+            #expect(Data(parts.joined()) == bytes)
+        }
+    }
+
+    /// `x-amz-meta-mtime` is written as `String(format: "%.9f")` wrote it (rclone's form).
+    @Test func mtimeFormat() {
+        for seconds in [0, 1_795_984_221.199153737, 1_440_938_160, -1.5, 1e12 + 0.25, 4_102_444_800.000000001] {
+            #expect(S3Provider.formatMtime(Date(timeIntervalSince1970: seconds)) == String(format: "%.9f", seconds))
+        }
+    }
 }

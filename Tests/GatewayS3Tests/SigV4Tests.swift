@@ -100,4 +100,37 @@ struct SigV4Tests {
         #expect(S3URIEncoding.decode("%ff") == nil)  // not UTF-8
         #expect(SigV4Signer.timestamp(Date(timeIntervalSince1970: 1_440_938_160)) == "20150830T123600Z")
     }
+
+    /// The signing key is kept between requests: a signer whose secret, region or day changes
+    /// (or a copy of it changed) signs as a new signer would, never with the kept key.
+    @Test func keptSigningKeyFollowsItsInputs() {
+        let request = SigV4Signer.Request(method: "GET", path: "/test.txt", query: "", headers: [
+            ("Host", "examplebucket.s3.amazonaws.com"), ("x-amz-date", "20130524T000000Z"),
+        ], payloadHash: SigV4Signer.emptyPayloadHash)
+        var signer = SigV4Signer(accessKeyID: "AKID", secretAccessKey: "first", region: "us-east-1")
+        let first = signer.authorization(for: request, timestamp: "20130524T000000Z")
+        #expect(signer.authorization(for: request, timestamp: "20130524T000000Z") == first)
+        var copy = signer
+        copy.secretAccessKey = "second"
+        let fresh = SigV4Signer(accessKeyID: "AKID", secretAccessKey: "second", region: "us-east-1")
+        #expect(copy.authorization(for: request, timestamp: "20130524T000000Z") == fresh.authorization(for: request, timestamp: "20130524T000000Z"))
+        #expect(copy.authorization(for: request, timestamp: "20130524T000000Z") != first)
+        #expect(signer.authorization(for: request, timestamp: "20130524T000000Z") == first)
+        signer.region = "eu-west-1"
+        #expect(signer.authorization(for: request, timestamp: "20130524T000000Z")
+            == SigV4Signer(accessKeyID: "AKID", secretAccessKey: "first", region: "eu-west-1").authorization(for: request, timestamp: "20130524T000000Z"))
+        #expect(signer.authorization(for: request, timestamp: "20130525T000000Z")
+            == SigV4Signer(accessKeyID: "AKID", secretAccessKey: "first", region: "eu-west-1").authorization(for: request, timestamp: "20130525T000000Z"))
+    }
+
+    /// Header values: the quick path (nothing to trim) and the full rule give what AWS's rule gives.
+    @Test func trimmedValues() {
+        #expect(SigV4Signer.trimmedValue("plain value") == "plain value")
+        #expect(SigV4Signer.trimmedValue("  a   b  ") == "a b")
+        #expect(SigV4Signer.trimmedValue("a\tb") == "a b")
+        #expect(SigV4Signer.trimmedValue("a  b") == "a b")
+        #expect(SigV4Signer.trimmedValue("\u{a0}x\u{a0}") == "x")
+        #expect(SigV4Signer.trimmedValue("é x é") == "é x é")
+        #expect(SigV4Signer.trimmedValue("") == "")
+    }
 }

@@ -134,11 +134,20 @@ struct InlineTransferTests {
         }
     }
 
-    @Test("header lines lose spaces, tabs, CR and LF at both ends, nothing inside")
-    func trimming() {
-        #expect(CurlTransfer.trimmingWhitespace(" \tContent-Type: text/plain; a=b \r\n") == "Content-Type: text/plain; a=b")
-        #expect(CurlTransfer.trimmingWhitespace("\r\n") == "")
-        #expect(CurlTransfer.trimmingWhitespace("ETag: \"x y\"") == "ETag: \"x y\"")
-        #expect(CurlTransfer.trimmingWhitespace("  naïve ünïcode\u{a0}\r\n") == "naïve ünïcode\u{a0}")
+    @Test("header lines lose spaces, tabs, CR and LF at both ends, nothing inside; names are lower case")
+    func headerLines() {
+        func parse(_ text: String) -> CurlTransfer.HeaderLine {
+            Array(text.utf8).withUnsafeBytes { CurlTransfer.headerLine($0) }
+        }
+        #expect(parse(" \tContent-Type: text/plain; a=b \r\n") == .field(name: "content-type", value: "text/plain; a=b"))
+        #expect(parse("\r\n") == .other)
+        #expect(parse("HTTP/1.1 207 Multi-Status\r\n") == .status)
+        #expect(parse("ETag: \"x y\"") == .field(name: "etag", value: "\"x y\""))
+        #expect(parse("X-Name:  naïve ünïcode\u{a0}\r\n") == .field(name: "x-name", value: "naïve ünïcode\u{a0}"))
+        #expect(parse("X-Empty:\r\n") == .field(name: "x-empty", value: ""))
+        #expect(parse("no colon here") == .other)
+        // Bytes that are not UTF-8 are repaired, never trusted.
+        #expect([UInt8]("X-Bad: a".utf8 + [0xFF] + "b\r\n".utf8).withUnsafeBytes { CurlTransfer.headerLine($0) }
+            == .field(name: "x-bad", value: "a\u{FFFD}b"))
     }
 }

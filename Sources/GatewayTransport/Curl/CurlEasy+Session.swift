@@ -21,14 +21,23 @@ extension CurlEasy {
     /// no signals, TCP keep-alive, 256 KiB receive and 512 KiB send buffers, the time-out rules
     /// (with the idle rule on `transfer`), the certificate checks when `tls` is given, and the
     /// transfer's body, header and progress callbacks.
-    func prepare(url: String, protocols: String, timeouts: TransferTimeouts, tls: TLSTrust?, transfer: CurlTransfer) throws {
+    /// The send buffer of a body of unknown or large size.
+    static let uploadBufferSize: Int64 = 512 * 1024
+
+    ///
+    /// `largeAnswer: false` (a request whose answer is a status and a few lines, as a `PUT`'s)
+    /// keeps libcurl's 16 KiB receive buffer: libcurl allocates the buffer for each transfer and
+    /// frees it at its end, and a quarter megabyte each time made glibc give pages back to the
+    /// kernel (`madvise`) after every small request.
+    func prepare(url: String, protocols: String, timeouts: TransferTimeouts, tls: TLSTrust?, transfer: CurlTransfer,
+                 largeAnswer: Bool = true) throws {
         reset()
         try set(CURLOPT_URL, url)
         try set(CURLOPT_NOSIGNAL, true)
         try set(CURLOPT_PROTOCOLS_STR, protocols)
         try set(CURLOPT_TCP_KEEPALIVE, true)
-        try set(CURLOPT_BUFFERSIZE, 256 * 1024)
-        try set(CURLOPT_UPLOAD_BUFFERSIZE, 512 * 1024)
+        if largeAnswer { try set(CURLOPT_BUFFERSIZE, 256 * 1024) }
+        try set(CURLOPT_UPLOAD_BUFFERSIZE, Int(Self.uploadBufferSize))
         try set(timeouts)
         transfer.idleLimit = timeouts.idle
         if let tls {
@@ -49,9 +58,17 @@ extension CurlEasy {
 
     /// Sends a body pulled from `transfer`'s upload channel: `length` bytes when known, and
     /// rewound on libcurl's request (an authentication retry) when `seekable`.
+    ///
+    /// A body known to be smaller than the 512 KiB send buffer gets a buffer of its own size (at
+    /// least libcurl's 16 KiB): libcurl allocates the buffer for each transfer and frees it at its
+    /// end, and half a megabyte per small `PUT` made glibc give pages back to the kernel
+    /// (`madvise`) after every request, about a tenth of a small-file copy's CPU time.
     func attachUpload(_ transfer: CurlTransfer, length: Int64?, seekable: Bool) throws {
         try set(CURLOPT_UPLOAD, true)
-        if let length { try set(CURLOPT_INFILESIZE_LARGE, offset: length) }
+        if let length {
+            try set(CURLOPT_INFILESIZE_LARGE, offset: length)
+            if length < Self.uploadBufferSize { try set(CURLOPT_UPLOAD_BUFFERSIZE, Int(max(length, 16 * 1024))) }
+        }
         try set(CURLOPT_READFUNCTION, callback: curlReadCallback)
         try set(CURLOPT_READDATA, pointer: transfer.context)
         if seekable {

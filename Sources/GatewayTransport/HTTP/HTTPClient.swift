@@ -184,11 +184,16 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// Methods whose answer may be large (contents, listings), read with a large buffer; the
+    /// others' answers are a status and a few lines.
+    static let largeAnswerMethods: Set<String> = ["GET", "PROPFIND", "REPORT", "SEARCH", "POST"]
+
     private func configure(_ easy: CurlEasy, for request: HTTPRequest, transfer: CurlTransfer) throws {
         // Protocols: https stays https (also through redirects); an http base may be redirected to https.
         let scheme = configuration.baseURL.scheme?.lowercased() == "https" ? "https" : "http,https"
         try easy.prepare(url: request.url.absoluteString, protocols: scheme, timeouts: configuration.timeouts,
-                         tls: CurlEasy.TLSTrust(caFile: configuration.caFile, insecure: configuration.insecureTLS), transfer: transfer)
+                         tls: CurlEasy.TLSTrust(caFile: configuration.caFile, insecure: configuration.insecureTLS), transfer: transfer,
+                         largeAnswer: Self.largeAnswerMethods.contains(request.method.uppercased()))
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, scheme)
         try easy.set(CURLOPT_USERAGENT, configuration.userAgent)
         try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
