@@ -17,13 +17,13 @@ extension CurlEasy {
         var insecure = false
     }
 
+    /// The send buffer of a body of unknown or large size.
+    static let uploadBufferSize: Int64 = 512 * 1024
+
     /// Resets the handle and sets what every transfer has: the URL and the protocols it may use,
     /// no signals, TCP keep-alive, 256 KiB receive and 512 KiB send buffers, the time-out rules
     /// (with the idle rule on `transfer`), the certificate checks when `tls` is given, and the
     /// transfer's body, header and progress callbacks.
-    /// The send buffer of a body of unknown or large size.
-    static let uploadBufferSize: Int64 = 512 * 1024
-
     ///
     /// `largeAnswer: false` (a request whose answer is a status and a few lines, as a `PUT`'s)
     /// keeps libcurl's 16 KiB receive buffer: libcurl allocates the buffer for each transfer and
@@ -62,7 +62,7 @@ extension CurlEasy {
     /// A body known to be smaller than the 512 KiB send buffer gets a buffer of its own size (at
     /// least libcurl's 16 KiB): libcurl allocates the buffer for each transfer and frees it at its
     /// end, and half a megabyte per small `PUT` made glibc give pages back to the kernel
-    /// (`madvise`) after every request, about a tenth of a small-file copy's CPU time.
+    /// (`madvise`) after every request.
     func attachUpload(_ transfer: CurlTransfer, length: Int64?, seekable: Bool) throws {
         try set(CURLOPT_UPLOAD, true)
         if let length {

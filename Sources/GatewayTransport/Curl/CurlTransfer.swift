@@ -209,24 +209,21 @@ final class CurlTransfer: @unchecked Sendable {
             }
             return
         }
-        let name: String, value: String
         switch Self.headerLine(line) {
         case .status:
             state.withLock { $0.headers = [:] }
-            return
         case .other:
-            return
-        case .field(let fieldName, let fieldValue):
-            (name, value) = (fieldName, fieldValue)
-        }
-        state.withLock { state in
-            // A repeated field is one list (RFC 9110 §5.3: `DAV: 1,2` and `DAV: <...>`), up to a
-            // bound; a hostile server's endless headers keep at most 64 names of 16 KiB.
-            if let existing = state.headers[name] {
-                if existing.utf8.count + value.utf8.count < Self.maxHeaderValue { state.headers[name] = existing + ", " + value }
-            } else if state.headers.count < Self.maxHeaderNames {
-                // (Decoded with repair: a cut inside a multi-byte character must not undo the bound.)
-                state.headers[name] = String(decoding: value.utf8.prefix(Self.maxHeaderValue), as: UTF8.self)
+            break
+        case .field(let name, let value):
+            state.withLock { state in
+                // A repeated field is one list (RFC 9110 §5.3: `DAV: 1,2` and `DAV: <...>`), up to a
+                // bound; a hostile server's endless headers keep at most 64 names of 16 KiB.
+                if let existing = state.headers[name] {
+                    if existing.utf8.count + value.utf8.count < Self.maxHeaderValue { state.headers[name] = existing + ", " + value }
+                } else if state.headers.count < Self.maxHeaderNames {
+                    // (Decoded with repair: a cut inside a multi-byte character must not undo the bound.)
+                    state.headers[name] = String(decoding: value.utf8.prefix(Self.maxHeaderValue), as: UTF8.self)
+                }
             }
         }
     }
@@ -256,7 +253,6 @@ final class CurlTransfer: @unchecked Sendable {
         return .field(name: String(decoding: line[start..<colon].lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self),
                       value: String(decoding: line[valueStart..<end], as: UTF8.self))
     }
-
 
     /// Body bytes arrived. Returns `false` to make libcurl abort (the consumer is gone).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
