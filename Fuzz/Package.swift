@@ -4,7 +4,7 @@
 import PackageDescription
 
 // libFuzzer harnesses for the parsers that read what servers and users send: WebDAV 207 bodies,
-// FTP LIST and MLSD lines, FTP control-connection replies, gateway config JSON, FreeDesktop `.trashinfo` records, and
+// FTP LIST and MLSD lines, FTP control-connection replies, HTTP response header lines, gateway config JSON, FreeDesktop `.trashinfo` records, and
 // media files (EXIF, audio tags, image headers, PDF information: FuzzMediaMetadata), and what WebDAV
 // clients send `gateway serve` (request bodies, If, Range and Timeout headers: FuzzServeRequests),
 // and what SFTP servers send (packets cut from a byte stream and read: FuzzSFTPPacket), and plans
@@ -27,6 +27,7 @@ let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzLIST", [product("GatewayFTP")]),
     ("FuzzMLSD", [product("GatewayFTP")]),
     ("FuzzFTPReply", [product("GatewayFTP")]),
+    ("FuzzHTTPHeaders", [product("GatewayFTP")]),
     ("FuzzConfig", [product("GatewayLocal"), product("GatewayWebDAV"), product("GatewayFTP")]),
     ("FuzzTrashInfo", [product("GatewayCore")]),
     ("FuzzMediaMetadata", [product("GatewayLocal")]),

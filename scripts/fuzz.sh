@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzConfig FuzzTrashInfo FuzzMediaMetadata FuzzServeRequests FuzzSFTPPacket FuzzPlan FuzzS3XML)
+all=(FuzzMultistatus FuzzLIST FuzzMLSD FuzzFTPReply FuzzHTTPHeaders FuzzConfig FuzzTrashInfo FuzzMediaMetadata FuzzServeRequests FuzzSFTPPacket FuzzPlan FuzzS3XML)
 seconds=${GATEWAY_FUZZ_SECONDS:-60}
 if [ $# -gt 0 ] && [ "$1" = --long ]; then
     seconds=${GATEWAY_FUZZ_SECONDS:-3600}

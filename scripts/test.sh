@@ -147,7 +147,7 @@ run_shard() {
     local name=$1
     shift
     NO_COLOR=1 "$tests_bundle" --testing-library swift-testing "$@" 2>&1 | grep --line-buffered -vE '^◇' |
-        sed -u "s/^/[$name] /"
+        sed -u "s/^/[$name] /" | tee "$side/shard-$name.log"
     return "${PIPESTATUS[0]}"
 }
 set +e
@@ -183,6 +183,15 @@ cat "$side/fuzz.log"
 if [ "$fuzz_status" != 0 ]; then
     echo "fuzz: a harness failed (above)" >&2
     status=1
+fi
+
+# Failures again, last: a log read from its tail (CI keeps only the tail) names what failed and why.
+if [ "$status" != 0 ]; then
+    recap=$(cat "$side"/shard-*.log 2>/dev/null | grep -E '^\[[A-Za-z]+\] (✘|↳)|recorded an issue' || true)
+    if [ -n "$recap" ]; then
+        echo "failed tests and their issues (from above):"
+        printf '%s\n' "$recap" | cut -c1-400 | tail -n 60
+    fi
 fi
 
 step "done (exit $status)"

@@ -215,16 +215,19 @@ final class CurlTransfer: @unchecked Sendable {
         case .other:
             break
         case .field(let name, let value):
-            state.withLock { state in
-                // A repeated field is one list (RFC 9110 §5.3: `DAV: 1,2` and `DAV: <...>`), up to a
-                // bound; a hostile server's endless headers keep at most 64 names of 16 KiB.
-                if let existing = state.headers[name] {
-                    if existing.utf8.count + value.utf8.count < Self.maxHeaderValue { state.headers[name] = existing + ", " + value }
-                } else if state.headers.count < Self.maxHeaderNames {
-                    // (Decoded with repair: a cut inside a multi-byte character must not undo the bound.)
-                    state.headers[name] = String(decoding: value.utf8.prefix(Self.maxHeaderValue), as: UTF8.self)
-                }
-            }
+            state.withLock { Self.add(name: name, value: value, to: &$0.headers) }
+        }
+    }
+
+    /// Adds a field to a response's headers. A repeated field is one list (RFC 9110 §5.3: `DAV: 1,2`
+    /// and `DAV: <...>`), up to a bound; a hostile server's endless headers keep at most
+    /// ``maxHeaderNames`` names of about ``maxHeaderValue`` bytes.
+    static func add(name: String, value: String, to headers: inout [String: String]) {
+        if let existing = headers[name] {
+            if existing.utf8.count + value.utf8.count < maxHeaderValue { headers[name] = existing + ", " + value }
+        } else if headers.count < maxHeaderNames {
+            // (Decoded with repair: a cut inside a multi-byte character must not undo the bound.)
+            headers[name] = String(decoding: value.utf8.prefix(maxHeaderValue), as: UTF8.self)
         }
     }
 

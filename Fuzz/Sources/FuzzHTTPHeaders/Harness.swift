@@ -1,0 +1,47 @@
+// libFuzzer harness for the HTTP response headers a server sends, as libcurl hands them over: the
+// input is cut into lines after each LF (kept, as libcurl keeps CRLF), each line is taken apart by
+// `CurlTransfer.headerLine(_:)` and added with `CurlTransfer.add(name:value:to:)`, the code every
+// HTTP response goes through; a status line starts a new block. The headers must stay within their
+// bounds (names in lower case, values trimmed, at most 64 names of about 16 KiB), and the values
+// read from them (`Content-Length`, `Retry-After`) must be what they claim.
+@testable import GatewayTransport
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHTTPHeaders(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    let input = UnsafeRawBufferPointer(start: start, count: count)
+    var headers: [String: String] = [:]
+    var lineStart = 0
+    while lineStart < count {
+        var lineEnd = lineStart
+        while lineEnd < count, input[lineEnd] != 0x0A { lineEnd += 1 }
+        if lineEnd < count { lineEnd += 1 }  // (the LF stays on the line)
+        let line = UnsafeRawBufferPointer(rebasing: input[lineStart..<lineEnd])
+        switch CurlTransfer.headerLine(line) {
+        case .status:
+            headers = [:]
+        case .other:
+            break
+        case .field(let name, let value):
+            precondition(!name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }), "an upper-case name: \(name)")
+            precondition(!name.utf8.contains(0x3A), "a name holding its colon: \(name)")
+            let space: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
+            if let first = value.utf8.first, let last = value.utf8.last {
+                precondition(!space.contains(first) && !space.contains(last), "an untrimmed value: \(value.debugDescription)")
+            }
+            CurlTransfer.add(name: name, value: value, to: &headers)
+        }
+        lineStart = lineEnd
+    }
+    precondition(headers.count <= CurlTransfer.maxHeaderNames, "\(headers.count) header names kept")
+    for (name, value) in headers {
+        // (A value cut inside a character is repaired: up to 3 bytes of U+FFFD past the bound.)
+        precondition(value.utf8.count <= CurlTransfer.maxHeaderValue + 3, "\(name): \(value.utf8.count) bytes kept")
+    }
+    let head = HTTPResponseHead(status: 200, headers: headers)
+    if let length = head.contentLength {
+        precondition(length >= 0, "a negative Content-Length")
+        precondition(headers["content-length"]?.contains(String(length)) == true, "Content-Length \(length) is not in its header")
+    }
+    if let wait = head.retryAfter { precondition(wait >= .zero, "a negative Retry-After") }
+    return 0
+}
