@@ -187,7 +187,8 @@ fi
 
 # Failures again, last: a log read from its tail (CI keeps only the tail) names what failed and why.
 if [ "$status" != 0 ]; then
-    recap=$(cat "$side"/shard-*.log 2>/dev/null | grep -E '^\[[A-Za-z]+\] (✘|↳)|recorded an issue' || true)
+    recap=$(cat "$side"/shard-*.log 2>/dev/null | grep -E '^\[[A-Za-z]+\] (✘|↳)' |
+        grep -vE '↳ (Testing Library Version|Target Platform)' || true)
     if [ -n "$recap" ]; then
         echo "failed tests and their issues (from above):"
         printf '%s\n' "$recap" | cut -c1-400 | tail -n 60
