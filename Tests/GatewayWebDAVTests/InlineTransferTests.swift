@@ -150,4 +150,23 @@ struct InlineTransferTests {
         #expect([UInt8]("X-Bad: a".utf8 + [0xFF] + "b\r\n".utf8).withUnsafeBytes { CurlTransfer.headerLine($0) }
             == .field(name: "x-bad", value: "a\u{FFFD}b"))
     }
+
+    @Test("header bounds: a repeated field is one list; at most 64 names; a value cut at 16 KiB and repaired")
+    func headerBounds() {
+        var headers: [String: String] = [:]
+        CurlTransfer.add(name: "dav", value: "1,2", to: &headers)
+        CurlTransfer.add(name: "dav", value: "<http://apache.org/dav/propset/fs/1>", to: &headers)
+        #expect(headers["dav"] == "1,2, <http://apache.org/dav/propset/fs/1>")
+        for index in 0..<100 { CurlTransfer.add(name: "x-\(index)", value: "v", to: &headers) }
+        #expect(headers.count == CurlTransfer.maxHeaderNames)
+        #expect(headers["x-62"] == "v" && headers["x-63"] == nil, "dav and x-0 ... x-62 are the 64 kept")
+        // A value cut inside "é" (two bytes) at the bound: the half character becomes U+FFFD.
+        let filler = String(repeating: "a", count: CurlTransfer.maxHeaderValue - 1)
+        var long: [String: String] = [:]
+        CurlTransfer.add(name: "x-long", value: filler + "étail", to: &long)
+        #expect(long["x-long"] == filler + "\u{FFFD}")
+        // A repeat that would pass the bound is left out.
+        CurlTransfer.add(name: "x-long", value: "more", to: &long)
+        #expect(long["x-long"] == filler + "\u{FFFD}")
+    }
 }

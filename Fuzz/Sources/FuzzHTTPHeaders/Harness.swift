@@ -6,6 +6,9 @@
 // read from them (`Content-Length`, `Retry-After`) must be what they claim.
 @testable import GatewayTransport
 
+/// What `headerLine(_:)` trims from either end of a value.
+private let space: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTPHeaders(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let input = UnsafeRawBufferPointer(start: start, count: count)
@@ -24,7 +27,6 @@ public func fuzzHTTPHeaders(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         case .field(let name, let value):
             precondition(!name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }), "an upper-case name: \(name)")
             precondition(!name.utf8.contains(0x3A), "a name holding its colon: \(name)")
-            let space: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
             if let first = value.utf8.first, let last = value.utf8.last {
                 precondition(!space.contains(first) && !space.contains(last), "an untrimmed value: \(value.debugDescription)")
             }
