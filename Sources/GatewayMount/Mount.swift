@@ -69,6 +69,9 @@ public enum MountEvent: Sendable, Equatable {
     /// The changes made on the remote since the last mount with this cache folder (read from
     /// the anchor it saved) are applied: `changes` of them.
     case caughtUp(changes: Int)
+    /// The anchor the last mount saved had expired: the remote was listed afresh, and its
+    /// changes are followed from the new anchor (saved, so the next mount catches up from it).
+    case listedAfresh
 }
 
 /// A remote folder shown as a file system (FUSE): items are placeholders, listed without their

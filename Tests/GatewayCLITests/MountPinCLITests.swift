@@ -652,7 +652,9 @@ extension MountCLITests {
         }
         #expect(seen.0 == "round 2 of 0, longer\n" && seen.1 == "made while unmounted\n", "\(seen)")
         #expect(seen.2 == ["f0.txt", "f1.txt", "f2.txt", "new.txt"], "\(seen.2)")
-        // A fresh anchor was saved: a third mount catches up from it again.
+        // A fresh anchor is saved once the listing is done (unmounted before, the next mount
+        // would start without one): a third mount catches up from it again.
+        try await second.gateway.waitForStderr("listed the remote afresh")
         try Mounted.command("/bin/fusermount3", ["-u", second.mountpoint])
         #expect(try await waitForExit(second) == 0)
         let third = try await Mounted(s, location: location, environment: environment, extra: ["--poll-interval", "60"])

@@ -85,6 +85,7 @@ struct Coherence: Sendable {
                         try? anchors?.save(anchor, remote: fileSystem.provider.name, root: root)
                         resumed = false
                         catchingUp = false
+                        fileSystem.options.events?(.listedAfresh)
                         for pinned in fileSystem.readCache.pins { fileSystem.materializer.schedule(pinned, fileSystem: fileSystem) }
                         continue
                     } catch {
