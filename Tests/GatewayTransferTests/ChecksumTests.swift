@@ -173,6 +173,39 @@ struct ChecksumTests {
             }
         }
     }
+
+    @Test("a large file with a stored hash is read as its first MiB, then the rest, both pinned: byte-equal; a damaged one still fails")
+    func splitVerifiedRead() async throws {
+        try await ProviderFixture.webdavApacheNextcloud.run { from in
+            try await ProviderFixture.local.run { to in
+                let dav = try #require(from.provider as? WebDAVProvider)
+                try await dav.createFolder(path: from.path("src"), withIntermediateDirectories: false)
+                let good = Bytes.pattern(3_000_000, seed: 9)
+                let bad = Bytes.pattern(3_000_000, seed: 10)
+                try await dav.writeContents(path: from.path("src/good.bin"), data: good)
+                try await dav.writeContents(path: from.path("src/bad.bin"), data: bad)
+                try await ApacheDeadProperty.setChecksums("SHA1:\(ContentHasher.hash(good, .sha1))", on: dav, path: from.path("src/good.bin"))
+                try await ApacheDeadProperty.setChecksums("SHA1:\(ContentHasher.hash(good, .sha1))", on: dav, path: from.path("src/bad.bin"))
+
+                var options = CopyOptions(retries: 1)
+                options.multiThreadCutoff = 1 << 20
+                let (source, destination) = endpoints(from, to)
+                let events = EventLog()
+                let summary = try await CopyEngine(options: options).run(.copy, from: source, to: destination, onEvent: events.record)
+                #expect(summary.copied == 1 && summary.failed == 1)
+                #expect(events.failedItems.first?.path == "bad.bin" && events.failedItems.first?.error.failureKind == .checksumMismatch,
+                        "\(events.failedItems)")
+                #expect(try await to.provider.contents(path: to.path("dst/good.bin")) == good)
+                let names = try await to.provider.contentsOfDirectory(path: to.path("dst")).collectAll().map(\.name)
+                #expect(names == ["good.bin"], "nothing else, no temporary: \(names)")
+                // Two ranged reads, in order: 1 MiB, then the rest (Apache logs a 206 for each).
+                let fragment = String(from.base.dropFirst()) + "/src/good.bin"
+                let gets = try await ApacheAccessLog.requests("GET", containing: fragment)
+                #expect(gets.count == 2 && gets.allSatisfy { $0.contains(" 206") }, "GETs: \(gets)")
+                #expect(try await ApacheAccessLog.bodyBytes("GET", containing: fragment) == [1 << 20, 3_000_000 - (1 << 20)])
+            }
+        }
+    }
 }
 
 extension EventLog {
