@@ -13,17 +13,21 @@ struct FTPFailureTests {
         return value
     }
 
-    static func vsftpd(tlsInstance: Bool = false, password: String? = nil, maxConnections: Int = 4) throws -> FTPClientConfiguration {
+    static func vsftpd(tlsInstance: Bool = false, password: String? = nil, maxConnections: Int = 4,
+                       connectTimeout: Duration = .seconds(5)) throws -> FTPClientConfiguration {
         let url = try environment(tlsInstance ? "GATEWAY_TEST_FTP_VSFTPD_TLS_URL" : "GATEWAY_TEST_FTP_VSFTPD_URL")
         return FTPClientConfiguration(baseURL: URL(string: url)!, remoteName: "ftp", user: try environment("GATEWAY_TEST_FTP_VSFTPD_USER"),
                                       password: try password ?? environment("GATEWAY_TEST_FTP_PASSWORD"), maxConnections: maxConnections,
-                                      connectTimeout: .seconds(5), idleTimeout: .seconds(10))
+                                      connectTimeout: connectTimeout, idleTimeout: .seconds(10))
     }
 
     @Test("a wrong password is 'not authenticated' (530), and the password appears nowhere")
     func wrongPassword() async throws {
         let secret = "Wr0ng-Secret-\(UUID().uuidString.prefix(6))"
-        let provider = FTPProvider(configuration: try Self.vsftpd(password: secret))
+        // vsftpd answers a wrong password after about 3 s (its delay_failed_login, 1 s, and pam_unix's
+        // 2 s), later on a busy machine: the login is part of libcurl's connect phase, so the 5 s
+        // connect timeout of the other tests once turned the 530 into a time-out.
+        let provider = FTPProvider(configuration: try Self.vsftpd(password: secret, connectTimeout: .seconds(30)))
         do {
             _ = try await provider.contentsOfDirectory(path: "/").collectAll()
             Issue.record("listing with a wrong password must fail")

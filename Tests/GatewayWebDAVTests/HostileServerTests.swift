@@ -288,6 +288,28 @@ struct HostileServerTests {
         #expect(server.requests.contains { $0.head.contains(Self.password) || $0.headers["authorization"] != nil })
     }
 
+    @Test("thousands of header names are all kept, the ones after them too; past 256 KiB of headers a read fails clearly")
+    func manyHeaders() async throws {
+        let body = Array("the body, whole".utf8)
+        let server = try ScriptedHTTPServer { request in
+            if request.target == "/dav/many" {
+                // Content-Length last: were it dropped, the read would wait for the connection to close.
+                let junk = (0..<3_000).map { ("X-Amz-Meta-Key\($0)", "v\($0)") }
+                return ScriptedReply([.bytes(ScriptedReply.head("200 OK", headers: junk + [("Content-Length", "\(body.count)")]) + body)])
+            }
+            // 270 lines of 1,000 bytes: past the gateway's 256 KiB, within libcurl's 300 KiB.
+            let filler = String(repeating: "f", count: 1_000)
+            let heavy = (0..<270).map { ("X-Fill-\($0)", filler) }
+            return ScriptedReply([.bytes(ScriptedReply.head("200 OK", headers: heavy + [("Content-Length", "\(body.count)")]) + body)])
+        }
+        defer { server.stop() }
+        let provider = Self.provider(server)
+        #expect(try await provider.contents(path: "/many") == Data(body))
+        let error = await Self.failure { _ = try await provider.contents(path: "/heavy") }
+        let text = error.map { ErrorMessage.reason(for: $0) } ?? ""
+        #expect(error?.failureKind == .malformedResponse && text.contains("more than 256 KiB of response headers"), "\(text)")
+    }
+
     @Test("a body dripped slower than low_speed_limit fails as timed out; a quiet one by idle_timeout")
     func drips() async throws {
         let server = try ScriptedHTTPServer { request in

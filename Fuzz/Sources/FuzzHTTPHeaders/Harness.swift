@@ -2,8 +2,9 @@
 // input is cut into lines after each LF (kept, as libcurl keeps CRLF), each line is taken apart by
 // `CurlTransfer.headerLine(_:)` and added with `CurlTransfer.add(name:value:to:)`, the code every
 // HTTP response goes through; a status line starts a new block. The headers must stay within their
-// bounds (names in lower case, values trimmed, at most 64 names of about 16 KiB), and the values
-// read from them (`Content-Length`, `Retry-After`) must be what they claim.
+// bound (names in lower case, values trimmed, at most 256 KiB of them; past it the transfer stops,
+// as here), every line added must be kept whole, and the values read from them (`Content-Length`,
+// `Retry-After`) must be what they claim.
 @testable import GatewayTransport
 
 /// What `headerLine(_:)` trims from either end of a value.
@@ -13,8 +14,9 @@ private let space: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
 public func fuzzHTTPHeaders(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let input = UnsafeRawBufferPointer(start: start, count: count)
     var headers: [String: String] = [:]
+    var bytes = 0
     var lineStart = 0
-    while lineStart < count {
+    lines: while lineStart < count {
         var lineEnd = lineStart
         while lineEnd < count, input[lineEnd] != 0x0A { lineEnd += 1 }
         if lineEnd < count { lineEnd += 1 }  // (the LF stays on the line)
@@ -22,6 +24,7 @@ public func fuzzHTTPHeaders(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         switch CurlTransfer.headerLine(line) {
         case .status:
             headers = [:]
+            bytes = 0
         case .other:
             break
         case .field(let name, let value):
@@ -30,15 +33,17 @@ public func fuzzHTTPHeaders(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             if let first = value.utf8.first, let last = value.utf8.last {
                 precondition(!space.contains(first) && !space.contains(last), "an untrimmed value: \(value.debugDescription)")
             }
-            CurlTransfer.add(name: name, value: value, to: &headers)
+            let before = headers[name]
+            guard CurlTransfer.add(name: name, value: value, to: &headers, bytes: &bytes) else {
+                precondition(headers[name] == before, "a refused line changed \(name)")
+                break lines  // (the transfer stops here)
+            }
+            precondition(headers[name] == (before.map { $0 + ", " + value } ?? value), "\(name) not kept whole")
         }
         lineStart = lineEnd
     }
-    precondition(headers.count <= CurlTransfer.maxHeaderNames, "\(headers.count) header names kept")
-    for (name, value) in headers {
-        // (A value cut inside a character is repaired: up to 3 bytes of U+FFFD past the bound.)
-        precondition(value.utf8.count <= CurlTransfer.maxHeaderValue + 3, "\(name): \(value.utf8.count) bytes kept")
-    }
+    let kept = headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+    precondition(kept == bytes && bytes <= CurlTransfer.maxHeaderBytes, "\(kept) bytes kept, \(bytes) counted")
     let head = HTTPResponseHead(status: 200, headers: headers)
     if let length = head.contentLength {
         precondition(length >= 0, "a negative Content-Length")

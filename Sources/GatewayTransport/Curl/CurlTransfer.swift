@@ -29,6 +29,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     private struct State {
         var headers: [String: String] = [:]
+        /// The bytes of `headers` (``maxHeaderBytes``), and whether a head went past them.
+        var headerBytes = 0
+        var headersTooLarge = false
         var replyLines: [String] = []
         /// The head's hand-off to the caller (``HeadStateMachine``).
         var head = HeadStateMachine()
@@ -41,9 +44,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// An HTTP body announced at up to this many bytes is delivered with its head at the end of the
     /// transfer: the caller is resumed once, not once for the head and again for the body.
     static let smallBody = 64 << 10
-    /// The most distinct response header names kept, and the longest value kept for one.
-    static let maxHeaderNames = 64
-    static let maxHeaderValue = 16 << 10
+    /// The most bytes of header names and values one response head may have (a `100 Continue` or
+    /// a redirect starts a new head). A server that sends more fails the request with a clear
+    /// error: no header is dropped unseen, since a lost `Content-Range` or `ETag` would change what
+    /// a response means. (libcurl's own bound, 300 KiB, lies above.)
+    static let maxHeaderBytes = 256 << 10
     /// A collected body (``collectBody(upTo:)``): gathered here instead of passing through the
     /// download channel, up to `collectLimit` bytes; the rest is dropped.
     private var collected = Data()
@@ -196,7 +201,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Taken apart as bytes (a header's name is ASCII; its value is decoded with repair): turned
     /// into `String`s and trimmed by Foundation, a response's eight header lines cost a twentieth
     /// of a small-file upload's CPU time.
-    func receiveHeader(_ line: UnsafeRawBufferPointer) {
+    func receiveHeader(_ line: UnsafeRawBufferPointer) -> Bool {
         if mode == .ftp {
             // Trimmed by scalars: "\r\n" is one Character, so a Character-wise trim left it on every line
             // (and FEAT's argument-less names, "MFMT\r\n", "UTF8\r\n", went unrecognised).
@@ -207,29 +212,45 @@ final class CurlTransfer: @unchecked Sendable {
                 if state.replyLines.count >= Self.maxReplyLines { state.replyLines.removeFirst(state.replyLines.count / 2) }
                 state.replyLines.append(text)
             }
-            return
+            return true
         }
         switch Self.headerLine(line) {
         case .status:
-            state.withLock { $0.headers = [:] }
+            state.withLock {
+                $0.headers = [:]
+                $0.headerBytes = 0
+            }
         case .other:
             break
         case .field(let name, let value):
-            state.withLock { Self.add(name: name, value: value, to: &$0.headers) }
+            return state.withLock { state in
+                if Self.add(name: name, value: value, to: &state.headers, bytes: &state.headerBytes) { return true }
+                state.headersTooLarge = true
+                return false
+            }
         }
+        return true
     }
 
-    /// Adds a field to a response's headers. A repeated field is one list (RFC 9110 §5.3: `DAV: 1,2`
-    /// and `DAV: <...>`), up to a bound; a hostile server's endless headers keep at most
-    /// ``maxHeaderNames`` names of about ``maxHeaderValue`` bytes.
-    static func add(name: String, value: String, to headers: inout [String: String]) {
-        if let existing = headers[name] {
-            if existing.utf8.count + value.utf8.count < maxHeaderValue { headers[name] = existing + ", " + value }
-        } else if headers.count < maxHeaderNames {
-            // (Decoded with repair: a cut inside a multi-byte character must not undo the bound.)
-            headers[name] = String(decoding: value.utf8.prefix(maxHeaderValue), as: UTF8.self)
+    /// Adds a field to a response's headers, counting its bytes in `bytes`; `false`, adding
+    /// nothing, once the head would pass ``maxHeaderBytes``. A repeated field is one list
+    /// (RFC 9110 §5.3: `DAV: 1,2` and `DAV: <...>`), appended to in place.
+    static func add(name: String, value: String, to headers: inout [String: String], bytes: inout Int) -> Bool {
+        let index = headers.index(forKey: name)
+        let added = index == nil ? name.utf8.count + value.utf8.count : value.utf8.count + 2
+        guard added <= maxHeaderBytes - bytes else { return false }
+        bytes += added
+        if let index {
+            headers.values[index].append(", ")
+            headers.values[index].append(value)
+        } else {
+            headers[name] = value
         }
+        return true
     }
+
+    /// Whether the response's head went past ``maxHeaderBytes`` (the transfer was stopped there).
+    var headersTooLarge: Bool { state.withLock { $0.headersTooLarge } }
 
     /// What one HTTP header line is.
     enum HeaderLine: Equatable {
@@ -284,6 +305,10 @@ final class CurlTransfer: @unchecked Sendable {
                 NSLocalizedDescriptionKey: "no data moved for \(TransferTimeouts.seconds(idleLimit)) s (idle_timeout)",
                 NSFilePathErrorKey: path, GatewayRemoteNameErrorKey: remote,
             ]))
+        }
+        if code == CURLE_WRITE_ERROR, headersTooLarge {
+            return .failure(FileProviderError.malformedResponse(
+                path: path, detail: "the server sent more than \(Self.maxHeaderBytes >> 10) KiB of response headers"))
         }
         if code == CURLE_ABORTED_BY_CALLBACK || code == CURLE_WRITE_ERROR && isAborted { return .failure(CancellationError()) }
         if let mapped = mapFailure?(code, self) { return .failure(mapped) }
@@ -343,8 +368,8 @@ let curlHeaderCallback: gw_curl_data_callback = { buffer, size, count, context i
     let transfer = CurlTransfer.from(context)
     let total = size * count
     guard let buffer else { return total }
-    transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: total))
-    return total
+    // (Anything but `total` stops the transfer: CURLE_WRITE_ERROR.)
+    return transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: total)) ? total : 0
 }
 
 let curlReadCallback: gw_curl_data_callback = { buffer, size, count, context in
