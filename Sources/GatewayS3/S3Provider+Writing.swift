@@ -30,17 +30,22 @@ extension S3Provider {
             partSize = Int(min(Int64(S3Limits.maximumPartSize), ((needed + (1 << 20) - 1) >> 20) << 20))
         }
         let reader = PartReader(counted, partSize: partSize, expectedSize: expected)
-        let first = try await reader.next() ?? Data()
+        var first: Data? = try await reader.next() ?? Data()
         var conditions: [(name: String, value: String)] = []
         if !options.overwrite { conditions.append((name: "If-None-Match", value: "*")) }
         if let version = options.ifVersion { conditions.append((name: "If-Match", value: version)) }
         let head: HTTPResponseHead
         if reader.finished {
-            try AtomicWrite.checkLength(Int64(first.count), expected: expected, path: remote)
+            let whole = first ?? Data()
+            try AtomicWrite.checkLength(Int64(whole.count), expected: expected, path: remote)
             try await options.beforeReplacing?(remote)
-            head = try await putObject(first, key: objectKey, headers: metadataHeaders(options, multipart: false), conditions: conditions, path: remote)
+            head = try await putObject(whole, key: objectKey, headers: metadataHeaders(options, multipart: false), conditions: conditions, path: remote)
         } else {
-            head = try await multipartUpload(first: first, reader: reader, key: objectKey, options: options, conditions: conditions,
+            // The first part goes back to the reader and is let go here: held for the whole upload,
+            // it was one part buffer more than `upload_concurrency + 1` (8 MiB of peak RSS).
+            reader.unread(first ?? Data())
+            first = nil
+            head = try await multipartUpload(reader: reader, key: objectKey, options: options, conditions: conditions,
                                              expected: expected, counter: counter, path: remote)
         }
         let written = counter.value
@@ -113,9 +118,9 @@ extension S3Provider {
         return failure(head, body: body, path: remote)
     }
 
-    /// A multipart upload whose first part is `first`: the rest read from `reader`, parts sent
+    /// A multipart upload of the parts read from `reader`, sent
     /// `upload_concurrency` at a time, then completed (or aborted on any failure).
-    func multipartUpload(first: Data, reader: PartReader, key objectKey: String, options: WriteOptions, conditions: [(name: String, value: String)],
+    func multipartUpload(reader: PartReader, key objectKey: String, options: WriteOptions, conditions: [(name: String, value: String)],
                          expected: Int64?, counter: AtomicWrite.ByteCount, path remote: String) async throws -> HTTPResponseHead {
         // An upload of this key left open by an interrupted writer on this machine, started with
         // the same metadata, is continued (UploadLedger): each of its parts whose size and MD5
@@ -154,7 +159,7 @@ extension S3Provider {
             }
         }
         do {
-            let etags = try await uploadParts(first: first, reader: reader, key: objectKey, uploadID: uploadID, existing: resumed?.parts ?? [:], path: remote)
+            let etags = try await uploadParts(reader: reader, key: objectKey, uploadID: uploadID, existing: resumed?.parts ?? [:], path: remote)
             try AtomicWrite.checkLength(counter.value, expected: expected, path: remote)
             try await options.beforeReplacing?(remote)
             let answer = try await completeUpload(key: objectKey, uploadID: uploadID, etags: etags, conditions: conditions, path: remote)
@@ -202,14 +207,14 @@ extension S3Provider {
     }
 
     /// Sends every part, at most `upload_concurrency` at once; their ETags in part order.
-    private func uploadParts(first: Data, reader: PartReader, key objectKey: String, uploadID: String,
+    private func uploadParts(reader: PartReader, key objectKey: String, uploadID: String,
                              existing: [Int: (size: Int64, etag: String)], path remote: String) async throws -> [String] {
         let concurrency = max(1, min(configuration.uploadConcurrency, S3Limits.partMemoryBudget / max(reader.partSize, 1)))
         return try await withThrowingTaskGroup(of: (Int, String).self) { group in
             var etags: [Int: String] = [:]
             var number = 0
             var inFlight = 0
-            var next: Data? = first
+            var next = try await reader.next()
             while let part = next {
                 number += 1
                 guard number <= S3Limits.maximumParts else {
@@ -277,6 +282,8 @@ final class PartReader: @unchecked Sendable {
     private let expectedSize: Int64?
     private var delivered: Int64 = 0
     private var carry = Data()
+    /// A part given back (``unread(_:)``), handed out again first.
+    private var returned: Data?
     private var ended = false
     private var started = false
 
@@ -287,12 +294,24 @@ final class PartReader: @unchecked Sendable {
     }
 
     /// Whether the stream has ended and no bytes are left.
-    var finished: Bool { ended && carry.isEmpty }
+    var finished: Bool { ended && carry.isEmpty && returned == nil }
+
+    /// Gives back the part the last ``next()`` returned: the next call returns it again (so the
+    /// caller that looked at it need not hold it).
+    func unread(_ part: Data) {
+        returned = part
+        delivered -= Int64(part.count)
+    }
 
     /// The next part (`partSize` bytes, or fewer for the last); `nil` when no bytes are left (the
     /// first call gives empty data for an empty stream). Knows, when a part is exactly `partSize`,
     /// whether more follows (``finished``).
     func next() async throws -> Data? {
+        if let part = returned {
+            returned = nil
+            delivered += Int64(part.count)
+            return part
+        }
         if finished && started { return nil }
         started = true
         var part = carry

@@ -100,6 +100,14 @@ struct S3ConfigTests {
             #expect(parts.map(\.count) == [4096, 4096, 1808], "expected \(String(describing: expected))")
             #expect(Data(parts.joined()) == bytes)
         }
+        // A part given back comes again, and the rest follow it (the writer's first part).
+        let reader = PartReader(ByteStream(data: bytes, chunkSize: 3000), partSize: 4096, expectedSize: 10_000)
+        let first = try #require(try await reader.next())
+        #expect(!reader.finished)
+        reader.unread(first)
+        var parts: [Data] = []
+        while let part = try await reader.next() { parts.append(part) }
+        #expect(parts.map(\.count) == [4096, 4096, 1808] && Data(parts.joined()) == bytes && reader.finished)
     }
 
     /// `x-amz-meta-mtime` is written as `String(format: "%.9f")` wrote it (rclone's form).
