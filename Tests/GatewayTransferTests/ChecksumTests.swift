@@ -142,20 +142,26 @@ struct ChecksumTests {
         }
     }
 
+    /// `src/good.bin` and `src/bad.bin` of `size` bytes on the Nextcloud-flavoured Apache fixture,
+    /// both with good.bin's SHA-1 stored (on bad.bin a hash that does not match its bytes, as after
+    /// damage on the server); good.bin's bytes.
+    func goodAndDamaged(_ size: Int, seed: UInt64, in from: ProviderScratch) async throws -> Data {
+        let dav = try #require(from.provider as? WebDAVProvider)
+        try await dav.createFolder(path: from.path("src"), withIntermediateDirectories: false)
+        let good = Bytes.pattern(size, seed: seed)
+        try await dav.writeContents(path: from.path("src/good.bin"), data: good)
+        try await dav.writeContents(path: from.path("src/bad.bin"), data: Bytes.pattern(size, seed: seed + 1))
+        for name in ["good.bin", "bad.bin"] {
+            try await ApacheDeadProperty.setChecksums("SHA1:\(ContentHasher.hash(good, .sha1))", on: dav, path: from.path("src/" + name))
+        }
+        return good
+    }
+
     @Test("a source's stored hash is verified while streaming: a mismatch stores nothing under the final name")
     func verification() async throws {
         try await ProviderFixture.webdavApacheNextcloud.run { from in
             try await ProviderFixture.local.run { to in
-                let dav = try #require(from.provider as? WebDAVProvider)
-                try await dav.createFolder(path: from.path("src"), withIntermediateDirectories: false)
-                let good = Bytes.pattern(300_000, seed: 7)
-                let bad = Bytes.pattern(300_000, seed: 8)
-                try await dav.writeContents(path: from.path("src/good.bin"), data: good)
-                try await dav.writeContents(path: from.path("src/bad.bin"), data: bad)
-                try await ApacheDeadProperty.setChecksums("SHA1:\(ContentHasher.hash(good, .sha1))", on: dav, path: from.path("src/good.bin"))
-                // A stored hash that does not match the bytes (as after damage on the server).
-                try await ApacheDeadProperty.setChecksums("SHA1:\(ContentHasher.hash(good, .sha1))", on: dav, path: from.path("src/bad.bin"))
-
+                let good = try await goodAndDamaged(300_000, seed: 7, in: from)
                 let (source, destination) = endpoints(from, to)
                 let events = EventLog()
                 let summary = try await CopyEngine(options: CopyOptions(retries: 2, retryDelay: .milliseconds(10)))
@@ -178,15 +184,7 @@ struct ChecksumTests {
     func splitVerifiedRead() async throws {
         try await ProviderFixture.webdavApacheNextcloud.run { from in
             try await ProviderFixture.local.run { to in
-                let dav = try #require(from.provider as? WebDAVProvider)
-                try await dav.createFolder(path: from.path("src"), withIntermediateDirectories: false)
-                let good = Bytes.pattern(3_000_000, seed: 9)
-                let bad = Bytes.pattern(3_000_000, seed: 10)
-                try await dav.writeContents(path: from.path("src/good.bin"), data: good)
-                try await dav.writeContents(path: from.path("src/bad.bin"), data: bad)
-                try await ApacheDeadProperty.setChecksums("SHA1:\(ContentHasher.hash(good, .sha1))", on: dav, path: from.path("src/good.bin"))
-                try await ApacheDeadProperty.setChecksums("SHA1:\(ContentHasher.hash(good, .sha1))", on: dav, path: from.path("src/bad.bin"))
-
+                let good = try await goodAndDamaged(3_000_000, seed: 9, in: from)
                 var options = CopyOptions(retries: 1)
                 options.multiThreadCutoff = 1 << 20
                 let (source, destination) = endpoints(from, to)
