@@ -70,8 +70,9 @@ public enum MountEvent: Sendable, Equatable {
     /// the anchor it saved) are applied: `changes` of them.
     case caughtUp(changes: Int)
     /// The anchor the last mount saved had expired: the remote was listed afresh, and its
-    /// changes are followed from the new anchor (saved, so the next mount catches up from it).
-    case listedAfresh
+    /// changes are followed from the new anchor; `anchorSaved` when it is saved, so the next
+    /// mount catches up from it.
+    case listedAfresh(anchorSaved: Bool)
 }
 
 /// A remote folder shown as a file system (FUSE): items are placeholders, listed without their

@@ -30,21 +30,15 @@ extension S3Provider {
             partSize = Int(min(Int64(S3Limits.maximumPartSize), ((needed + (1 << 20) - 1) >> 20) << 20))
         }
         let reader = PartReader(counted, partSize: partSize, expectedSize: expected)
-        var first: Data? = try await reader.next() ?? Data()
         var conditions: [(name: String, value: String)] = []
         if !options.overwrite { conditions.append((name: "If-None-Match", value: "*")) }
         if let version = options.ifVersion { conditions.append((name: "If-Match", value: version)) }
         let head: HTTPResponseHead
-        if reader.finished {
-            let whole = first ?? Data()
+        if let whole = try await reader.onlyPart() {
             try AtomicWrite.checkLength(Int64(whole.count), expected: expected, path: remote)
             try await options.beforeReplacing?(remote)
             head = try await putObject(whole, key: objectKey, headers: metadataHeaders(options, multipart: false), conditions: conditions, path: remote)
         } else {
-            // The first part goes back to the reader and is let go here: held for the whole upload,
-            // it was one part buffer more than `upload_concurrency + 1` (8 MiB of peak RSS).
-            reader.unread(first ?? Data())
-            first = nil
             head = try await multipartUpload(reader: reader, key: objectKey, options: options, conditions: conditions,
                                              expected: expected, counter: counter, path: remote)
         }
@@ -282,7 +276,7 @@ final class PartReader: @unchecked Sendable {
     private let expectedSize: Int64?
     private var delivered: Int64 = 0
     private var carry = Data()
-    /// A part given back (``unread(_:)``), handed out again first.
+    /// The first part, kept by ``onlyPart()`` and handed out again first.
     private var returned: Data?
     private var ended = false
     private var started = false
@@ -296,11 +290,16 @@ final class PartReader: @unchecked Sendable {
     /// Whether the stream has ended and no bytes are left.
     var finished: Bool { ended && carry.isEmpty && returned == nil }
 
-    /// Gives back the part the last ``next()`` returned: the next call returns it again (so the
-    /// caller that looked at it need not hold it).
-    func unread(_ part: Data) {
-        returned = part
-        delivered -= Int64(part.count)
+    /// The whole stream when it fits in one part (empty data for an empty stream); `nil` when more
+    /// parts follow, and then ``next()`` starts again with the first. (The reader keeps that part,
+    /// not the caller: held for a whole multipart upload, it was one part buffer more than
+    /// `upload_concurrency + 1`, 8 MiB of peak RSS.)
+    func onlyPart() async throws -> Data? {
+        let first = try await next() ?? Data()
+        if finished { return first }
+        returned = first
+        delivered -= Int64(first.count)
+        return nil
     }
 
     /// The next part (`partSize` bytes, or fewer for the last); `nil` when no bytes are left (the

@@ -654,7 +654,7 @@ extension MountCLITests {
         #expect(seen.2 == ["f0.txt", "f1.txt", "f2.txt", "new.txt"], "\(seen.2)")
         // A fresh anchor is saved once the listing is done (unmounted before, the next mount
         // would start without one): a third mount catches up from it again.
-        try await second.gateway.waitForStderr("listed the remote afresh")
+        try await second.gateway.waitForStderr("listed the remote afresh; its changes are followed from here, and the next mount catches up from here")
         try Mounted.command("/bin/fusermount3", ["-u", second.mountpoint])
         #expect(try await waitForExit(second) == 0)
         let third = try await Mounted(s, location: location, environment: environment, extra: ["--poll-interval", "60"])

@@ -100,14 +100,15 @@ struct S3ConfigTests {
             #expect(parts.map(\.count) == [4096, 4096, 1808], "expected \(String(describing: expected))")
             #expect(Data(parts.joined()) == bytes)
         }
-        // A part given back comes again, and the rest follow it (the writer's first part).
+        // More than one part: onlyPart() says so, and next() starts again with the first.
         let reader = PartReader(ByteStream(data: bytes, chunkSize: 3000), partSize: 4096, expectedSize: 10_000)
-        let first = try #require(try await reader.next())
-        #expect(!reader.finished)
-        reader.unread(first)
+        #expect(try await reader.onlyPart() == nil && !reader.finished)
         var parts: [Data] = []
         while let part = try await reader.next() { parts.append(part) }
         #expect(parts.map(\.count) == [4096, 4096, 1808] && Data(parts.joined()) == bytes && reader.finished)
+        // One part, or none: the whole stream.
+        #expect(try await PartReader(ByteStream(data: bytes.prefix(4000), chunkSize: 3000), partSize: 4096).onlyPart() == bytes.prefix(4000))
+        #expect(try await PartReader(ByteStream(data: Data()), partSize: 4096).onlyPart() == Data())
     }
 
     /// `x-amz-meta-mtime` is written as `String(format: "%.9f")` wrote it (rclone's form).

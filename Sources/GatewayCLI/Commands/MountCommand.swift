@@ -51,8 +51,9 @@ struct MountCommand: AsyncParsableCommand {
         on stderr once the mount is usable. --json prints status lines on stderr instead, one
         JSON object each, with an "event" key: mounted {location, mountpoint, read_only,
         cache_dir}, replaying {files}, uploaded {path, size}, upload_failed {path, error,
-        will_retry}, conflict {path, copy}, caught_up {changes}, listed_afresh, offline {reason},
-        online, unmounting {pending}, pending {files, cache_dir} (second Ctrl-C), unmounted {failed}.
+        will_retry}, conflict {path, copy}, caught_up {changes}, listed_afresh {anchor_saved},
+        offline {reason}, online, unmounting {pending}, pending {files, cache_dir} (second Ctrl-C),
+        unmounted {failed}.
         Exit codes: 0 unmounted with everything uploaded, 1 failure, 2 usage.
         """)
     )
@@ -227,9 +228,10 @@ struct MountStatus: Sendable {
         case .caughtUp(let changes):
             line("caught up with \(changes) change\(changes == 1 ? "" : "s") made on the remote since the last mount",
                  ["event": .string("caught_up"), "changes": .integer(Int64(changes))])
-        case .listedAfresh:
-            line("listed the remote afresh; its changes are followed from here, and the next mount catches up from here",
-                 ["event": .string("listed_afresh")])
+        case .listedAfresh(let saved):
+            line("listed the remote afresh; its changes are followed from here"
+                    + (saved ? ", and the next mount catches up from here" : " (the anchor was not saved: the next mount lists afresh too)"),
+                 ["event": .string("listed_afresh"), "anchor_saved": .boolean(saved)])
         case .conflict(let path, let copy):
             line("conflict: \(Format.shown(path)) changed on the remote and through the mount; the mount's version is \(Format.shown(copy))",
                  ["event": .string("conflict"), "path": .string(path), "copy": .string(copy)])

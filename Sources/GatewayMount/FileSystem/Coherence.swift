@@ -82,10 +82,10 @@ struct Coherence: Sendable {
                     try? anchors?.clear()
                     do {
                         anchor = try await monitor.currentAnchor(at: root, recursive: true)
-                        try? anchors?.save(anchor, remote: fileSystem.provider.name, root: root)
+                        let saved = (try? anchors?.save(anchor, remote: fileSystem.provider.name, root: root)) != nil
                         resumed = false
                         catchingUp = false
-                        fileSystem.options.events?(.listedAfresh)
+                        fileSystem.options.events?(.listedAfresh(anchorSaved: saved))
                         for pinned in fileSystem.readCache.pins { fileSystem.materializer.schedule(pinned, fileSystem: fileSystem) }
                         continue
                     } catch {
