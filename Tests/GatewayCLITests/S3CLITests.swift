@@ -69,6 +69,26 @@ struct S3CLITests {
         #expect(ranged.stdout == (try s.read("src/sub dir/nested/big.bin")).subdata(in: 5_000_000..<5_000_010))
     }
 
+    @Test("a download whose MD5 is known, above the cutoff, is two ranged GETs (1 MiB, then the rest) from rclone serve s3: byte-equal",
+          .timeLimit(.minutes(2)))
+    func splitVerifiedDownload() async throws {
+        let s = try CLIScratch()
+        defer { s.remove() }
+        let environment = try configure(s)
+        let folder = "sv-\(UUID().uuidString.prefix(8))"
+        defer { _ = try? s.runner.runBlocking(["rm", "-r", "rs3:\(folder)"], extraEnvironment: environment) }
+        // One PUT: the object's ETag is its MD5, which the download checks as it streams.
+        try s.write("big.bin", Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }))
+        let up = try await s.runner.run(["copy", s.path("big.bin"), "rs3:\(folder)/"], extraEnvironment: environment)
+        #expect(up.status == 0, "\(up.stderr)")
+        let down = try await s.runner.run(["--verbose", "copy", "--multi-thread-cutoff", "1M", "rs3:\(folder)/big.bin", s.path("back") + "/"],
+                                          extraEnvironment: environment)
+        #expect(down.status == 0, "\(down.stderr.suffix(2000))")
+        let gets = down.stderr.split(separator: "\n").filter { $0.contains("method=GET") && $0.contains("http request") && $0.contains("big.bin") }
+        #expect(gets.count == 2, "\(gets.joined(separator: "\n"))")
+        #expect(try s.read("back/big.bin") == s.read("big.bin"))
+    }
+
     @Test("on a bucket that keeps versions, rm -r, an overwriting copy and undo: everything is back, nothing was copied to the trash",
           .timeLimit(.minutes(3)))
     func versionedUndo() async throws {
